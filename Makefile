@@ -1,0 +1,215 @@
+# shootdown: build, run and test. `make help` lists the targets.
+#
+# Everything generated goes under build/. Sources are listed explicitly
+# (no directory scans); dependencies come from the compiler (-MD).
+
+BUILD := build
+
+# --- Toolchain -------------------------------------------------------------
+# In order: x86_64-elf-gcc on PATH, the host gcc on an x86-64 host, clang
+# targeting bare x86-64 with ld.lld. CC= and LD= override the choice.
+HOST_ARCH := $(shell uname -m)
+ifeq ($(origin CC),default)
+  ifneq ($(shell command -v x86_64-elf-gcc 2>/dev/null),)
+    CC := x86_64-elf-gcc
+    LD_DEFAULT := x86_64-elf-ld
+  else ifeq ($(HOST_ARCH),x86_64)
+    CC := gcc
+  else
+    CC := clang
+  endif
+endif
+CC_IS_CLANG := $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),1,)
+ifeq ($(CC_IS_CLANG),1)
+  TARGET_FLAGS := --target=x86_64-unknown-none-elf
+  LD_DEFAULT ?= ld.lld
+endif
+LD_DEFAULT ?= ld
+ifeq ($(origin LD),default)
+  LD := $(LD_DEFAULT)
+endif
+NASM ?= nasm
+NM ?= nm
+OBJDUMP ?= objdump
+PYTHON ?= python3
+HOSTCC ?= cc
+
+# --- Flags -----------------------------------------------------------------
+WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter
+KERNEL_CFLAGS := $(TARGET_FLAGS) -std=gnu11 -O2 -g $(WARNINGS) \
+	-ffreestanding -nostdinc -fno-stack-protector -fno-pic -fno-pie \
+	-fno-common -fno-strict-aliasing -fno-omit-frame-pointer \
+	-fno-asynchronous-unwind-tables -fno-unwind-tables \
+	-mno-red-zone -mcmodel=kernel -mgeneral-regs-only \
+	-mno-mmx -mno-sse -mno-sse2 \
+	-I. -MD -MP
+KERNEL_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 \
+	-z noexecstack -T linker.ld
+NASM_FLAGS := -f elf64 -I.
+
+# --- Sources ---------------------------------------------------------------
+BOOT_ASM := boot/header.asm boot/entry.asm
+KERNEL_ASM := kernel/isr.asm kernel/probe.asm
+KERNEL_C := \
+	kernel/main.c \
+	kernel/string.c \
+	kernel/format.c \
+	kernel/kprintf.c \
+	kernel/console.c \
+	kernel/serial.c \
+	kernel/fbcon.c \
+	kernel/font.c \
+	kernel/cmdline.c \
+	kernel/options.c \
+	kernel/multiboot2.c \
+	kernel/cpu.c \
+	kernel/gdt.c \
+	kernel/idt.c \
+	kernel/trap.c \
+	kernel/extable.c \
+	kernel/panic.c \
+	kernel/symbols.c \
+	kernel/platform.c \
+	mm/memmap.c \
+	mm/frame_alloc.c \
+	mm/pmm.c \
+	mm/pagetable.c \
+	mm/kmap.c \
+	mm/heap.c \
+	mm/tlb.c \
+	tests/ktest.c \
+	tests/kernel/test_format.c \
+	tests/kernel/test_mm.c \
+	tests/kernel/test_trap.c \
+	tests/kernel/test_boot.c
+
+KERNEL_OBJS := $(BOOT_ASM:%.asm=$(BUILD)/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/%.o) \
+	$(KERNEL_C:%.c=$(BUILD)/%.o) $(BUILD)/kernel/font_psf.o
+
+KERNEL_ELF := $(BUILD)/shootdown.elf
+ISO := $(BUILD)/shootdown.iso
+
+.PHONY: all iso run test deps clean format check qemu-gdb help host-tests
+
+all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map
+
+iso: $(ISO)
+
+# --- Kernel ----------------------------------------------------------------
+$(BUILD)/%.o: %.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.asm Makefile
+	@mkdir -p $(dir $@)
+	$(NASM) $(NASM_FLAGS) -MF $(@:.o=.d) -MT $@ $< -o $@
+
+# The console font: drawn as text in kernel/font.txt, compiled to PSF2 and
+# embedded with NASM's incbin (symbols font_psf_start/font_psf_end).
+$(BUILD)/kernel/font.psf: kernel/font.txt tools/mkfont.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/mkfont.py kernel/font.txt $@
+
+$(BUILD)/kernel/font_psf.o: $(BUILD)/kernel/font.psf
+	printf 'section .rodata\nglobal font_psf_start\nglobal font_psf_end\nfont_psf_start: incbin "%s"\nfont_psf_end:\n' $< > $(BUILD)/kernel/font_psf.asm
+	$(NASM) -f elf64 $(BUILD)/kernel/font_psf.asm -o $@
+
+# The kernel is linked twice: the first link gives the addresses of the
+# functions, which become the symbol table (section .ksyms, placed last by
+# linker.ld so it moves nothing) of the second.
+$(BUILD)/ksyms.pass1.asm: tools/mksyms.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/mksyms.py /dev/null > $@
+
+$(BUILD)/shootdown.pass1.elf: $(KERNEL_OBJS) $(BUILD)/ksyms.pass1.o linker.ld
+	$(LD) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS) $(BUILD)/ksyms.pass1.o
+
+$(BUILD)/ksyms.pass2.asm: $(BUILD)/shootdown.pass1.elf tools/mksyms.py
+	$(NM) -n --defined-only $< > $(BUILD)/shootdown.pass1.nm
+	$(PYTHON) tools/mksyms.py $(BUILD)/shootdown.pass1.nm > $@
+
+$(BUILD)/ksyms.%.o: $(BUILD)/ksyms.%.asm
+	$(NASM) -f elf64 $< -o $@
+
+$(KERNEL_ELF): $(KERNEL_OBJS) $(BUILD)/ksyms.pass2.o linker.ld
+	$(LD) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS) $(BUILD)/ksyms.pass2.o
+	@$(NM) -n --defined-only $@ | grep -i ' t ' > $@.text-symbols
+	@grep -i ' t ' $(BUILD)/shootdown.pass1.nm | cmp -s - $@.text-symbols || \
+		{ echo "function addresses moved between links"; exit 1; }
+
+$(BUILD)/shootdown.lst: $(KERNEL_ELF)
+	$(OBJDUMP) -d -S -M intel $< > $@
+
+$(BUILD)/shootdown.map: $(KERNEL_ELF)
+	$(NM) -n -C $< > $@
+
+$(ISO): $(KERNEL_ELF) tools/mkiso.sh
+	tools/mkiso.sh $@ $(KERNEL_ELF)
+
+# --- Running ---------------------------------------------------------------
+# Variables for run and test (see README.md): EMU SMP MEM ACCEL CPU FIRMWARE
+# MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT.
+RUN_VARS := EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT
+RUN_ENV := $(foreach v,$(RUN_VARS),$(if $(filter-out undefined,$(origin $(v))),$(v)="$($(v))"))
+
+deps:
+	@tools/deps.sh
+
+run: deps all
+	@env $(RUN_ENV) $(PYTHON) tools/boot.py run $(KERNEL_ELF)
+
+qemu-gdb: deps all
+	@env $(RUN_ENV) $(PYTHON) tools/boot.py gdb $(KERNEL_ELF)
+
+# --- Tests -----------------------------------------------------------------
+HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
+	-fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+HOST_TESTS := format cmdline multiboot2 memmap frame_alloc
+HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
+
+$(BUILD)/host/test_format: tests/host/test_format.c kernel/format.c kernel/string.c tests/host/host_test.h
+$(BUILD)/host/test_cmdline: tests/host/test_cmdline.c kernel/cmdline.c kernel/string.c tests/host/host_test.h
+$(BUILD)/host/test_multiboot2: tests/host/test_multiboot2.c kernel/multiboot2.c kernel/string.c tests/host/host_test.h
+$(BUILD)/host/test_memmap: tests/host/test_memmap.c mm/memmap.c tests/host/host_test.h
+$(BUILD)/host/test_frame_alloc: tests/host/test_frame_alloc.c mm/frame_alloc.c tests/host/host_test.h
+
+$(BUILD)/host/test_%:
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TEST_CFLAGS) -o $@ $(filter %.c,$^)
+
+host-tests: $(HOST_TEST_BINS)
+
+test: deps all host-tests
+	@env $(RUN_ENV) $(PYTHON) tools/run-tests.py $(KERNEL_ELF) $(HOST_TEST_BINS)
+
+# --- Hygiene ---------------------------------------------------------------
+FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/host/*.c))
+
+format:
+	clang-format -i $(FORMAT_FILES)
+
+check:
+	$(PYTHON) tools/check-consts.py
+	clang-format --dry-run -Werror $(FORMAT_FILES)
+	cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
+		--enable=warning,performance,portability \
+		--suppress=missingIncludeSystem -I. $(KERNEL_C)
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@echo "shootdown targets:"
+	@echo "  all       build the kernel (build/shootdown.elf, .lst, .map)"
+	@echo "  iso       build the bootable hybrid BIOS/UEFI image build/shootdown.iso"
+	@echo "  run       install what is missing, build, boot in QEMU, print the report"
+	@echo "  test      host unit tests plus every QEMU/Bochs configuration; ends 'N passed, N failed'"
+	@echo "  deps      install the packages run and test need (apt-get)"
+	@echo "  qemu-gdb  boot and wait for gdb on localhost:1234"
+	@echo "  format    clang-format the sources in place"
+	@echo "  check     format check, cppcheck, asm/C constant agreement"
+	@echo "  clean     remove build/"
+	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD"
+
+-include $(KERNEL_OBJS:.o=.d)

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* Error numbers: functions return 0 or a negative one of these. */
+#ifndef KERNEL_ERRNO_H
+#define KERNEL_ERRNO_H
+
+#define EPERM  1  /* not allowed */
+#define ENOENT 2  /* no such thing (mapping, tag, option) */
+#define EIO    5  /* device did not answer */
+#define ENOMEM 12 /* out of memory */
+#define EFAULT 14 /* bad address */
+#define EBUSY  16 /* in use */
+#define EEXIST 17 /* already there */
+#define EINVAL 22 /* bad argument */
+#define ERANGE 34 /* out of range */
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Framebuffer text console: draws text with the embedded 8x16 PSF2 font
+ * (kernel/font.c) into the linear framebuffer GRUB set up, or writes to the
+ * EGA text buffer when GRUB left the machine in text mode. Real PCs booted
+ * from USB often have no serial port: this is where their output goes.
+ */
+#ifndef KERNEL_FBCON_H
+#define KERNEL_FBCON_H
+
+#include "kernel/types.h"
+
+enum fb_kind {
+	FB_KIND_NONE,    /* no usable display */
+	FB_KIND_RGB,     /* linear framebuffer, direct colour */
+	FB_KIND_EGA_TEXT /* 80x25-style text buffer, 2 bytes per cell */
+};
+
+/* What the multiboot2 framebuffer tag says (spec 3.6.12). */
+struct fb_info {
+	enum fb_kind kind;
+	uint64_t phys;  /* physical address of the first pixel/cell */
+	uint32_t pitch; /* bytes per row of pixels (or of cells) */
+	uint32_t width; /* pixels (or columns) */
+	uint32_t height;
+	uint8_t bpp; /* bits per pixel (16 for EGA text) */
+	uint8_t red_pos, red_size;
+	uint8_t green_pos, green_size;
+	uint8_t blue_pos, blue_size;
+};
+
+/*
+ * Start drawing at virt, where the framebuffer described by fb is mapped.
+ * Returns false (and stays off) if the mode is one it cannot draw in
+ * (for example indexed colour, or fewer than 15 bits per pixel).
+ */
+bool fbcon_init(const struct fb_info *fb, void *virt);
+
+/* The framebuffer is now mapped at virt (after the kernel page tables). */
+void fbcon_move(void *virt);
+
+bool fbcon_active(void);
+
+/* Character cells: columns and rows of text (0 when inactive). */
+uint32_t fbcon_columns(void);
+uint32_t fbcon_rows(void);
+
+/* Handles '\n', '\r', '\t' and '\b'; scrolls at the bottom. */
+void fbcon_putc(char c);
+
+#endif

@@ -1,0 +1,118 @@
+; Interrupt and exception entry stubs, one per vector.
+;
+; Each stub makes the stack look the same for every vector: vectors without
+; a CPU-pushed error code push a zero in its place, then every stub pushes
+; its vector number and jumps to isr_common, which saves the general
+; registers as a struct trap_frame (kernel/trap.h) and calls trap_dispatch.
+;
+; The CPU aligns RSP to 16 bytes before pushing its frame (SDM Vol. 3A,
+; 6.14.2); 5 CPU words + error code + vector + 15 registers = 22 words keep
+; that alignment for the C call.
+
+%include "boot/consts.inc"
+
+extern trap_dispatch
+global isr_stub_table
+global capture_registers
+
+; Vectors for which the CPU pushes an error code (SDM Vol. 3A, table 6-1).
+%define HAS_ERROR_CODE(v) ((v) == 8 || (v) == 10 || (v) == 11 || (v) == 12 || \
+	(v) == 13 || (v) == 14 || (v) == 17 || (v) == 21 || (v) == 29 || (v) == 30)
+
+section .text
+
+%macro ISR_STUB 1
+isr_stub_%1:
+%if !HAS_ERROR_CODE(%1)
+	push	0
+%endif
+	push	%1
+	jmp	isr_common
+%endmacro
+
+%assign vector 0
+%rep 256
+	ISR_STUB vector
+%assign vector vector + 1
+%endrep
+
+isr_common:
+	push	rax
+	push	rbx
+	push	rcx
+	push	rdx
+	push	rsi
+	push	rdi
+	push	rbp
+	push	r8
+	push	r9
+	push	r10
+	push	r11
+	push	r12
+	push	r13
+	push	r14
+	push	r15
+	cld				; the C ABI expects DF clear
+	mov	rdi, rsp
+	call	trap_dispatch
+	pop	r15
+	pop	r14
+	pop	r13
+	pop	r12
+	pop	r11
+	pop	r10
+	pop	r9
+	pop	r8
+	pop	rbp
+	pop	rdi
+	pop	rsi
+	pop	rdx
+	pop	rcx
+	pop	rbx
+	pop	rax
+	add	rsp, 16			; vector and error code
+	iretq
+
+; void capture_registers(struct trap_frame *frame): this function's caller's
+; registers, as panic() prints them. RIP is the return address, RSP the
+; caller's stack pointer after the return.
+capture_registers:
+	mov	[rdi + 0*8], r15
+	mov	[rdi + 1*8], r14
+	mov	[rdi + 2*8], r13
+	mov	[rdi + 3*8], r12
+	mov	[rdi + 4*8], r11
+	mov	[rdi + 5*8], r10
+	mov	[rdi + 6*8], r9
+	mov	[rdi + 7*8], r8
+	mov	[rdi + 8*8], rbp
+	mov	[rdi + 9*8], rdi
+	mov	[rdi + 10*8], rsi
+	mov	[rdi + 11*8], rdx
+	mov	[rdi + 12*8], rcx
+	mov	[rdi + 13*8], rbx
+	mov	[rdi + 14*8], rax
+	mov	qword [rdi + 15*8], 0	; vector: none
+	mov	qword [rdi + 16*8], 0	; error code: none
+	mov	rax, [rsp]
+	mov	[rdi + 17*8], rax	; rip
+	mov	eax, cs
+	mov	[rdi + 18*8], rax
+	pushfq
+	pop	rax
+	mov	[rdi + 19*8], rax	; rflags
+	lea	rax, [rsp + 8]
+	mov	[rdi + 20*8], rax	; rsp
+	mov	eax, ss
+	mov	[rdi + 21*8], rax
+	mov	rax, [rdi + 14*8]
+	ret
+
+section .rodata
+align 8
+isr_stub_table:
+%assign vector 0
+%rep 256
+	dq	isr_stub_ %+ vector
+%assign vector vector + 1
+%endrep

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* Formatted output to the console (kernel/format.h lists the conversions). */
+#ifndef KERNEL_KPRINTF_H
+#define KERNEL_KPRINTF_H
+
+#include "kernel/types.h"
+
+/*
+ * Formats into a line buffer, then writes it in one console_write, so a
+ * line is never split by another CPU's output. Lines longer than the buffer
+ * (KPRINTF_BUFFER bytes) are written in pieces.
+ */
+int kprintf(const char *fmt, ...) __printf(1, 2);
+int kvprintf(const char *fmt, va_list ap);
+
+#endif

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The boot CPU's path from boot/entry.asm to the job the command line asks
+ * for (docs/boot.md):
+ *
+ *   consoles -> CPU features -> descriptor tables -> boot information and
+ *   options -> frame allocator -> kernel page tables -> heap -> boot report
+ *   -> tests or the default job -> exit (emulators) or halt (hardware).
+ */
+#include "kernel/console.h"
+#include "kernel/cpu.h"
+#include "kernel/fbcon.h"
+#include "kernel/gdt.h"
+#include "kernel/idt.h"
+#include "kernel/kprintf.h"
+#include "kernel/multiboot2.h"
+#include "kernel/options.h"
+#include "kernel/panic.h"
+#include "kernel/platform.h"
+#include "kernel/serial.h"
+#include "mm/kmap.h"
+#include "mm/layout.h"
+#include "mm/pagetable.h"
+#include "mm/pmm.h"
+#include "tests/ktest.h"
+
+void kmain(uint32_t magic, uint64_t mbi_phys);
+
+static struct boot_info boot;
+
+static void report_boot_problem(void *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)ctx;
+	kprintf("boot: warning: ");
+	va_start(ap, fmt);
+	kvprintf(fmt, ap);
+	va_end(ap);
+	kprintf("\n");
+}
+
+/*
+ * The boot information is below 4 GiB (GRUB passes a 32-bit pointer), where
+ * the boot page tables map everything at DIRECT_MAP_BASE.
+ */
+static void read_boot_information(uint64_t mbi_phys)
+{
+	const uint32_t *mbi = phys_to_virt(mbi_phys);
+
+	if (mb2_parse(mbi, *mbi, &boot, report_boot_problem, NULL))
+		panic("boot: the multiboot2 boot information at %#llx is "
+		      "unusable (see the warnings above)",
+		      (unsigned long long)mbi_phys);
+}
+
+static void start_screen(void)
+{
+	if (boot.fb.kind == FB_KIND_NONE)
+		return;
+	/* Until kmap_activate, the boot direct map covers the framebuffer
+	 * when it lies below 4 GiB; above that, the screen starts later. */
+	if (boot.fb.phys + (uint64_t)boot.fb.pitch * boot.fb.height <= GiB(4))
+		fbcon_init(&boot.fb, phys_to_virt(boot.fb.phys));
+}
+
+static void switch_to_kernel_page_tables(void)
+{
+	void *fb_virt = NULL;
+	uint64_t fb_bytes = (uint64_t)boot.fb.pitch * boot.fb.height;
+
+	kmap_build(&boot);
+	if (boot.fb.kind != FB_KIND_NONE)
+		fb_virt = ioremap(boot.fb.phys, fb_bytes, PTE_CACHE_WC);
+	/* Nothing may print between these two: the screen moves. */
+	kmap_activate();
+	if (fb_virt && fbcon_active())
+		fbcon_move(fb_virt);
+	else if (fb_virt)
+		fbcon_init(&boot.fb, fb_virt);
+}
+
+static void print_memory_map(void)
+{
+	kprintf("memory map (%zu entries):\n", boot.mmap_count);
+	for (size_t i = 0; i < boot.mmap_count; i++) {
+		const struct mb2_region *r = &boot.mmap[i];
+
+		kprintf("  0x%012llx-0x%012llx %s\n",
+			(unsigned long long)r->base,
+			(unsigned long long)(r->base + r->length - 1),
+			mb2_mmap_type_name(r->type));
+	}
+}
+
+static void print_boot_summary(void)
+{
+	kprintf("boot: cpus=1 apic=none pcid=%d invpcid=%d accel=%s "
+		"mem_mib=%llu\n",
+		boot_cpu.pcid, boot_cpu.invpcid, platform_accel_name(),
+		(unsigned long long)(pmm_total_count() >>
+				     (20 - PAGE_SHIFT)));
+}
+
+static __noreturn void finish(bool success)
+{
+	if (options.done == DONE_HALT) {
+		kprintf("shootdown: %s; halted (done=halt)\n",
+			success ? "done" : "stopped on failure");
+		halt_forever();
+	}
+	platform_exit(success);
+}
+
+void kmain(uint32_t magic, uint64_t mbi_phys)
+{
+	serial_init();
+	cpu_probe(&boot_cpu);
+	gdt_load(&boot_cpu_tables);
+	idt_load();
+	cpu_enable_features(&boot_cpu);
+	platform_detect();
+
+	KASSERT(magic == MB2_BOOT_MAGIC, "boot/entry.asm checked the magic");
+	read_boot_information(mbi_phys);
+	start_screen();
+
+	kprintf("shootdown: a teaching kernel for TLB coherence\n");
+	kprintf("boot: loader \"%s\", command line \"%s\"\n",
+		boot.loader_name ? boot.loader_name : "?", boot.cmdline);
+	options_parse(boot.cmdline);
+	console_set_targets(options.console);
+	kprintf("boot: serial %s, screen %s %ux%u\n",
+		serial_present() ? "COM1" : "absent",
+		fbcon_active() ? "framebuffer" : "absent", boot.fb.width,
+		boot.fb.height);
+	options_report();
+	cpu_report(&boot_cpu);
+	print_memory_map();
+
+	pmm_init(&boot, mbi_phys);
+	switch_to_kernel_page_tables();
+	print_boot_summary();
+
+	if (options.run_tests) {
+		panic_set_exit_on_panic(options.done == DONE_EXIT);
+		finish(ktest_run(options.test_suites));
+	}
+	kprintf("shootdown: boot complete\n");
+	finish(true);
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+#include "kernel/options.h"
+#include "kernel/cmdline.h"
+#include "kernel/kprintf.h"
+#include "tests/ktest.h"
+
+struct kernel_options options;
+
+static const char *const console_choices[] = {"both", "serial", "fb", NULL};
+static const char *const done_choices[] = {"exit", "halt", NULL};
+/* Filled from the test registry: one word per suite. */
+static const char *test_choices[KTEST_MAX_SUITES + 1];
+
+enum option_index {
+	OPT_CONSOLE,
+	OPT_DONE,
+	OPT_TEST,
+	OPTION_COUNT
+};
+
+static const struct option_desc descs[OPTION_COUNT] = {
+	[OPT_CONSOLE] = {"console", OPTION_CHOICE, console_choices, 0, 0, 0,
+			 "where output goes"},
+	[OPT_DONE] = {"done", OPTION_CHOICE, done_choices, 0, 0, 0,
+		      "when the job ends: exit the emulator or halt"},
+	[OPT_TEST] = {"test", OPTION_LIST, test_choices, 0, 0, 0,
+		      "run in-kernel test suites (all or a list)"},
+};
+
+static struct option_value values[OPTION_COUNT];
+
+static void report(void *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)ctx;
+	kprintf("cmdline: warning: ");
+	va_start(ap, fmt);
+	kvprintf(fmt, ap);
+	va_end(ap);
+	kprintf("\n");
+}
+
+int options_parse(const char *cmdline)
+{
+	int problems;
+	size_t suites = ktest_suite_count();
+
+	for (size_t i = 0; i < suites; i++)
+		test_choices[i] = ktest_suite_name(i);
+	test_choices[suites] = NULL;
+
+	problems = cmdline_parse(cmdline, descs, OPTION_COUNT, values, report,
+				 NULL);
+	options.console = (enum console_targets)values[OPT_CONSOLE].choice;
+	options.done = (enum done_action)values[OPT_DONE].choice;
+	options.run_tests = values[OPT_TEST].given;
+	options.test_suites = values[OPT_TEST].words;
+	return problems;
+}
+
+void options_report(void)
+{
+	kprintf("options: console=%s done=%s test=%s\n",
+		console_choices[options.console], done_choices[options.done],
+		options.run_tests ? "(selected suites)" : "(none)");
+}

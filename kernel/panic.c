@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * panic: print everything that helps find the bug, once, then stop.
+ * A panic inside a panic (say the backtrace walks into a bad page) prints a
+ * single line and stops, so a broken panic path cannot loop.
+ */
+#include "kernel/panic.h"
+#include "kernel/console.h"
+#include "kernel/extable.h"
+#include "kernel/kprintf.h"
+#include "kernel/platform.h"
+#include "kernel/symbols.h"
+#include "kernel/trap.h"
+#include "kernel/x86.h"
+#include "mm/layout.h"
+
+#define BACKTRACE_MAX_FRAMES 24
+
+static int panic_depth;
+static bool exit_on_panic;
+
+void panic_set_exit_on_panic(bool exit)
+{
+	exit_on_panic = exit;
+}
+
+static void print_frame_line(int depth, uint64_t rip)
+{
+	char symbol[96];
+
+	symbol_format(rip, symbol, sizeof(symbol));
+	kprintf("  #%-2d %#018llx %s\n", depth, (unsigned long long)rip,
+		symbol);
+}
+
+/*
+ * With frame pointers, each frame begins with the caller's RBP and then the
+ * return address. Each read goes through probe_read_u64, so a corrupt chain
+ * ends the walk instead of faulting.
+ */
+void backtrace_print(uint64_t rip, uint64_t rbp)
+{
+	kprintf("backtrace:\n");
+	print_frame_line(0, rip);
+	for (int depth = 1; depth < BACKTRACE_MAX_FRAMES && rbp; depth++) {
+		uint64_t next_rbp, ret;
+
+		if (!IS_ALIGNED(rbp, 8) || rbp < DIRECT_MAP_BASE ||
+		    probe_read_u64((void *)rbp, &next_rbp) ||
+		    probe_read_u64((void *)(rbp + 8), &ret) || !ret)
+			break;
+		print_frame_line(depth, ret);
+		/* Frames live higher up the stack as we go: stop on a loop. */
+		if (next_rbp <= rbp)
+			break;
+		rbp = next_rbp;
+	}
+}
+
+static __noreturn void panic_common(const struct trap_frame *f,
+				    const char *fmt, va_list ap)
+{
+	cli();
+	console_enter_panic();
+	if (__atomic_fetch_add(&panic_depth, 1, __ATOMIC_RELAXED)) {
+		kprintf("\nPANIC while panicking: ");
+		kvprintf(fmt, ap);
+		kprintf("\n");
+		platform_exit(false);
+	}
+	kprintf("\nPANIC: ");
+	kvprintf(fmt, ap);
+	kprintf("\n");
+	trap_print_registers(f);
+	backtrace_print(f->rip, f->rbp);
+	if (exit_on_panic)
+		platform_exit(false);
+	kprintf("PANIC: system halted\n");
+	halt_forever();
+}
+
+__noreturn void panic(const char *fmt, ...)
+{
+	struct trap_frame f;
+	va_list ap;
+
+	capture_registers(&f);
+	va_start(ap, fmt);
+	panic_common(&f, fmt, ap);
+}
+
+__noreturn void panic_with_frame(const struct trap_frame *frame,
+				 const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	panic_common(frame, fmt, ap);
+}

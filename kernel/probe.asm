@@ -1,0 +1,37 @@
+; Memory probes that survive a fault: the access instruction has an entry
+; in the exception table (section .extable, kernel/extable.h), so a page
+; fault or general-protection fault on it resumes at the fixup, which
+; returns -EFAULT instead of the kernel dying. Used by tests that take a
+; fault on purpose, and by anything that must touch memory it cannot trust.
+
+EFAULT	equ 14
+
+global probe_read_u64
+global probe_write_u64
+
+section .text
+
+; int probe_read_u64(const void *addr, uint64_t *out)
+probe_read_u64:
+.access:
+	mov	rax, [rdi]
+	mov	[rsi], rax
+	xor	eax, eax
+	ret
+.fixup:
+	mov	eax, -EFAULT
+	ret
+
+; int probe_write_u64(void *addr, uint64_t value)
+probe_write_u64:
+.access:
+	mov	[rdi], rsi
+	xor	eax, eax
+	ret
+.fixup:
+	mov	eax, -EFAULT
+	ret
+
+section .extable progbits alloc noexec nowrite align=8
+	dq	probe_read_u64.access, probe_read_u64.fixup
+	dq	probe_write_u64.access, probe_write_u64.fixup

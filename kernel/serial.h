@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* 16550 UART on COM1: polled output, 115200 baud, 8N1. */
+#ifndef KERNEL_SERIAL_H
+#define KERNEL_SERIAL_H
+
+#include "kernel/types.h"
+
+/*
+ * Probe and program COM1. Returns false when no UART answers (laptops,
+ * `-serial none`): serial_putc then does nothing.
+ */
+bool serial_init(void);
+bool serial_present(void);
+void serial_putc(char c);
+
+#endif

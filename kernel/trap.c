@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What happens on an exception:
+ *  1. a fault at an instruction listed in the exception table resumes at its
+ *     fixup (the description is kept for tests, nothing is printed);
+ *  2. anything else in the kernel is fatal: the description, the registers
+ *     and a backtrace are printed by panic_with_frame.
+ * Hardware interrupts are not routed yet: an unexpected vector is reported
+ * and ignored.
+ */
+#include "kernel/trap.h"
+#include "kernel/extable.h"
+#include "kernel/format.h"
+#include "kernel/kprintf.h"
+#include "kernel/panic.h"
+#include "kernel/symbols.h"
+#include "kernel/x86.h"
+
+#define REPORT_SIZE 512
+
+static const char *const exception_names[32] = {
+	[0] = "#DE divide error",
+	[1] = "#DB debug",
+	[2] = "NMI",
+	[3] = "#BP breakpoint",
+	[4] = "#OF overflow",
+	[5] = "#BR bound range",
+	[6] = "#UD invalid opcode",
+	[7] = "#NM device not available",
+	[8] = "#DF double fault",
+	[9] = "coprocessor segment overrun",
+	[10] = "#TS invalid TSS",
+	[11] = "#NP segment not present",
+	[12] = "#SS stack fault",
+	[13] = "#GP general protection",
+	[14] = "#PF page fault",
+	[16] = "#MF x87 floating point",
+	[17] = "#AC alignment check",
+	[18] = "#MC machine check",
+	[19] = "#XM SIMD floating point",
+	[20] = "#VE virtualization",
+	[21] = "#CP control protection",
+	[28] = "#HV hypervisor injection",
+	[29] = "#VC VMM communication",
+	[30] = "#SX security",
+};
+
+static uint64_t recovered_count;
+static char last_recovered[REPORT_SIZE];
+
+static const char *vector_name(uint64_t vector)
+{
+	if (vector < 32)
+		return exception_names[vector] ? exception_names[vector]
+						: "reserved exception";
+	return "interrupt";
+}
+
+size_t trap_describe(const struct trap_frame *f, uint64_t cr2, char *buf,
+		     size_t size)
+{
+	char symbol[96];
+	int n;
+
+	symbol_format(f->rip, symbol, sizeof(symbol));
+	n = ksnprintf(buf, size,
+		      "exception %s (vector %llu) error=%#llx rip=%#llx %s",
+		      vector_name(f->vector), (unsigned long long)f->vector,
+		      (unsigned long long)f->error_code,
+		      (unsigned long long)f->rip, symbol);
+	if (f->vector == VEC_PAGE_FAULT && (size_t)n < size) {
+		uint64_t e = f->error_code;
+
+		n += ksnprintf(buf + n, size - (size_t)n,
+			       "\n  cr2=%#llx: %s %s in %s mode%s%s",
+			       (unsigned long long)cr2,
+			       e & PF_FETCH ? "instruction fetch"
+			       : e & PF_WRITE ? "write"
+					      : "read",
+			       e & PF_PRESENT ? "violating page protection"
+					      : "of a page not present",
+			       e & PF_USER ? "user" : "kernel",
+			       e & PF_RSVD ? ", reserved bit set" : "",
+			       e & PF_PK ? ", protection key" : "");
+	}
+	return (size_t)n < size ? (size_t)n : size - 1;
+}
+
+void trap_print_registers(const struct trap_frame *f)
+{
+	kprintf("  rax=%016llx rbx=%016llx rcx=%016llx\n"
+		"  rdx=%016llx rsi=%016llx rdi=%016llx\n"
+		"  rbp=%016llx rsp=%016llx r8 =%016llx\n"
+		"  r9 =%016llx r10=%016llx r11=%016llx\n"
+		"  r12=%016llx r13=%016llx r14=%016llx\n"
+		"  r15=%016llx rip=%016llx rflags=%08llx\n"
+		"  cs=%04llx ss=%04llx cr0=%08llx cr2=%016llx\n"
+		"  cr3=%016llx cr4=%08llx\n",
+		(unsigned long long)f->rax, (unsigned long long)f->rbx,
+		(unsigned long long)f->rcx, (unsigned long long)f->rdx,
+		(unsigned long long)f->rsi, (unsigned long long)f->rdi,
+		(unsigned long long)f->rbp, (unsigned long long)f->rsp,
+		(unsigned long long)f->r8, (unsigned long long)f->r9,
+		(unsigned long long)f->r10, (unsigned long long)f->r11,
+		(unsigned long long)f->r12, (unsigned long long)f->r13,
+		(unsigned long long)f->r14, (unsigned long long)f->r15,
+		(unsigned long long)f->rip, (unsigned long long)f->rflags,
+		(unsigned long long)f->cs, (unsigned long long)f->ss,
+		(unsigned long long)read_cr0(), (unsigned long long)read_cr2(),
+		(unsigned long long)read_cr3(), (unsigned long long)read_cr4());
+}
+
+void trap_dispatch(struct trap_frame *f)
+{
+	/* CR2 first: a fault while handling this one would overwrite it. */
+	uint64_t cr2 = read_cr2();
+	char report[REPORT_SIZE];
+	uint64_t fixup;
+
+	if (f->vector >= VEC_FIRST_IRQ) {
+		kprintf("trap: unexpected interrupt on vector %llu "
+			"(ignored)\n",
+			(unsigned long long)f->vector);
+		return;
+	}
+	fixup = extable_fixup(f->rip);
+	if (fixup && (f->vector == VEC_PAGE_FAULT ||
+		      f->vector == VEC_GENERAL_PROTECT)) {
+		trap_describe(f, cr2, last_recovered, sizeof(last_recovered));
+		__atomic_fetch_add(&recovered_count, 1, __ATOMIC_RELAXED);
+		f->rip = fixup;
+		return;
+	}
+	trap_describe(f, cr2, report, sizeof(report));
+	panic_with_frame(f, "%s", report);
+}
+
+uint64_t trap_recovered_count(void)
+{
+	return __atomic_load_n(&recovered_count, __ATOMIC_RELAXED);
+}
+
+const char *trap_last_recovered(void)
+{
+	return last_recovered;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* Exceptions and interrupts: the saved state and the dispatcher. */
+#ifndef KERNEL_TRAP_H
+#define KERNEL_TRAP_H
+
+#include "kernel/types.h"
+
+/* Layout fixed by kernel/isr.asm: general registers, then the CPU's frame. */
+struct trap_frame {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+	uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+	uint64_t vector;
+	uint64_t error_code; /* 0 for vectors without one */
+	uint64_t rip, cs, rflags, rsp, ss;
+};
+
+_Static_assert(sizeof(struct trap_frame) == 22 * 8,
+	       "kernel/isr.asm pushes 22 words");
+
+/* Exception vectors (SDM Vol. 3A, table 6-1). */
+#define VEC_DIVIDE_ERROR    0
+#define VEC_DEBUG           1
+#define VEC_NMI             2
+#define VEC_BREAKPOINT      3
+#define VEC_INVALID_OPCODE  6
+#define VEC_DOUBLE_FAULT    8
+#define VEC_GENERAL_PROTECT 13
+#define VEC_PAGE_FAULT      14
+#define VEC_MACHINE_CHECK   18
+#define VEC_FIRST_IRQ       32
+
+/* Page-fault error code bits (SDM Vol. 3A, 4.7). */
+#define PF_PRESENT 0x01
+#define PF_WRITE   0x02
+#define PF_USER    0x04
+#define PF_RSVD    0x08
+#define PF_FETCH   0x10
+#define PF_PK      0x20
+
+void trap_dispatch(struct trap_frame *frame);
+
+/* The stub of each vector, for the IDT (kernel/isr.asm). */
+extern const uint64_t isr_stub_table[256];
+
+/*
+ * Writes the exception's description: name, vector, error code decoded,
+ * RIP with its symbol, CR2 for page faults. Returns the length.
+ */
+size_t trap_describe(const struct trap_frame *frame, uint64_t cr2, char *buf,
+		     size_t size);
+
+/* Prints the general registers of frame. */
+void trap_print_registers(const struct trap_frame *frame);
+
+/*
+ * Faults recovered through the exception table: how many, and the
+ * description of the last one (tests read it to check the report).
+ */
+uint64_t trap_recovered_count(void);
+const char *trap_last_recovered(void);
+
+/* Fills frame with the caller's registers (kernel/isr.asm). */
+void capture_registers(struct trap_frame *frame);
+
+#endif

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel half of every address space: the direct map of RAM, the kernel
+ * image with per-section rights, and device mappings (ioremap).
+ */
+#ifndef MM_KMAP_H
+#define MM_KMAP_H
+
+#include "kernel/types.h"
+#include "kernel/multiboot2.h"
+
+/* Physical address of the kernel's PML4; user roots copy its upper half. */
+extern uint64_t kernel_root;
+
+/*
+ * Builds the kernel page tables (needs pmm_init) and programs the PAT.
+ * They take effect with kmap_activate, so devices can be remapped into them
+ * (ioremap) while the boot tables are still live.
+ */
+void kmap_build(const struct boot_info *boot);
+void kmap_activate(void);
+
+/*
+ * Maps size bytes of device memory at phys with a memory type
+ * (PTE_CACHE_UC for registers, PTE_CACHE_WC for framebuffers); returns the
+ * virtual address of phys. Panics when the device window is exhausted.
+ */
+void *ioremap(uint64_t phys, uint64_t size, uint64_t cache);
+
+/* The virtual range of the boot stack's guard page (never mapped). */
+uint64_t kmap_boot_stack_guard(void);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel's virtual address space (docs/memory-layout.md):
+ *
+ *   0x0000000000000000 - 0x00007fffffffffff  user space (lower half)
+ *   0xffff800000000000 - ...                 direct map of physical memory
+ *                                            (PML4 slot 256 and up)
+ *   0xffffc00000000000 - 0xffffc07fffffffff  device mappings (ioremap; slot 384)
+ *   0xffffffff80000000 - 0xffffffffffffffff  kernel image (-2 GiB; slot 511)
+ *
+ * Every address space shares PML4 slots 256..511: they point to the same
+ * kernel page-directory-pointer tables, all allocated at boot, so a change to
+ * the kernel half is seen by every address space at once.
+ */
+#ifndef MM_LAYOUT_H
+#define MM_LAYOUT_H
+
+#include "kernel/types.h"
+#include "boot/consts.h"
+
+#define PAGE_SHIFT       12
+#define LARGE_PAGE_SIZE  (2ULL << 20) /* 2 MiB */
+#define HUGE_PAGE_SIZE   (1ULL << 30) /* 1 GiB */
+#define IOREMAP_BASE     0xffffc00000000000ULL
+#define IOREMAP_SIZE     (512ULL << 30)
+#define USER_TOP         0x0000800000000000ULL /* first non-user address */
+#define DIRECT_MAP_LIMIT (64ULL << 40) /* the direct map spans 64 TiB */
+
+#define PML4_KERNEL_FIRST 256 /* first PML4 slot of the kernel half */
+#define PML4_ENTRIES      512
+
+static inline void *phys_to_virt(uint64_t phys)
+{
+	return (void *)(phys + DIRECT_MAP_BASE);
+}
+
+static inline uint64_t virt_to_phys(const void *virt)
+{
+	uint64_t v = (uint64_t)virt;
+
+	/* The image is mapped at -2 GiB, everything else in the direct map. */
+	if (v >= KERNEL_VMA)
+		return v - KERNEL_VMA;
+	return v - DIRECT_MAP_BASE;
+}
+
+#endif

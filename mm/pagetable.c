@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The walk: level 4 (PML4) down to level 1 (PT); the index at each level is
+ * nine bits of the virtual address, starting at bit 39, 30, 21, 12. A leaf
+ * sits at level 1 (4 KiB), level 2 (2 MiB, PS bit) or level 3 (1 GiB).
+ * Tables are reached through the direct map.
+ */
+#include "mm/pagetable.h"
+#include "mm/layout.h"
+#include "mm/pmm.h"
+#include "kernel/errno.h"
+#include "kernel/panic.h"
+
+#define LEVELS        4
+#define ENTRIES       512
+#define INDEX_BITS    9
+#define LEVEL_SHIFT(level) (PAGE_SHIFT + INDEX_BITS * ((level)-1))
+
+static uint64_t *table_at(uint64_t phys)
+{
+	return phys_to_virt(phys & PTE_ADDR_MASK);
+}
+
+static unsigned index_at(uint64_t va, int level)
+{
+	return (va >> LEVEL_SHIFT(level)) & (ENTRIES - 1);
+}
+
+static int leaf_level(enum page_size size)
+{
+	return size == PAGE_1G ? 3 : size == PAGE_2M ? 2 : 1;
+}
+
+static bool is_user(uint64_t va)
+{
+	return va < USER_TOP;
+}
+
+/*
+ * The entry for va at target_level, allocating missing tables on the way
+ * when allocate is set. NULL when a table is missing (and not allocated), a
+ * large page is in the way, or memory ran out (*err says which).
+ */
+static uint64_t *walk(uint64_t root, uint64_t va, int target_level,
+		      bool allocate, int *err)
+{
+	uint64_t *table = table_at(root);
+
+	for (int level = LEVELS; level > target_level; level--) {
+		uint64_t *entry = &table[index_at(va, level)];
+
+		if (!(*entry & PTE_PRESENT)) {
+			uint64_t frame;
+
+			if (!allocate) {
+				*err = -ENOENT;
+				return NULL;
+			}
+			KASSERT(is_user(va) || level != LEVELS,
+				"kernel-half PML4 slot %u of va %#llx is "
+				"empty: kmap preallocates them all",
+				index_at(va, level), (unsigned long long)va);
+			frame = pmm_alloc_frame();
+			if (!frame) {
+				*err = -ENOMEM;
+				return NULL;
+			}
+			*entry = frame | PTE_PRESENT | PTE_WRITE |
+				 (is_user(va) ? PTE_USER : 0);
+		} else if (*entry & PTE_HUGE) {
+			*err = -EINVAL;
+			return NULL;
+		}
+		table = table_at(*entry);
+	}
+	return &table[index_at(va, target_level)];
+}
+
+int pt_map(uint64_t root, uint64_t va, uint64_t pa, enum page_size size,
+	   uint64_t flags)
+{
+	int level = leaf_level(size);
+	uint64_t align = 1ULL << LEVEL_SHIFT(level);
+	uint64_t *entry;
+	int err = 0;
+
+	if (!va_is_canonical(va) || !IS_ALIGNED(va, align) ||
+	    !IS_ALIGNED(pa, align) || (pa & ~PTE_ADDR_MASK))
+		return -EINVAL;
+	entry = walk(root, va, level, true, &err);
+	if (!entry)
+		return err;
+	if (*entry & PTE_PRESENT)
+		return -EEXIST;
+	*entry = pa | flags | PTE_PRESENT | (level > 1 ? PTE_HUGE : 0);
+	return 0;
+}
+
+static bool table_is_empty(const uint64_t *table)
+{
+	for (int i = 0; i < ENTRIES; i++) {
+		if (table[i])
+			return false;
+	}
+	return true;
+}
+
+int pt_unmap(uint64_t root, uint64_t va, uint64_t *old, struct pt_freed *freed)
+{
+	uint64_t *path[LEVELS + 1]; /* path[level]: the entry at that level */
+	uint64_t *table = table_at(root);
+	/* Levels whose tables may be freed: kernel PDPTs are shared. */
+	int highest_freeable = is_user(va) ? 3 : 2;
+
+	if (!va_is_canonical(va))
+		return -EINVAL;
+	for (int level = LEVELS; level >= 1; level--) {
+		path[level] = &table[index_at(va, level)];
+		if (!(*path[level] & PTE_PRESENT))
+			return -ENOENT;
+		if (level > 1 && (*path[level] & PTE_HUGE))
+			return -EINVAL;
+		table = table_at(*path[level]);
+	}
+	*old = *path[1];
+	*path[1] = 0;
+
+	/* Unlink each table this emptied, lowest first. */
+	for (int level = 1; level < highest_freeable + 1; level++) {
+		uint64_t *this_table = (uint64_t *)ALIGN_DOWN(
+			(uint64_t)path[level], PAGE_SIZE);
+		uint64_t *parent = path[level + 1];
+
+		if (!table_is_empty(this_table))
+			break;
+		freed->frames[freed->count++] = *parent & PTE_ADDR_MASK;
+		*parent = 0;
+	}
+	return 0;
+}
+
+void pt_freed_release(struct pt_freed *freed)
+{
+	for (size_t i = 0; i < freed->count; i++)
+		pmm_free_frame(freed->frames[i]);
+	freed->count = 0;
+}
+
+int pt_protect(uint64_t root, uint64_t va, uint64_t flags)
+{
+	int err = 0;
+	uint64_t *entry = walk(root, va, 1, false, &err);
+
+	if (!entry)
+		return err;
+	if (!(*entry & PTE_PRESENT))
+		return -ENOENT;
+	*entry = (*entry & PTE_ADDR_MASK) | flags | PTE_PRESENT;
+	return 0;
+}
+
+int pt_translate(uint64_t root, uint64_t va, uint64_t *pa, uint64_t *pte)
+{
+	uint64_t *table = table_at(root);
+
+	if (!va_is_canonical(va))
+		return -ENOENT;
+	for (int level = LEVELS; level >= 1; level--) {
+		uint64_t entry = table[index_at(va, level)];
+		uint64_t span = 1ULL << LEVEL_SHIFT(level);
+
+		if (!(entry & PTE_PRESENT))
+			return -ENOENT;
+		if (level == 1 || (entry & PTE_HUGE)) {
+			if (pa)
+				*pa = (entry & PTE_ADDR_MASK &
+				       ~(span - 1)) | (va & (span - 1));
+			if (pte)
+				*pte = entry;
+			return 0;
+		}
+		table = table_at(entry);
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Four-level x86-64 page tables (Intel SDM Vol. 3A, 4.5): map, unmap,
+ * protect and translate, on any root. These functions only edit tables;
+ * they never flush a TLB. The caller flushes through mm/tlb.h and only then
+ * frees the tables an unmap emptied (a CPU may still be walking them through
+ * its paging-structure caches until the flush).
+ */
+#ifndef MM_PAGETABLE_H
+#define MM_PAGETABLE_H
+
+#include "kernel/types.h"
+
+/* Page-table entry bits (SDM Vol. 3A, tables 4-15 to 4-20). */
+#define PTE_PRESENT   0x001ULL
+#define PTE_WRITE     0x002ULL
+#define PTE_USER      0x004ULL
+#define PTE_PWT       0x008ULL /* page write-through: PAT index bit 0 */
+#define PTE_PCD       0x010ULL /* page cache disable: PAT index bit 1 */
+#define PTE_ACCESSED  0x020ULL
+#define PTE_DIRTY     0x040ULL
+#define PTE_HUGE      0x080ULL /* leaf at PD (2 MiB) or PDPT (1 GiB) level */
+#define PTE_GLOBAL    0x100ULL /* survives CR3 writes (CR4.PGE) */
+#define PTE_NX        0x8000000000000000ULL /* no execute (EFER.NXE) */
+#define PTE_ADDR_MASK 0x000ffffffffff000ULL
+
+/* Memory types through the PAT (programmed by mm/kmap.c): index = PCD:PWT. */
+#define PTE_CACHE_WB 0ULL                   /* PAT entry 0: write-back */
+#define PTE_CACHE_WC PTE_PWT                /* PAT entry 1: write-combining */
+#define PTE_CACHE_UC (PTE_PCD | PTE_PWT)    /* PAT entry 3: uncached */
+
+enum page_size {
+	PAGE_4K,
+	PAGE_2M,
+	PAGE_1G,
+};
+
+/* Table frames an unmap emptied and unlinked: free after the TLB flush. */
+struct pt_freed {
+	uint64_t frames[3]; /* at most a PT, a PD and a PDPT per unmap */
+	size_t count;
+};
+
+/*
+ * Maps va to pa (both aligned to size) with flags. Missing tables are
+ * allocated. Returns 0, -EEXIST if va is already mapped, -ENOMEM, or -EINVAL
+ * for a misaligned or non-canonical address.
+ */
+int pt_map(uint64_t root, uint64_t va, uint64_t pa, enum page_size size,
+	   uint64_t flags);
+
+/*
+ * Unmaps the 4 KiB page at va; *old gets the entry it held. Tables left empty
+ * are unlinked and recorded in freed (user half: up to the PDPT; kernel
+ * half: never the PDPTs, which every address space shares). Returns -ENOENT
+ * if nothing is mapped there, -EINVAL if va lies inside a large page.
+ */
+int pt_unmap(uint64_t root, uint64_t va, uint64_t *old, struct pt_freed *freed);
+
+/* Gives the tables recorded in freed back to the frame allocator. */
+void pt_freed_release(struct pt_freed *freed);
+
+/* Replaces the flags of the 4 KiB mapping at va (address kept). */
+int pt_protect(uint64_t root, uint64_t va, uint64_t flags);
+
+/*
+ * Walks to va. Returns 0 with the physical address in *pa and the leaf entry
+ * in *pte (either may be NULL), or -ENOENT.
+ */
+int pt_translate(uint64_t root, uint64_t va, uint64_t *pa, uint64_t *pte);
+
+/* True when va is canonical (bits 63..47 all equal). */
+static inline bool va_is_canonical(uint64_t va)
+{
+	return (uint64_t)((int64_t)(va << 16) >> 16) == va;
+}
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Ticket spinlocks: CPUs take a ticket and are served in order, so no CPU
+ * starves under contention (a test-and-set lock has no such promise).
+ *
+ * spin_lock_irqsave disables interrupts on this CPU first: a lock that an
+ * interrupt handler may also take must be held with interrupts off, or the
+ * handler would spin forever on its own CPU's lock.
+ */
+#ifndef SMP_SPINLOCK_H
+#define SMP_SPINLOCK_H
+
+#include "kernel/types.h"
+#include "kernel/x86.h"
+
+struct spinlock {
+	uint32_t next_ticket; /* taken by arriving CPUs (atomic add) */
+	uint32_t now_serving; /* written only by the holder, on unlock */
+};
+
+#define SPINLOCK_INIT {0, 0}
+
+static inline void spin_lock(struct spinlock *lock)
+{
+	uint32_t ticket =
+		__atomic_fetch_add(&lock->next_ticket, 1, __ATOMIC_RELAXED);
+
+	/* Acquire: the critical section's accesses stay after this load. */
+	while (__atomic_load_n(&lock->now_serving, __ATOMIC_ACQUIRE) != ticket)
+		cpu_relax();
+}
+
+static inline void spin_unlock(struct spinlock *lock)
+{
+	/* Release: the critical section's accesses stay before this store;
+	 * pairs with the acquire load in spin_lock. Only the holder writes. */
+	__atomic_store_n(&lock->now_serving, lock->now_serving + 1,
+			 __ATOMIC_RELEASE);
+}
+
+static inline bool spin_is_locked(struct spinlock *lock)
+{
+	return __atomic_load_n(&lock->next_ticket, __ATOMIC_RELAXED) !=
+	       __atomic_load_n(&lock->now_serving, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t spin_lock_irqsave(struct spinlock *lock)
+{
+	uint64_t flags = irq_save();
+
+	spin_lock(lock);
+	return flags;
+}
+
+static inline void spin_unlock_irqrestore(struct spinlock *lock,
+					  uint64_t flags)
+{
+	spin_unlock(lock);
+	irq_restore(flags);
+}
+
+#endif

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/* The state boot leaves behind: control registers, the kernel's mappings. */
+#include "tests/ktest.h"
+#include "kernel/cpu.h"
+#include "kernel/symbols.h"
+#include "kernel/x86.h"
+#include "mm/kmap.h"
+#include "mm/layout.h"
+#include "mm/pagetable.h"
+#include "mm/pmm.h"
+
+extern char kernel_text_start[], kernel_rodata_start[], kernel_data_start[];
+void kmain(uint32_t magic, uint64_t mbi_phys);
+
+KTEST(BOOT0001, boot, "CR0, CR4 and EFER enable what CPUID reports")
+{
+	uint64_t cr0 = read_cr0(), cr4 = read_cr4();
+	uint64_t efer = rdmsr(MSR_EFER);
+
+	KEXPECT(cr0 & CR0_WP, "CR0.WP off: the kernel could write RO pages");
+	KEXPECT(!!(cr4 & CR4_PGE) == boot_cpu.pge, "CR4.PGE %d, CPUID %d",
+		!!(cr4 & CR4_PGE), boot_cpu.pge);
+	KEXPECT(!!(cr4 & CR4_SMEP) == boot_cpu.smep, "CR4.SMEP %d, CPUID %d",
+		!!(cr4 & CR4_SMEP), boot_cpu.smep);
+	KEXPECT(!!(cr4 & CR4_SMAP) == boot_cpu.smap, "CR4.SMAP %d, CPUID %d",
+		!!(cr4 & CR4_SMAP), boot_cpu.smap);
+	KEXPECT(!!(efer & EFER_NXE) == boot_cpu.nx, "EFER.NXE %d, CPUID %d",
+		!!(efer & EFER_NXE), boot_cpu.nx);
+	KEXPECT((read_cr3() & PTE_ADDR_MASK) == kernel_root,
+		"CR3 %#llx is not the kernel root %#llx",
+		(unsigned long long)read_cr3(),
+		(unsigned long long)kernel_root);
+}
+
+static uint64_t leaf_of(const void *va)
+{
+	uint64_t pte = 0;
+
+	pt_translate(kernel_root, (uint64_t)va, NULL, &pte);
+	return pte;
+}
+
+KTEST(BOOT0002, boot, "kernel sections are mapped with their own rights")
+{
+	uint64_t text = leaf_of(kernel_text_start);
+	uint64_t rodata = leaf_of(kernel_rodata_start);
+	uint64_t data = leaf_of(kernel_data_start);
+	uint64_t nx = boot_cpu.nx ? PTE_NX : 0;
+
+	KEXPECT((text & PTE_PRESENT) && !(text & PTE_WRITE) && !(text & PTE_NX),
+		"text pte %#llx", (unsigned long long)text);
+	KEXPECT((rodata & PTE_PRESENT) && !(rodata & PTE_WRITE) &&
+			(rodata & PTE_NX) == nx,
+		"rodata pte %#llx", (unsigned long long)rodata);
+	KEXPECT((data & PTE_PRESENT) && (data & PTE_WRITE) &&
+			(data & PTE_NX) == nx,
+		"data pte %#llx", (unsigned long long)data);
+	KEXPECT(!(text & PTE_USER) && !(data & PTE_USER),
+		"kernel pages must not be user-accessible");
+	if (boot_cpu.pge)
+		KEXPECT(text & data & PTE_GLOBAL, "kernel pages not global");
+}
+
+KTEST(BOOT0003, boot, "the boot stack's guard page is not mapped")
+{
+	uint64_t guard = kmap_boot_stack_guard();
+
+	KEXPECT(pt_translate(kernel_root, guard, NULL, NULL) != 0,
+		"guard page %#llx is mapped", (unsigned long long)guard);
+	KEXPECT(pt_translate(kernel_root, guard + PAGE_SIZE, NULL, NULL) == 0,
+		"the stack above the guard is not mapped");
+}
+
+KTEST(BOOT0004, boot, "the direct map covers every usable frame")
+{
+	size_t n;
+	const struct phys_range *r = pmm_usable_ranges(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pa = 0;
+		uint64_t last = r[i].end - PAGE_SIZE;
+
+		KEXPECT(pt_translate(kernel_root, DIRECT_MAP_BASE + r[i].start,
+				     &pa, NULL) == 0 &&
+				pa == r[i].start,
+			"range start %#llx", (unsigned long long)r[i].start);
+		KEXPECT(pt_translate(kernel_root, DIRECT_MAP_BASE + last, &pa,
+				     NULL) == 0 &&
+				pa == last,
+			"range end %#llx", (unsigned long long)last);
+	}
+}
+
+KTEST(BOOT0005, boot, "symbol table names kernel functions")
+{
+	uint64_t offset = 1;
+	const char *name = symbol_lookup((uint64_t)kmain + 3, &offset);
+
+	KEXPECT(name && !__builtin_strcmp(name, "kmain") && offset == 3,
+		"kmain+3 resolved to %s+%llu", name ? name : "(none)",
+		(unsigned long long)offset);
+	KEXPECT(symbol_address("kmain") == (uint64_t)kmain,
+		"symbol_address(kmain) = %#llx",
+		(unsigned long long)symbol_address("kmain"));
+	KEXPECT(!symbol_lookup(0x1000, &offset), "a user address has no name");
+}

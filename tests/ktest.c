@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+#include "tests/ktest.h"
+#include "kernel/format.h"
+#include "kernel/kprintf.h"
+#include "kernel/panic.h"
+#include "kernel/string.h"
+
+extern const struct ktest ktest_start[], ktest_end[];
+
+static const char *suite_names[KTEST_MAX_SUITES];
+static size_t suite_count;
+
+/* Distinct suite names in section order (sorted by suite, then ID). */
+static void collect_suites(void)
+{
+	if (suite_count)
+		return;
+	for (const struct ktest *k = ktest_start; k < ktest_end; k++) {
+		if (suite_count && !strcmp(suite_names[suite_count - 1], k->suite))
+			continue;
+		KASSERT(suite_count < KTEST_MAX_SUITES,
+			"more than %d test suites", KTEST_MAX_SUITES);
+		suite_names[suite_count++] = k->suite;
+	}
+}
+
+size_t ktest_suite_count(void)
+{
+	collect_suites();
+	return suite_count;
+}
+
+const char *ktest_suite_name(size_t i)
+{
+	collect_suites();
+	return i < suite_count ? suite_names[i] : NULL;
+}
+
+bool ktest_check(struct ktest_context *t, bool ok, const char *cond,
+		 const char *file, int line, const char *fmt, ...)
+{
+	char message[200];
+	va_list ap;
+
+	if (ok)
+		return true;
+	va_start(ap, fmt);
+	kvsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	kprintf("    # %s: expected %s at %s:%d: %s\n", t->id, cond, file,
+		line, message);
+	t->failed = true;
+	return false;
+}
+
+void ktest_skip(struct ktest_context *t, const char *reason)
+{
+	t->skipped = true;
+	t->skip_reason = reason;
+}
+
+void ktest_note(const char *fmt, ...)
+{
+	char message[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	kvsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	/* Every line of a KTAP diagnostic starts with '#'. */
+	for (char *line = message, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		kprintf("    # %s\n", line);
+	}
+}
+
+/* One suite as a KTAP subtest; returns true if no test failed. */
+static bool run_suite(const char *suite, size_t number)
+{
+	size_t planned = 0, index = 0, passed = 0, failed = 0, skipped = 0;
+
+	for (const struct ktest *k = ktest_start; k < ktest_end; k++)
+		planned += !strcmp(k->suite, suite);
+	kprintf("    KTAP version 1\n    # Subtest: %s\n    1..%zu\n", suite,
+		planned);
+	for (const struct ktest *k = ktest_start; k < ktest_end; k++) {
+		struct ktest_context t = {.id = k->id};
+
+		if (strcmp(k->suite, suite))
+			continue;
+		k->run(&t);
+		index++;
+		if (t.skipped && !t.failed) {
+			skipped++;
+			kprintf("    ok %zu %s %s # SKIP %s\n", index, k->id,
+				k->description, t.skip_reason);
+		} else if (t.failed) {
+			failed++;
+			kprintf("    not ok %zu %s %s\n", index, k->id,
+				k->description);
+		} else {
+			passed++;
+			kprintf("    ok %zu %s %s\n", index, k->id,
+				k->description);
+		}
+	}
+	kprintf("# %s: pass:%zu fail:%zu skip:%zu total:%zu\n", suite, passed,
+		failed, skipped, planned);
+	kprintf("%s %zu %s\n", failed ? "not ok" : "ok", number, suite);
+	return !failed;
+}
+
+bool ktest_run(uint32_t suite_mask)
+{
+	size_t selected = 0, number = 0;
+	bool all_passed = true;
+
+	collect_suites();
+	for (size_t i = 0; i < suite_count; i++)
+		selected += (suite_mask >> i) & 1;
+	kprintf("KTAP version 1\n1..%zu\n", selected);
+	for (size_t i = 0; i < suite_count; i++) {
+		if ((suite_mask >> i) & 1)
+			all_passed &= run_suite(suite_names[i], ++number);
+	}
+	return all_passed;
+}
