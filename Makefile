@@ -70,6 +70,7 @@ KERNEL_C := \
 	kernel/panic.c \
 	kernel/symbols.c \
 	kernel/platform.c \
+	kernel/crash.c \
 	mm/memmap.c \
 	mm/frame_alloc.c \
 	mm/pmm.c \

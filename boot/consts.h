@@ -8,28 +8,28 @@
 #define BOOT_CONSTS_H
 
 /* Memory layout (docs/memory-layout.md) */
-#define KERNEL_VMA      0xffffffff80000000ULL
-#define KERNEL_PHYS     0x0000000000100000ULL
+#define KERNEL_VMA	0xffffffff80000000ULL
+#define KERNEL_PHYS	0x0000000000100000ULL
 #define DIRECT_MAP_BASE 0xffff800000000000ULL
 #define BOOT_STACK_SIZE 0x4000
-#define PAGE_SIZE       0x1000ULL
+#define PAGE_SIZE	0x1000ULL
 
 /* Multiboot2 (spec sections 3.1.2 and 3.2) */
 #define MB2_HEADER_MAGIC 0xe85250d6U
-#define MB2_BOOT_MAGIC   0x36d76289U
+#define MB2_BOOT_MAGIC	 0x36d76289U
 
 /* Segment selectors (kernel/gdt.c builds the same layout) */
 #define GDT_KERNEL_CODE 0x08
 #define GDT_KERNEL_DATA 0x10
 
 /* Control registers and EFER (Intel SDM Vol. 3A, 2.5 and 2.2.1) */
-#define CR0_PE    0x00000001ULL
-#define CR0_WP    0x00010000ULL
-#define CR0_PG    0x80000000ULL
-#define CR4_PAE   0x00000020ULL
-#define MSR_EFER  0xc0000080U
-#define EFER_LME  0x00000100ULL
-#define EFER_NXE  0x00000800ULL
+#define CR0_PE	 0x00000001ULL
+#define CR0_WP	 0x00010000ULL
+#define CR0_PG	 0x80000000ULL
+#define CR4_PAE	 0x00000020ULL
+#define MSR_EFER 0xc0000080U
+#define EFER_LME 0x00000100ULL
+#define EFER_NXE 0x00000800ULL
 
 /* Page-table entry bits (SDM Vol. 3A, 4.5) */
 #define PTE_PRESENT 0x001ULL
@@ -37,8 +37,8 @@
 #define PTE_HUGE    0x080ULL
 
 /* CPUID (SDM Vol. 2A, CPUID) */
-#define EFLAGS_ID          0x00200000ULL
-#define CPUID_EXT_MAX      0x80000000U
+#define EFLAGS_ID	   0x00200000ULL
+#define CPUID_EXT_MAX	   0x80000000U
 #define CPUID_EXT_FEATURES 0x80000001U
 #define CPUID_EXT_EDX_NX   0x00100000U
 #define CPUID_EXT_EDX_LM   0x20000000U

@@ -188,7 +188,8 @@ static int parse_token(char *token, const struct option_desc *desc, size_t n,
 		parsed.given = true;
 		if (values[i].given) {
 			values[i] = parsed;
-			report(ctx, "option %s given twice: the last one counts",
+			report(ctx,
+			       "option %s given twice: the last one counts",
 			       token);
 			return 1;
 		}
@@ -200,8 +201,7 @@ static int parse_token(char *token, const struct option_desc *desc, size_t n,
 }
 
 int cmdline_parse(const char *line, const struct option_desc *desc, size_t n,
-		  struct option_value *values, cmdline_report report,
-		  void *ctx)
+		  struct option_value *values, cmdline_report report, void *ctx)
 {
 	int problems = 0;
 
@@ -219,8 +219,10 @@ int cmdline_parse(const char *line, const struct option_desc *desc, size_t n,
 		while (line[len] && !is_space(line[len]))
 			len++;
 		if (len > CMDLINE_TOKEN_MAX) {
-			report(ctx, "option '%.24s...' is longer than %d "
-			       "characters (ignored)", line, CMDLINE_TOKEN_MAX);
+			report(ctx,
+			       "option '%.24s...' is longer than %d "
+			       "characters (ignored)",
+			       line, CMDLINE_TOKEN_MAX);
 			problems++;
 		} else {
 			memcpy(token, line, len);

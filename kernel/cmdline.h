@@ -25,8 +25,8 @@ struct option_desc {
 	const char *name;
 	enum option_type type;
 	const char *const *choices; /* CHOICE and LIST: NULL-terminated */
-	uint64_t min, max, def;     /* UINT */
-	const char *help;           /* one line, for the boot report */
+	uint64_t min, max, def;	    /* UINT */
+	const char *help;	    /* one line, for the boot report */
 };
 
 struct option_value {
@@ -34,13 +34,12 @@ struct option_value {
 	union {
 		unsigned choice; /* CHOICE: index into choices */
 		uint64_t number; /* UINT */
-		bool flag;       /* FLAG */
-		uint32_t words;  /* LIST: bit i = choices[i] named */
+		bool flag;	 /* FLAG */
+		uint32_t words;	 /* LIST: bit i = choices[i] named */
 	};
 };
 
-typedef void (*cmdline_report)(void *ctx, const char *fmt, ...)
-	__printf(2, 3);
+typedef void (*cmdline_report)(void *ctx, const char *fmt, ...) __printf(2, 3);
 
 /* Longest option (name=value) the parser handles; longer ones are refused. */
 #define CMDLINE_TOKEN_MAX 128

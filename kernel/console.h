@@ -9,9 +9,9 @@
 #include "kernel/types.h"
 
 enum console_targets {
-	CONSOLE_BOTH,   /* console=both (default) */
+	CONSOLE_BOTH,	/* console=both (default) */
 	CONSOLE_SERIAL, /* console=serial */
-	CONSOLE_FB,     /* console=fb */
+	CONSOLE_FB,	/* console=fb */
 };
 
 void console_set_targets(enum console_targets targets);

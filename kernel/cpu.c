@@ -7,34 +7,34 @@
 struct cpu_features boot_cpu;
 
 /* CPUID leaves and bits (Intel SDM Vol. 2A, CPUID, tables 3-8 to 3-11). */
-#define LEAF_VENDOR        0x00000000U
-#define LEAF_FEATURES      0x00000001U
+#define LEAF_VENDOR	   0x00000000U
+#define LEAF_FEATURES	   0x00000001U
 #define LEAF_EXT_FEATURES7 0x00000007U
-#define LEAF_HYPERVISOR    0x40000000U
-#define LEAF_EXT_MAX       0x80000000U
+#define LEAF_HYPERVISOR	   0x40000000U
+#define LEAF_EXT_MAX	   0x80000000U
 #define LEAF_EXT_FEATURES  0x80000001U
 #define LEAF_BRAND_FIRST   0x80000002U
-#define LEAF_BRAND_LAST    0x80000004U
-#define LEAF_POWER         0x80000007U
-#define LEAF_ADDR_SIZES    0x80000008U
+#define LEAF_BRAND_LAST	   0x80000004U
+#define LEAF_POWER	   0x80000007U
+#define LEAF_ADDR_SIZES	   0x80000008U
 
-#define F1_ECX_PCID         (1U << 17)
-#define F1_ECX_X2APIC       (1U << 21)
-#define F1_ECX_TSC_DEADLINE (1U << 24)
-#define F1_ECX_XSAVE        (1U << 26)
-#define F1_ECX_AVX          (1U << 28)
-#define F1_ECX_HYPERVISOR   (1U << 31)
-#define F1_EDX_PGE          (1U << 13)
-#define F1_EDX_PAT          (1U << 16)
-#define F1_EDX_FXSR         (1U << 24)
-#define F7_EBX_FSGSBASE     (1U << 0)
-#define F7_EBX_SMEP         (1U << 7)
-#define F7_EBX_ERMS         (1U << 9)
-#define F7_EBX_INVPCID      (1U << 10)
-#define F7_EBX_SMAP         (1U << 20)
-#define FX_EDX_NX           (1U << 20)
-#define FX_EDX_GBPAGES      (1U << 26)
-#define FX_EDX_RDTSCP       (1U << 27)
+#define F1_ECX_PCID	     (1U << 17)
+#define F1_ECX_X2APIC	     (1U << 21)
+#define F1_ECX_TSC_DEADLINE  (1U << 24)
+#define F1_ECX_XSAVE	     (1U << 26)
+#define F1_ECX_AVX	     (1U << 28)
+#define F1_ECX_HYPERVISOR    (1U << 31)
+#define F1_EDX_PGE	     (1U << 13)
+#define F1_EDX_PAT	     (1U << 16)
+#define F1_EDX_FXSR	     (1U << 24)
+#define F7_EBX_FSGSBASE	     (1U << 0)
+#define F7_EBX_SMEP	     (1U << 7)
+#define F7_EBX_ERMS	     (1U << 9)
+#define F7_EBX_INVPCID	     (1U << 10)
+#define F7_EBX_SMAP	     (1U << 20)
+#define FX_EDX_NX	     (1U << 20)
+#define FX_EDX_GBPAGES	     (1U << 26)
+#define FX_EDX_RDTSCP	     (1U << 27)
 #define FP_EDX_INVARIANT_TSC (1U << 8)
 
 static void copy_regs(char *dst, const uint32_t *regs, size_t n)
@@ -79,9 +79,8 @@ void cpu_probe(struct cpu_features *f)
 	r = cpuid(LEAF_FEATURES, 0);
 	family = (r.eax >> 8) & 0xf;
 	f->family = family == 0xf ? family + ((r.eax >> 20) & 0xff) : family;
-	f->model = ((r.eax >> 4) & 0xf) | ((family >= 6 ? (r.eax >> 16) & 0xf
-							: 0)
-					   << 4);
+	f->model = ((r.eax >> 4) & 0xf) |
+		   ((family >= 6 ? (r.eax >> 16) & 0xf : 0) << 4);
 	f->stepping = r.eax & 0xf;
 	f->pcid = r.ecx & F1_ECX_PCID;
 	f->x2apic = r.ecx & F1_ECX_X2APIC;
@@ -165,8 +164,8 @@ static const char *yes_no(bool b)
 
 void cpu_report(const struct cpu_features *f)
 {
-	kprintf("cpu: %s, family %u model %u stepping %u, \"%s\"\n",
-		f->vendor, f->family, f->model, f->stepping, f->brand);
+	kprintf("cpu: %s, family %u model %u stepping %u, \"%s\"\n", f->vendor,
+		f->family, f->model, f->stepping, f->brand);
 	kprintf("cpu: hypervisor: %s; address bits: %u physical, %u "
 		"virtual\n",
 		f->hypervisor[0] ? f->hypervisor

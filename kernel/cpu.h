@@ -17,24 +17,24 @@ struct cpu_features {
 	uint32_t max_leaf, max_ext_leaf;
 	uint8_t phys_addr_bits, virt_addr_bits;
 
-	bool pge;           /* global pages */
-	bool pat;           /* page attribute table */
-	bool fxsr;          /* FXSAVE/FXRSTOR */
-	bool xsave;         /* XSAVE family */
-	bool pcid;          /* process-context identifiers */
-	bool invpcid;       /* INVPCID instruction */
-	bool x2apic;        /* x2APIC mode */
-	bool tsc_deadline;  /* local APIC TSC-deadline timer */
-	bool smep;          /* supervisor-mode execution prevention */
-	bool smap;          /* supervisor-mode access prevention */
-	bool gbpages;       /* 1 GiB pages */
-	bool nx;            /* execute-disable */
-	bool rdtscp;        /* RDTSCP instruction */
-	bool invariant_tsc; /* TSC rate constant across P/C-states */
-	bool hypervisor_bit;/* CPUID.1:ECX[31]: running in a VM */
-	bool fsgsbase;      /* RDFSBASE and friends */
-	bool avx;           /* AVX state, saved by XSAVE when present */
-	bool erms;          /* fast REP MOVSB/STOSB */
+	bool pge;	     /* global pages */
+	bool pat;	     /* page attribute table */
+	bool fxsr;	     /* FXSAVE/FXRSTOR */
+	bool xsave;	     /* XSAVE family */
+	bool pcid;	     /* process-context identifiers */
+	bool invpcid;	     /* INVPCID instruction */
+	bool x2apic;	     /* x2APIC mode */
+	bool tsc_deadline;   /* local APIC TSC-deadline timer */
+	bool smep;	     /* supervisor-mode execution prevention */
+	bool smap;	     /* supervisor-mode access prevention */
+	bool gbpages;	     /* 1 GiB pages */
+	bool nx;	     /* execute-disable */
+	bool rdtscp;	     /* RDTSCP instruction */
+	bool invariant_tsc;  /* TSC rate constant across P/C-states */
+	bool hypervisor_bit; /* CPUID.1:ECX[31]: running in a VM */
+	bool fsgsbase;	     /* RDFSBASE and friends */
+	bool avx;	     /* AVX state, saved by XSAVE when present */
+	bool erms;	     /* fast REP MOVSB/STOSB */
 };
 
 /* The boot CPU's features; application processors must match them. */

@@ -18,8 +18,8 @@ struct cpu_tables boot_cpu_tables __aligned(PAGE_SIZE);
 #define DESC_LIMIT_MAX (0xfULL << 48 | 0xffffULL)
 #define DESC_TSS_AVAIL (9ULL << 40) /* type: 64-bit TSS, available */
 
-#define SEG_COMMON                                                           \
-	(DESC_PRESENT | DESC_USER_SEG | DESC_ACCESSED | DESC_WRITABLE |      \
+#define SEG_COMMON                                                      \
+	(DESC_PRESENT | DESC_USER_SEG | DESC_ACCESSED | DESC_WRITABLE | \
 	 DESC_GRAN_4K | DESC_LIMIT_MAX)
 
 static void tss_descriptor(uint64_t *slot, const struct tss *tss)

@@ -13,18 +13,18 @@
 #include "boot/consts.h"
 
 #define GDT_USER_CODE32 0x18 /* the STAR[63:48] base for SYSRET */
-#define GDT_USER_DATA   0x20
-#define GDT_USER_CODE   0x28
-#define GDT_TSS         0x30 /* 16 bytes: two slots */
-#define GDT_ENTRIES     8
-#define SELECTOR_RPL3   3
+#define GDT_USER_DATA	0x20
+#define GDT_USER_CODE	0x28
+#define GDT_TSS		0x30 /* 16 bytes: two slots */
+#define GDT_ENTRIES	8
+#define SELECTOR_RPL3	3
 
 /* Interrupt stack table slots (1-based, as the IDT gate names them). */
 #define IST_DOUBLE_FAULT  1
-#define IST_NMI           2
+#define IST_NMI		  2
 #define IST_MACHINE_CHECK 3
-#define IST_STACKS        3
-#define IST_STACK_SIZE    0x4000
+#define IST_STACKS	  3
+#define IST_STACK_SIZE	  0x4000
 
 struct tss {
 	uint32_t reserved0;

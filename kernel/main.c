@@ -9,6 +9,7 @@
  */
 #include "kernel/console.h"
 #include "kernel/cpu.h"
+#include "kernel/crash.h"
 #include "kernel/fbcon.h"
 #include "kernel/gdt.h"
 #include "kernel/idt.h"
@@ -98,8 +99,7 @@ static void print_boot_summary(void)
 	kprintf("boot: cpus=1 apic=none pcid=%d invpcid=%d accel=%s "
 		"mem_mib=%llu\n",
 		boot_cpu.pcid, boot_cpu.invpcid, platform_accel_name(),
-		(unsigned long long)(pmm_total_count() >>
-				     (20 - PAGE_SHIFT)));
+		(unsigned long long)(pmm_total_count() >> (20 - PAGE_SHIFT)));
 }
 
 static __noreturn void finish(bool success)
@@ -142,6 +142,10 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	switch_to_kernel_page_tables();
 	print_boot_summary();
 
+	if (options.crash != CRASH_NONE) {
+		panic_set_exit_on_panic(options.done == DONE_EXIT);
+		crash_now(options.crash);
+	}
 	if (options.run_tests) {
 		panic_set_exit_on_panic(options.done == DONE_EXIT);
 		finish(ktest_run(options.test_suites));

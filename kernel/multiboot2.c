@@ -126,8 +126,10 @@ static void parse_mmap(const uint8_t *tag, uint32_t size, struct boot_info *out,
 			.base = e->base, .length = e->length, .type = e->type};
 	}
 	if (out->mmap_truncated)
-		report(ctx, "multiboot2: memory map has more than %d entries; "
-		       "the rest are ignored", MB2_MAX_MMAP);
+		report(ctx,
+		       "multiboot2: memory map has more than %d entries; "
+		       "the rest are ignored",
+		       MB2_MAX_MMAP);
 }
 
 static void parse_module(const uint8_t *tag, uint32_t size,
@@ -181,15 +183,18 @@ static void parse_framebuffer(const uint8_t *tag, uint32_t size,
 		fb->blue_pos = f->blue_pos;
 		fb->blue_size = f->blue_size;
 	} else {
-		report(ctx, "multiboot2: framebuffer type %u not supported "
+		report(ctx,
+		       "multiboot2: framebuffer type %u not supported "
 		       "(indexed colour or short tag); no screen output",
 		       f->type);
 		return;
 	}
 	if (!fb->width || !fb->height || !fb->pitch || !fb->phys ||
 	    (uint64_t)fb->pitch * fb->height / fb->height != fb->pitch) {
-		report(ctx, "multiboot2: framebuffer %ux%u pitch %u at %#llx "
-		       "is invalid", fb->width, fb->height, fb->pitch,
+		report(ctx,
+		       "multiboot2: framebuffer %ux%u pitch %u at %#llx "
+		       "is invalid",
+		       fb->width, fb->height, fb->pitch,
 		       (unsigned long long)fb->phys);
 		fb->kind = FB_KIND_NONE;
 	}
@@ -206,7 +211,7 @@ static void parse_tag(const uint8_t *tag, const struct tag_header *h,
 		out->cmdline = tag_string(body, end);
 		if (!out->cmdline) {
 			report(ctx, "multiboot2: command line is not "
-			       "terminated (ignored)");
+				    "terminated (ignored)");
 			out->cmdline = "";
 		}
 		break;
@@ -254,7 +259,7 @@ int mb2_parse(const void *mbi, size_t avail, struct boot_info *out,
 	out->cmdline = "";
 	if (!mbi || avail < 16 || ((uintptr_t)mbi % TAG_ALIGN)) {
 		report(ctx, "multiboot2: boot information missing or "
-		       "misaligned");
+			    "misaligned");
 		return -EINVAL;
 	}
 	total = *(const uint32_t *)base;
@@ -267,8 +272,10 @@ int mb2_parse(const void *mbi, size_t avail, struct boot_info *out,
 		const struct tag_header *h = (const void *)(base + off);
 
 		if (h->size < sizeof(*h) || h->size > total - off) {
-			report(ctx, "multiboot2: tag %u at offset %zu has bad "
-			       "size %u", h->type, off, h->size);
+			report(ctx,
+			       "multiboot2: tag %u at offset %zu has bad "
+			       "size %u",
+			       h->type, off, h->size);
 			return -EINVAL;
 		}
 		if (h->type == MB2_TAG_END)

@@ -11,32 +11,32 @@
 #include "kernel/fbcon.h"
 
 /* Tag types used by shootdown (spec 3.6.x). */
-#define MB2_TAG_END         0
-#define MB2_TAG_CMDLINE     1
+#define MB2_TAG_END	    0
+#define MB2_TAG_CMDLINE	    1
 #define MB2_TAG_LOADER_NAME 2
-#define MB2_TAG_MODULE      3
-#define MB2_TAG_MMAP        6
+#define MB2_TAG_MODULE	    3
+#define MB2_TAG_MMAP	    6
 #define MB2_TAG_FRAMEBUFFER 8
 #define MB2_TAG_ACPI_OLD    14
 #define MB2_TAG_ACPI_NEW    15
 #define MB2_TAG_LOAD_BASE   21
 
 /* Memory map entry types (spec 3.6.8). */
-#define MB2_MMAP_AVAILABLE        1
-#define MB2_MMAP_RESERVED         2
+#define MB2_MMAP_AVAILABLE	  1
+#define MB2_MMAP_RESERVED	  2
 #define MB2_MMAP_ACPI_RECLAIMABLE 3
-#define MB2_MMAP_ACPI_NVS         4
-#define MB2_MMAP_BAD              5
+#define MB2_MMAP_ACPI_NVS	  4
+#define MB2_MMAP_BAD		  5
 
 /* Framebuffer types (spec 3.6.12). */
-#define MB2_FB_INDEXED  0
-#define MB2_FB_RGB      1
+#define MB2_FB_INDEXED	0
+#define MB2_FB_RGB	1
 #define MB2_FB_EGA_TEXT 2
 
-#define MB2_MAX_MODULES   16
-#define MB2_MAX_MMAP      128
+#define MB2_MAX_MODULES	  16
+#define MB2_MAX_MMAP	  128
 #define MB2_MAX_RSDP_SIZE 64 /* ACPI 2.0+ RSDP is 36 bytes */
-#define MB2_MAX_TOTAL     (1024 * 1024)
+#define MB2_MAX_TOTAL	  (1024 * 1024)
 
 struct mb2_region {
 	uint64_t base;
@@ -45,7 +45,7 @@ struct mb2_region {
 };
 
 struct mb2_module {
-	uint64_t start, end;  /* physical, end exclusive */
+	uint64_t start, end; /* physical, end exclusive */
 	const char *cmdline; /* points into the boot information */
 };
 

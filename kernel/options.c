@@ -8,13 +8,17 @@ struct kernel_options options;
 
 static const char *const console_choices[] = {"both", "serial", "fb", NULL};
 static const char *const done_choices[] = {"exit", "halt", NULL};
+static const char *const crash_choices[] = {"none", "panic", "pagefault",
+					    "stack", NULL};
 /* Filled from the test registry: one word per suite. */
 static const char *test_choices[KTEST_MAX_SUITES + 1];
 
+/* Index of each option in descs and values. */
 enum option_index {
-	OPT_CONSOLE,
-	OPT_DONE,
-	OPT_TEST,
+	OPT_CONSOLE, /* console= */
+	OPT_DONE,    /* done= */
+	OPT_TEST,    /* test= */
+	OPT_CRASH,   /* crash= */
 	OPTION_COUNT
 };
 
@@ -25,6 +29,8 @@ static const struct option_desc descs[OPTION_COUNT] = {
 		      "when the job ends: exit the emulator or halt"},
 	[OPT_TEST] = {"test", OPTION_LIST, test_choices, 0, 0, 0,
 		      "run in-kernel test suites (all or a list)"},
+	[OPT_CRASH] = {"crash", OPTION_CHOICE, crash_choices, 0, 0, 0,
+		       "crash on purpose after boot, to see the report"},
 };
 
 static struct option_value values[OPTION_COUNT];
@@ -56,6 +62,7 @@ int options_parse(const char *cmdline)
 	options.done = (enum done_action)values[OPT_DONE].choice;
 	options.run_tests = values[OPT_TEST].given;
 	options.test_suites = values[OPT_TEST].words;
+	options.crash = (enum crash_kind)values[OPT_CRASH].choice;
 	return problems;
 }
 

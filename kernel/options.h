@@ -8,6 +8,7 @@
 
 #include "kernel/types.h"
 #include "kernel/console.h"
+#include "kernel/crash.h"
 
 enum done_action {
 	DONE_EXIT, /* done=exit: end the emulator (halt on hardware) */
@@ -17,8 +18,9 @@ enum done_action {
 struct kernel_options {
 	enum console_targets console;
 	enum done_action done;
-	bool run_tests;      /* test= given */
+	bool run_tests;	      /* test= given */
 	uint32_t test_suites; /* bit i: suite i of ktest_suite_name(i) */
+	enum crash_kind crash;
 };
 
 extern struct kernel_options options;

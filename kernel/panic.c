@@ -57,8 +57,8 @@ void backtrace_print(uint64_t rip, uint64_t rbp)
 	}
 }
 
-static __noreturn void panic_common(const struct trap_frame *f,
-				    const char *fmt, va_list ap)
+static __noreturn void panic_common(const struct trap_frame *f, const char *fmt,
+				    va_list ap)
 {
 	cli();
 	console_enter_panic();

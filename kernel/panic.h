@@ -28,11 +28,11 @@ void panic_set_exit_on_panic(bool exit);
  * must hold; if it does not, panics naming the condition, the place and the
  * values involved.
  */
-#define KASSERT(cond, fmt, ...)                                               \
-	do {                                                                  \
-		if (unlikely(!(cond)))                                        \
-			panic("assertion '%s' failed at %s:%d: " fmt, #cond,  \
-			      __FILE__, __LINE__, ##__VA_ARGS__);             \
+#define KASSERT(cond, fmt, ...)                                              \
+	do {                                                                 \
+		if (unlikely(!(cond)))                                       \
+			panic("assertion '%s' failed at %s:%d: " fmt, #cond, \
+			      __FILE__, __LINE__, ##__VA_ARGS__);            \
 	} while (0)
 
 #endif

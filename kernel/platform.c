@@ -12,12 +12,12 @@
 #include "kernel/string.h"
 #include "kernel/x86.h"
 
-#define FW_CFG_SELECTOR   0x510
-#define FW_CFG_DATA       0x511
-#define FW_CFG_SIGNATURE  0x0000
-#define BOCHS_E9_PORT     0xe9
-#define BOCHS_SHUTDOWN    0x8900
-#define QEMU_DEBUG_EXIT   0xf4
+#define FW_CFG_SELECTOR	 0x510
+#define FW_CFG_DATA	 0x511
+#define FW_CFG_SIGNATURE 0x0000
+#define BOCHS_E9_PORT	 0xe9
+#define BOCHS_SHUTDOWN	 0x8900
+#define QEMU_DEBUG_EXIT	 0xf4
 /* isa-debug-exit exits with (value << 1) | 1: 0x10 -> 33, 0x11 -> 35. */
 #define QEMU_EXIT_SUCCESS 0x10
 #define QEMU_EXIT_FAILURE 0x11

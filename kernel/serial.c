@@ -18,11 +18,11 @@
 #define UART_LSR 5 /* line status */
 #define UART_SCR 7 /* scratch register */
 
-#define UART_LCR_8N1  0x03 /* 8 data bits, no parity, 1 stop bit */
-#define UART_LCR_DLAB 0x80 /* divisor latch access */
+#define UART_LCR_8N1	      0x03 /* 8 data bits, no parity, 1 stop bit */
+#define UART_LCR_DLAB	      0x80 /* divisor latch access */
 #define UART_FCR_ENABLE_CLEAR 0x07 /* enable FIFOs, clear both */
 #define UART_MCR_DTR_RTS_OUT2 0x0b
-#define UART_LSR_THRE 0x20 /* transmit holding register empty */
+#define UART_LSR_THRE	      0x20 /* transmit holding register empty */
 
 #define UART_CLOCK_DIVISOR_115200 1 /* 1.8432 MHz / 16 / 115200 */
 

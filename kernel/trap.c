@@ -15,6 +15,7 @@
 #include "kernel/panic.h"
 #include "kernel/symbols.h"
 #include "kernel/x86.h"
+#include "mm/kmap.h"
 
 #define REPORT_SIZE 512
 
@@ -52,7 +53,7 @@ static const char *vector_name(uint64_t vector)
 {
 	if (vector < 32)
 		return exception_names[vector] ? exception_names[vector]
-						: "reserved exception";
+					       : "reserved exception";
 	return "interrupt";
 }
 
@@ -74,7 +75,7 @@ size_t trap_describe(const struct trap_frame *f, uint64_t cr2, char *buf,
 		n += ksnprintf(buf + n, size - (size_t)n,
 			       "\n  cr2=%#llx: %s %s in %s mode%s%s",
 			       (unsigned long long)cr2,
-			       e & PF_FETCH ? "instruction fetch"
+			       e & PF_FETCH   ? "instruction fetch"
 			       : e & PF_WRITE ? "write"
 					      : "read",
 			       e & PF_PRESENT ? "violating page protection"
@@ -83,6 +84,13 @@ size_t trap_describe(const struct trap_frame *f, uint64_t cr2, char *buf,
 			       e & PF_RSVD ? ", reserved bit set" : "",
 			       e & PF_PK ? ", protection key" : "");
 	}
+	if ((f->vector == VEC_PAGE_FAULT || f->vector == VEC_DOUBLE_FAULT) &&
+	    (size_t)n < size &&
+	    (kmap_is_stack_guard(cr2) || kmap_is_stack_guard(f->rsp - 8)))
+		n += ksnprintf(buf + n, size - (size_t)n,
+			       "\n  stack overflow: rsp=%#llx reached the "
+			       "stack's guard page",
+			       (unsigned long long)f->rsp);
 	return (size_t)n < size ? (size_t)n : size - 1;
 }
 
@@ -124,8 +132,8 @@ void trap_dispatch(struct trap_frame *f)
 		return;
 	}
 	fixup = extable_fixup(f->rip);
-	if (fixup && (f->vector == VEC_PAGE_FAULT ||
-		      f->vector == VEC_GENERAL_PROTECT)) {
+	if (fixup &&
+	    (f->vector == VEC_PAGE_FAULT || f->vector == VEC_GENERAL_PROTECT)) {
 		trap_describe(f, cr2, last_recovered, sizeof(last_recovered));
 		__atomic_fetch_add(&recovered_count, 1, __ATOMIC_RELAXED);
 		f->rip = fixup;

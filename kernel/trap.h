@@ -19,23 +19,23 @@ _Static_assert(sizeof(struct trap_frame) == 22 * 8,
 
 /* Exception vectors (SDM Vol. 3A, table 6-1). */
 #define VEC_DIVIDE_ERROR    0
-#define VEC_DEBUG           1
-#define VEC_NMI             2
-#define VEC_BREAKPOINT      3
+#define VEC_DEBUG	    1
+#define VEC_NMI		    2
+#define VEC_BREAKPOINT	    3
 #define VEC_INVALID_OPCODE  6
 #define VEC_DOUBLE_FAULT    8
 #define VEC_GENERAL_PROTECT 13
-#define VEC_PAGE_FAULT      14
+#define VEC_PAGE_FAULT	    14
 #define VEC_MACHINE_CHECK   18
-#define VEC_FIRST_IRQ       32
+#define VEC_FIRST_IRQ	    32
 
 /* Page-fault error code bits (SDM Vol. 3A, 4.7). */
 #define PF_PRESENT 0x01
 #define PF_WRITE   0x02
-#define PF_USER    0x04
-#define PF_RSVD    0x08
+#define PF_USER	   0x04
+#define PF_RSVD	   0x08
 #define PF_FETCH   0x10
-#define PF_PK      0x20
+#define PF_PK	   0x20
 
 void trap_dispatch(struct trap_frame *frame);
 

@@ -24,8 +24,8 @@ typedef __PTRDIFF_TYPE__ ptrdiff_t;
 typedef __builtin_va_list va_list;
 
 #ifndef __cplusplus
-#define bool  _Bool
-#define true  1
+#define bool _Bool
+#define true 1
 #define false 0
 #endif
 
@@ -40,25 +40,25 @@ typedef __builtin_va_list va_list;
 
 #define va_start(ap, last) __builtin_va_start(ap, last)
 #define va_arg(ap, type)   __builtin_va_arg(ap, type)
-#define va_end(ap)         __builtin_va_end(ap)
+#define va_end(ap)	   __builtin_va_end(ap)
 #define va_copy(dst, src)  __builtin_va_copy(dst, src)
 
 #define offsetof(type, member) __builtin_offsetof(type, member)
-#define ARRAY_SIZE(a)          (sizeof(a) / sizeof((a)[0]))
-#define ALIGN_UP(x, a)         (((x) + (a)-1) & ~((__typeof__(x))(a)-1))
+#define ARRAY_SIZE(a)	       (sizeof(a) / sizeof((a)[0]))
+#define ALIGN_UP(x, a)	       (((x) + (a)-1) & ~((__typeof__(x))(a)-1))
 #define ALIGN_DOWN(x, a)       ((x) & ~((__typeof__(x))(a)-1))
 #define IS_ALIGNED(x, a)       (((x) & ((__typeof__(x))(a)-1)) == 0)
-#define MIN(a, b)              ((a) < (b) ? (a) : (b))
-#define MAX(a, b)              ((a) > (b) ? (a) : (b))
+#define MIN(a, b)	       ((a) < (b) ? (a) : (b))
+#define MAX(a, b)	       ((a) > (b) ? (a) : (b))
 
-#define __packed      __attribute__((packed))
-#define __aligned(n)  __attribute__((aligned(n)))
-#define __noreturn    __attribute__((noreturn))
-#define __section(s)  __attribute__((section(s)))
-#define __used        __attribute__((used))
+#define __packed       __attribute__((packed))
+#define __aligned(n)   __attribute__((aligned(n)))
+#define __noreturn     __attribute__((noreturn))
+#define __section(s)   __attribute__((section(s)))
+#define __used	       __attribute__((used))
 #define __printf(f, a) __attribute__((format(printf, f, a)))
-#define likely(x)     __builtin_expect(!!(x), 1)
-#define unlikely(x)   __builtin_expect(!!(x), 0)
+#define likely(x)      __builtin_expect(!!(x), 1)
+#define unlikely(x)    __builtin_expect(!!(x), 0)
 
 #define KiB(x) ((uint64_t)(x) << 10)
 #define MiB(x) ((uint64_t)(x) << 20)

@@ -17,7 +17,7 @@
 #define CR0_NE 0x00000020ULL /* native x87 error reporting */
 
 /* CR4 (SDM Vol. 3A, 2.5); PAE comes from boot/consts.h */
-#define CR4_PGE        0x00000080ULL /* global pages */
+#define CR4_PGE	       0x00000080ULL /* global pages */
 #define CR4_OSFXSR     0x00000200ULL /* FXSAVE/FXRSTOR and SSE */
 #define CR4_OSXMMEXCPT 0x00000400ULL /* SIMD floating-point exceptions */
 #define CR4_FSGSBASE   0x00010000ULL /* RDFSBASE and friends */
@@ -32,10 +32,10 @@
 #define RFLAGS_AC 0x00040000ULL /* alignment check / SMAP override */
 
 /* Model-specific registers (SDM Vol. 4); EFER comes from boot/consts.h */
-#define MSR_APIC_BASE      0x0000001bU
-#define MSR_PAT            0x00000277U
-#define MSR_FS_BASE        0xc0000100U
-#define MSR_GS_BASE        0xc0000101U
+#define MSR_APIC_BASE	   0x0000001bU
+#define MSR_PAT		   0x00000277U
+#define MSR_FS_BASE	   0xc0000100U
+#define MSR_GS_BASE	   0xc0000101U
 #define MSR_KERNEL_GS_BASE 0xc0000102U
 
 /* XCR0 (SDM Vol. 1, 13.3) */

@@ -40,8 +40,7 @@ static bool in_range(const struct frame_alloc *fa, uint64_t first,
 	       first - fa->base_frame <= fa->frame_count - count;
 }
 
-int frame_alloc_add_free(struct frame_alloc *fa, uint64_t first,
-			 uint64_t count)
+int frame_alloc_add_free(struct frame_alloc *fa, uint64_t first, uint64_t count)
 {
 	uint64_t start;
 
@@ -72,8 +71,8 @@ static uint64_t next_free(const struct frame_alloc *fa, uint64_t from)
 	uint64_t i = from;
 
 	while (i < fa->frame_count) {
-		if (i % BITS_PER_WORD == 0 && fa->bitmap[i / BITS_PER_WORD] ==
-						      ~0ULL) {
+		if (i % BITS_PER_WORD == 0 &&
+		    fa->bitmap[i / BITS_PER_WORD] == ~0ULL) {
 			i += BITS_PER_WORD;
 			continue;
 		}
@@ -93,8 +92,8 @@ int frame_alloc_range(struct frame_alloc *fa, uint64_t count, uint64_t align,
 	    count > fa->free_count)
 		return -ENOMEM;
 	for (i = next_free(fa, fa->hint); i < fa->frame_count;) {
-		uint64_t aligned = ALIGN_UP(fa->base_frame + i, align) -
-				   fa->base_frame;
+		uint64_t aligned =
+			ALIGN_UP(fa->base_frame + i, align) - fa->base_frame;
 		uint64_t run = 0;
 
 		if (aligned >= fa->frame_count ||

@@ -19,14 +19,14 @@
 
 #define HEAP_MAGIC_LIVE 0x4c495645U /* "LIVE" */
 #define HEAP_MAGIC_FREE 0x46524545U /* "FREE" */
-#define CLASS_LARGE     0xffffffffU
-#define SMALLEST_CLASS  32
-#define CLASS_COUNT     7 /* 32, 64, ..., 2048 bytes */
+#define CLASS_LARGE	0xffffffffU
+#define SMALLEST_CLASS	32
+#define CLASS_COUNT	7 /* 32, 64, ..., 2048 bytes */
 
 struct alloc_header {
 	uint32_t magic;
 	uint32_t size_class; /* index, or CLASS_LARGE */
-	uint64_t pages;      /* large allocations only */
+	uint64_t pages;	     /* large allocations only */
 };
 
 _Static_assert(sizeof(struct alloc_header) == 16,
@@ -70,8 +70,9 @@ static bool refill_locked(unsigned c)
 
 static void *alloc_large(size_t size)
 {
-	uint64_t pages = ALIGN_UP(size + sizeof(struct alloc_header),
-				  PAGE_SIZE) / PAGE_SIZE;
+	uint64_t pages =
+		ALIGN_UP(size + sizeof(struct alloc_header), PAGE_SIZE) /
+		PAGE_SIZE;
 	uint64_t frame = pmm_alloc_frames(pages, 1);
 	struct alloc_header *h;
 	uint64_t flags;
@@ -146,8 +147,8 @@ void kfree(void *p)
 		pmm_free_frames(virt_to_phys(h), pages);
 		return;
 	}
-	KASSERT(h->size_class < CLASS_COUNT, "kfree(%p): size class %u",
-		p, h->size_class);
+	KASSERT(h->size_class < CLASS_COUNT, "kfree(%p): size class %u", p,
+		h->size_class);
 	flags = spin_lock_irqsave(&lock);
 	h->magic = HEAP_MAGIC_FREE;
 	((struct free_object *)h)->next = free_lists[h->size_class];

@@ -34,21 +34,21 @@ extern char kernel_ksyms_start[], kernel_ksyms_end[];
 extern char boot_stack_guard[];
 
 /* PAT memory types (SDM Vol. 3A, table 11-10) and the layout we program. */
-#define PAT_UC      0x00ULL
-#define PAT_WC      0x01ULL
-#define PAT_WT      0x04ULL
-#define PAT_WB      0x06ULL
-#define PAT_UC_WEAK 0x07ULL
+#define PAT_UC		   0x00ULL
+#define PAT_WC		   0x01ULL
+#define PAT_WT		   0x04ULL
+#define PAT_WB		   0x06ULL
+#define PAT_UC_WEAK	   0x07ULL
 #define PAT_ENTRY(i, type) ((type) << ((i)*8))
-#define PAT_LAYOUT                                                           \
-	(PAT_ENTRY(0, PAT_WB) | PAT_ENTRY(1, PAT_WC) |                       \
-	 PAT_ENTRY(2, PAT_UC_WEAK) | PAT_ENTRY(3, PAT_UC) |                  \
-	 PAT_ENTRY(4, PAT_WB) | PAT_ENTRY(5, PAT_WT) |                       \
+#define PAT_LAYOUT                                          \
+	(PAT_ENTRY(0, PAT_WB) | PAT_ENTRY(1, PAT_WC) |      \
+	 PAT_ENTRY(2, PAT_UC_WEAK) | PAT_ENTRY(3, PAT_UC) | \
+	 PAT_ENTRY(4, PAT_WB) | PAT_ENTRY(5, PAT_WT) |      \
 	 PAT_ENTRY(6, PAT_UC_WEAK) | PAT_ENTRY(7, PAT_UC))
 
 uint64_t kernel_root;
 static uint64_t global_bit; /* PTE_GLOBAL when the CPU has global pages */
-static uint64_t nx_bit;     /* PTE_NX when the CPU has NX */
+static uint64_t nx_bit;	    /* PTE_NX when the CPU has NX */
 
 static struct spinlock ioremap_lock = SPINLOCK_INIT;
 static uint64_t ioremap_next = IOREMAP_BASE; /* guarded by ioremap_lock */
@@ -65,8 +65,8 @@ static void map_or_panic(uint64_t va, uint64_t pa, enum page_size size,
 
 static bool is_ram(uint32_t type)
 {
-	return type == MB2_MMAP_AVAILABLE || type == MB2_MMAP_ACPI_RECLAIMABLE ||
-	       type == MB2_MMAP_ACPI_NVS;
+	return type == MB2_MMAP_AVAILABLE ||
+	       type == MB2_MMAP_ACPI_RECLAIMABLE || type == MB2_MMAP_ACPI_NVS;
 }
 
 static bool direct_mapped(uint64_t pa)
@@ -196,4 +196,9 @@ void *ioremap(uint64_t phys, uint64_t size, uint64_t cache)
 uint64_t kmap_boot_stack_guard(void)
 {
 	return (uint64_t)boot_stack_guard;
+}
+
+bool kmap_is_stack_guard(uint64_t va)
+{
+	return ALIGN_DOWN(va, PAGE_SIZE) == (uint64_t)boot_stack_guard;
 }

@@ -27,7 +27,10 @@ void kmap_activate(void);
  */
 void *ioremap(uint64_t phys, uint64_t size, uint64_t cache);
 
-/* The virtual range of the boot stack's guard page (never mapped). */
+/* The address of the boot stack's guard page (never mapped). */
 uint64_t kmap_boot_stack_guard(void);
+
+/* True when va lies in a stack guard page (for fault reports). */
+bool kmap_is_stack_guard(uint64_t va);
 
 #endif

@@ -18,16 +18,16 @@
 #include "kernel/types.h"
 #include "boot/consts.h"
 
-#define PAGE_SHIFT       12
-#define LARGE_PAGE_SIZE  (2ULL << 20) /* 2 MiB */
-#define HUGE_PAGE_SIZE   (1ULL << 30) /* 1 GiB */
-#define IOREMAP_BASE     0xffffc00000000000ULL
-#define IOREMAP_SIZE     (512ULL << 30)
-#define USER_TOP         0x0000800000000000ULL /* first non-user address */
-#define DIRECT_MAP_LIMIT (64ULL << 40) /* the direct map spans 64 TiB */
+#define PAGE_SHIFT	 12
+#define LARGE_PAGE_SIZE	 (2ULL << 20) /* 2 MiB */
+#define HUGE_PAGE_SIZE	 (1ULL << 30) /* 1 GiB */
+#define IOREMAP_BASE	 0xffffc00000000000ULL
+#define IOREMAP_SIZE	 (512ULL << 30)
+#define USER_TOP	 0x0000800000000000ULL /* first non-user address */
+#define DIRECT_MAP_LIMIT (64ULL << 40)	       /* the direct map spans 64 TiB */
 
 #define PML4_KERNEL_FIRST 256 /* first PML4 slot of the kernel half */
-#define PML4_ENTRIES      512
+#define PML4_ENTRIES	  512
 
 static inline void *phys_to_virt(uint64_t phys)
 {

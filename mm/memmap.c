@@ -81,8 +81,9 @@ static size_t cut_hole(struct phys_range *r, size_t n, size_t max,
 static uint64_t page_up(uint64_t x)
 {
 	/* Saturates instead of wrapping near the top of the address space. */
-	return x > UINT64_MAX - (PAGE_SIZE - 1) ? ALIGN_DOWN(UINT64_MAX, PAGE_SIZE)
-						: ALIGN_UP(x, PAGE_SIZE);
+	return x > UINT64_MAX - (PAGE_SIZE - 1)
+		       ? ALIGN_DOWN(UINT64_MAX, PAGE_SIZE)
+		       : ALIGN_UP(x, PAGE_SIZE);
 }
 
 size_t memmap_usable(const struct mb2_region *regions, size_t n,

@@ -11,7 +11,7 @@
 
 struct phys_range {
 	uint64_t start; /* inclusive */
-	uint64_t end;   /* exclusive */
+	uint64_t end;	/* exclusive */
 };
 
 /*
@@ -27,7 +27,6 @@ size_t memmap_usable(const struct mb2_region *regions, size_t n,
 		     struct phys_range *out, size_t max_out, bool *truncated);
 
 /* Highest end address of any region of the given type (0 if none). */
-uint64_t memmap_top(const struct mb2_region *regions, size_t n,
-		    uint32_t type);
+uint64_t memmap_top(const struct mb2_region *regions, size_t n, uint32_t type);
 
 #endif

@@ -11,9 +11,9 @@
 #include "kernel/errno.h"
 #include "kernel/panic.h"
 
-#define LEVELS        4
-#define ENTRIES       512
-#define INDEX_BITS    9
+#define LEVELS		   4
+#define ENTRIES		   512
+#define INDEX_BITS	   9
 #define LEVEL_SHIFT(level) (PAGE_SHIFT + INDEX_BITS * ((level)-1))
 
 static uint64_t *table_at(uint64_t phys)
@@ -173,8 +173,8 @@ int pt_translate(uint64_t root, uint64_t va, uint64_t *pa, uint64_t *pte)
 			return -ENOENT;
 		if (level == 1 || (entry & PTE_HUGE)) {
 			if (pa)
-				*pa = (entry & PTE_ADDR_MASK &
-				       ~(span - 1)) | (va & (span - 1));
+				*pa = (entry & PTE_ADDR_MASK & ~(span - 1)) |
+				      (va & (span - 1));
 			if (pte)
 				*pte = entry;
 			return 0;

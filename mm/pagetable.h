@@ -15,19 +15,19 @@
 #define PTE_PRESENT   0x001ULL
 #define PTE_WRITE     0x002ULL
 #define PTE_USER      0x004ULL
-#define PTE_PWT       0x008ULL /* page write-through: PAT index bit 0 */
-#define PTE_PCD       0x010ULL /* page cache disable: PAT index bit 1 */
+#define PTE_PWT	      0x008ULL /* page write-through: PAT index bit 0 */
+#define PTE_PCD	      0x010ULL /* page cache disable: PAT index bit 1 */
 #define PTE_ACCESSED  0x020ULL
 #define PTE_DIRTY     0x040ULL
 #define PTE_HUGE      0x080ULL /* leaf at PD (2 MiB) or PDPT (1 GiB) level */
 #define PTE_GLOBAL    0x100ULL /* survives CR3 writes (CR4.PGE) */
-#define PTE_NX        0x8000000000000000ULL /* no execute (EFER.NXE) */
+#define PTE_NX	      0x8000000000000000ULL /* no execute (EFER.NXE) */
 #define PTE_ADDR_MASK 0x000ffffffffff000ULL
 
 /* Memory types through the PAT (programmed by mm/kmap.c): index = PCD:PWT. */
-#define PTE_CACHE_WB 0ULL                   /* PAT entry 0: write-back */
-#define PTE_CACHE_WC PTE_PWT                /* PAT entry 1: write-combining */
-#define PTE_CACHE_UC (PTE_PCD | PTE_PWT)    /* PAT entry 3: uncached */
+#define PTE_CACHE_WB 0ULL		 /* PAT entry 0: write-back */
+#define PTE_CACHE_WC PTE_PWT		 /* PAT entry 1: write-combining */
+#define PTE_CACHE_UC (PTE_PCD | PTE_PWT) /* PAT entry 3: uncached */
 
 enum page_size {
 	PAGE_4K,

@@ -18,9 +18,9 @@
 #include "smp/spinlock.h"
 
 #define MAX_USABLE_RANGES 128
-#define MAX_RESERVED      (MB2_MAX_MODULES + 4)
-#define LOW_MEMORY_END    MiB(1)
-#define BOOT_MAP_LIMIT    GiB(4)
+#define MAX_RESERVED	  (MB2_MAX_MODULES + 4)
+#define LOW_MEMORY_END	  MiB(1)
+#define BOOT_MAP_LIMIT	  GiB(4)
 
 extern char kernel_phys_start[], kernel_phys_end[];
 
@@ -41,10 +41,10 @@ static size_t collect_reserved(const struct boot_info *boot, uint64_t mbi_phys,
 				     (uint64_t)kernel_phys_end};
 	r[n++] = (struct phys_range){mbi_phys, mbi_phys + boot->total_size};
 	if (boot->fb.kind != FB_KIND_NONE)
-		r[n++] = (struct phys_range){
-			boot->fb.phys,
-			boot->fb.phys + (uint64_t)boot->fb.pitch *
-						 boot->fb.height};
+		r[n++] = (struct phys_range){boot->fb.phys,
+					     boot->fb.phys +
+						     (uint64_t)boot->fb.pitch *
+							     boot->fb.height};
 	for (size_t i = 0; i < boot->module_count; i++)
 		r[n++] = (struct phys_range){boot->modules[i].start,
 					     boot->modules[i].end};
@@ -62,7 +62,8 @@ static uint64_t place_bitmap(uint64_t bytes)
 			return start;
 	}
 	panic("pmm: no usable range below 4 GiB can hold the %llu-byte "
-	      "frame bitmap", (unsigned long long)bytes);
+	      "frame bitmap",
+	      (unsigned long long)bytes);
 }
 
 void pmm_init(const struct boot_info *boot, uint64_t mbi_phys)
@@ -80,7 +81,8 @@ void pmm_init(const struct boot_info *boot, uint64_t mbi_phys)
 			"is left unused\n");
 	if (!usable_count)
 		panic("pmm: the memory map has no usable RAM above 1 MiB "
-		      "(%zu entries)", boot->mmap_count);
+		      "(%zu entries)",
+		      boot->mmap_count);
 
 	first = usable[0].start >> PAGE_SHIFT;
 	last = usable[usable_count - 1].end >> PAGE_SHIFT;
@@ -146,8 +148,7 @@ void pmm_free_frames(uint64_t phys, uint64_t count)
 	if (err)
 		panic("pmm: freeing %llu frames at %#llx: %s",
 		      (unsigned long long)count, (unsigned long long)phys,
-		      err == -EINVAL ? "double free"
-						 : "not managed here");
+		      err == -EINVAL ? "double free" : "not managed here");
 }
 
 uint64_t pmm_free_count(void)

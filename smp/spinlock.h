@@ -18,7 +18,10 @@ struct spinlock {
 	uint32_t now_serving; /* written only by the holder, on unlock */
 };
 
-#define SPINLOCK_INIT {0, 0}
+#define SPINLOCK_INIT \
+	{             \
+		0, 0  \
+	}
 
 static inline void spin_lock(struct spinlock *lock)
 {
@@ -52,8 +55,7 @@ static inline uint64_t spin_lock_irqsave(struct spinlock *lock)
 	return flags;
 }
 
-static inline void spin_unlock_irqrestore(struct spinlock *lock,
-					  uint64_t flags)
+static inline void spin_unlock_irqrestore(struct spinlock *lock, uint64_t flags)
 {
 	spin_unlock(lock);
 	irq_restore(flags);

@@ -16,7 +16,8 @@ static void collect_suites(void)
 	if (suite_count)
 		return;
 	for (const struct ktest *k = ktest_start; k < ktest_end; k++) {
-		if (suite_count && !strcmp(suite_names[suite_count - 1], k->suite))
+		if (suite_count &&
+		    !strcmp(suite_names[suite_count - 1], k->suite))
 			continue;
 		KASSERT(suite_count < KTEST_MAX_SUITES,
 			"more than %d test suites", KTEST_MAX_SUITES);
@@ -47,8 +48,8 @@ bool ktest_check(struct ktest_context *t, bool ok, const char *cond,
 	va_start(ap, fmt);
 	kvsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
-	kprintf("    # %s: expected %s at %s:%d: %s\n", t->id, cond, file,
-		line, message);
+	kprintf("    # %s: expected %s at %s:%d: %s\n", t->id, cond, file, line,
+		message);
 	t->failed = true;
 	return false;
 }

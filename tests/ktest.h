@@ -33,11 +33,11 @@ struct ktest {
 	void (*run)(struct ktest_context *t);
 };
 
-#define KTEST(test_id, suite_name, desc)                                    \
-	static void ktest_run_##test_id(struct ktest_context *t);          \
-	static const struct ktest ktest_##test_id __used __section(        \
-		".ktest." #suite_name "." #test_id) __aligned(8) = {       \
-		#test_id, #suite_name, desc, ktest_run_##test_id};          \
+#define KTEST(test_id, suite_name, desc)                             \
+	static void ktest_run_##test_id(struct ktest_context *t);    \
+	static const struct ktest ktest_##test_id __used __section(  \
+		".ktest." #suite_name "." #test_id) __aligned(8) = { \
+		#test_id, #suite_name, desc, ktest_run_##test_id};   \
 	static void ktest_run_##test_id(struct ktest_context *t)
 
 /*
@@ -45,9 +45,8 @@ struct ktest {
  * place and the message, and marks the test failed. Evaluates to cond, so a
  * test can stop: `if (!KEXPECT(p, "no memory")) return;`.
  */
-#define KEXPECT(cond, fmt, ...)                                             \
-	ktest_check(t, !!(cond), #cond, __FILE__, __LINE__, fmt,            \
-		    ##__VA_ARGS__)
+#define KEXPECT(cond, fmt, ...) \
+	ktest_check(t, !!(cond), #cond, __FILE__, __LINE__, fmt, ##__VA_ARGS__)
 
 bool ktest_check(struct ktest_context *t, bool ok, const char *cond,
 		 const char *file, int line, const char *fmt, ...)

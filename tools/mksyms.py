@@ -17,7 +17,14 @@ import sys
 COMPILER_SUFFIX = re.compile(r"\.(constprop|isra|part|cold|lto_priv)\b")
 
 
+# linker.ld's section markers share addresses with the first function of a
+# section; the function's name is the useful one.
+SECTION_MARKER = re.compile(r"^kernel_\w+_(start|end)$")
+
+
 def is_function(name):
+    if SECTION_MARKER.match(name):
+        return False
     return "." not in name or COMPILER_SUFFIX.search(name) is not None
 
 

@@ -111,8 +111,8 @@ KTEST(MM0003, mm, "map, translate, protect, unmap; empty tables are freed")
 
 KTEST(MM0004, mm, "kmalloc: aligned, disjoint, reusable; large sizes too")
 {
-	static const size_t sizes[] = {1, 15, 16, 17, 100, 1000, 2032, 2033,
-				       5000, 70000};
+	static const size_t sizes[] = {1,    15,   16,	 17,   100,
+				       1000, 2032, 2033, 5000, 70000};
 	void *p[ARRAY_SIZE(sizes)];
 	struct heap_stats before, during, after;
 

@@ -40,8 +40,8 @@ KTEST(TRAP0002, trap, "a non-canonical address raises #GP, not #PF")
 	int err = probe_read_u64((void *)0x8000000000000000ULL, &value);
 
 	KEXPECT(err == -14, "probe_read_u64 returned %d", err);
-	KEXPECT(report_has("#GP general protection (vector 13)"),
-		"report: %s", trap_last_recovered());
+	KEXPECT(report_has("#GP general protection (vector 13)"), "report: %s",
+		trap_last_recovered());
 }
 
 KTEST(TRAP0003, trap, "writing kernel text faults (CR0.WP, read-only text)")
