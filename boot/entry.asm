@@ -44,6 +44,7 @@ UART_LSR_THRE		equ 0x20	; transmitter holding register empty
 UART_DIVISOR_115200	equ 1
 
 extern kmain
+extern font_psf_start
 
 global _start
 global boot_pml4
@@ -76,12 +77,15 @@ _start:
 	mov	ebx, msg_no_long_mode
 	jz	fail_early
 
+	; CPUID overwrites EBX: the message is set again after each use.
 	mov	eax, CPUID_EXT_MAX
 	cpuid
+	mov	ebx, msg_no_long_mode
 	cmp	eax, CPUID_EXT_FEATURES
 	jb	fail_early
 	mov	eax, CPUID_EXT_FEATURES
 	cpuid
+	mov	ebx, msg_no_long_mode
 	test	edx, CPUID_EXT_EDX_LM
 	jz	fail_early
 	mov	ebp, edx			; keep the NX bit for later
@@ -158,9 +162,12 @@ build_boot_page_tables:
 	pop	edi
 	ret
 
-; EBX: NUL-terminated message (physical address). Print it on COM1 and the
-; VGA text screen, then halt for good. No stack use beyond the call.
+; EBX: NUL-terminated message (physical address); EDI/ESI as at entry.
+; Print the message on COM1, on the VGA text screen and, when GRUB set up a
+; 32-bit linear framebuffer (then the text screen is not visible), drawn
+; there with the kernel's font. Then halt for good.
 fail_early:
+	call	draw_on_framebuffer
 	; COM1: 115200 baud, 8N1, FIFO on. A missing port just eats the bytes.
 	mov	dx, COM1_PORT + UART_IER
 	xor	al, al
@@ -204,6 +211,89 @@ fail_early:
 	cli
 	hlt
 	jmp	.halt
+
+; Draws the message at EBX in the top-left corner of the multiboot2
+; framebuffer, white on red, if the boot information (ESI, when EDI holds the
+; magic) describes a direct-colour 32-bit framebuffer below 4 GiB. The font
+; is the kernel's PSF2 file (kernel/font.txt): a 32-byte header, then 16
+; bytes per glyph, one byte per row, bit 7 leftmost.
+MB2_TAG_FRAMEBUFFER	equ 8
+MB2_FB_RGB		equ 1
+PSF2_HEADER_SIZE	equ 32
+GLYPH_BYTES		equ 16
+GLYPH_WIDTH		equ 8
+FB_WHITE		equ 0x00ffffff
+FB_DARK_RED		equ 0x00a00000
+draw_on_framebuffer:
+	pushad
+	cmp	edi, MB2_BOOT_MAGIC
+	jne	.done
+	mov	edx, esi
+	add	edx, [esi]			; end of the boot information
+	lea	ecx, [esi + 8]			; first tag
+.next_tag:
+	cmp	ecx, edx
+	jae	.done
+	mov	eax, [ecx]
+	test	eax, eax			; end tag
+	jz	.done
+	cmp	eax, MB2_TAG_FRAMEBUFFER
+	je	.found
+	mov	eax, [ecx + 4]
+	add	eax, 7
+	and	eax, ~7
+	jz	.done				; a zero size would loop forever
+	add	ecx, eax
+	jmp	.next_tag
+.found:
+	cmp	dword [ecx + 12], 0		; address above 4 GiB: unreachable
+	jne	.done
+	cmp	byte [ecx + 28], 32		; bits per pixel
+	jne	.done
+	cmp	byte [ecx + 29], MB2_FB_RGB
+	jne	.done
+	mov	edi, [ecx + 8]			; first pixel
+	mov	edx, [ecx + 16]			; pitch
+	mov	ebp, [ecx + 20]			; width in pixels
+	shr	ebp, 3				; characters that fit
+.next_char:
+	movzx	eax, byte [ebx]
+	test	eax, eax
+	jz	.done
+	cmp	eax, 32				; control characters end the line
+	jb	.done
+	test	ebp, ebp
+	jz	.done
+	dec	ebp
+	shl	eax, 4				; * GLYPH_BYTES
+	lea	esi, [eax + PHYS(font_psf_start) + PSF2_HEADER_SIZE]
+	push	edi
+	mov	ecx, GLYPH_BYTES
+.next_row:
+	mov	al, [esi]
+	push	edi
+	push	ecx
+	mov	ecx, GLYPH_WIDTH
+.next_pixel:
+	mov	dword [edi], FB_DARK_RED
+	shl	al, 1
+	jnc	.background
+	mov	dword [edi], FB_WHITE
+.background:
+	add	edi, 4
+	loop	.next_pixel
+	pop	ecx
+	pop	edi
+	add	edi, edx			; next pixel row
+	inc	esi
+	loop	.next_row
+	pop	edi
+	add	edi, GLYPH_WIDTH * 4		; next character cell
+	inc	ebx
+	jmp	.next_char
+.done:
+	popad
+	ret
 
 section .boot.data progbits alloc noexec nowrite align=16
 msg_not_multiboot2:
