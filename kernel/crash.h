@@ -8,10 +8,10 @@
 #define KERNEL_CRASH_H
 
 enum crash_kind {
-	CRASH_NONE,       /* crash=none (default) */
-	CRASH_PANIC,      /* crash=panic: panic() with a message */
+	CRASH_NONE,	  /* crash=none (default) */
+	CRASH_PANIC,	  /* crash=panic: panic() with a message */
 	CRASH_PAGE_FAULT, /* crash=pagefault: read an unmapped address */
-	CRASH_STACK,      /* crash=stack: overflow into the guard page */
+	CRASH_STACK,	  /* crash=stack: overflow into the guard page */
 };
 
 __attribute__((noreturn)) void crash_now(enum crash_kind kind);

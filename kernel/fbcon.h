@@ -11,15 +11,15 @@
 #include "kernel/types.h"
 
 enum fb_kind {
-	FB_KIND_NONE,    /* no usable display */
-	FB_KIND_RGB,     /* linear framebuffer, direct colour */
+	FB_KIND_NONE,	 /* no usable display */
+	FB_KIND_RGB,	 /* linear framebuffer, direct colour */
 	FB_KIND_EGA_TEXT /* 80x25-style text buffer, 2 bytes per cell */
 };
 
 /* What the multiboot2 framebuffer tag says (spec 3.6.12). */
 struct fb_info {
 	enum fb_kind kind;
-	uint64_t phys;  /* physical address of the first pixel/cell */
+	uint64_t phys;	/* physical address of the first pixel/cell */
 	uint32_t pitch; /* bytes per row of pixels (or of cells) */
 	uint32_t width; /* pixels (or columns) */
 	uint32_t height;

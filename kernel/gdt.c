@@ -47,7 +47,7 @@ void gdt_load(struct cpu_tables *t)
 
 	memset(&t->tss, 0, sizeof(t->tss));
 	for (int i = 0; i < IST_STACKS; i++)
-		t->tss.ist[i] = (uint64_t)&t->ist_stacks[i][IST_STACK_SIZE];
+		t->tss.ist[i] = (uint64_t)t->ist_stacks[i] + IST_STACK_SIZE;
 	t->tss.iomap_base = sizeof(t->tss);
 	tss_descriptor(&t->gdt[GDT_TSS / 8], &t->tss);
 

@@ -163,8 +163,8 @@ void kmap_build(const struct boot_info *boot)
 		"%llu KiB\n",
 		(unsigned long long)(mapped >> 20),
 		boot_cpu.gbpages ? "1 GiB/2 MiB" : "2 MiB",
-		(unsigned long long)((uint64_t)(kernel_ksyms_end -
-						kernel_text_start) >>
+		(unsigned long long)(((uint64_t)kernel_ksyms_end -
+				      (uint64_t)kernel_text_start) >>
 				     10));
 }
 

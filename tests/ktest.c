@@ -8,6 +8,13 @@
 extern const struct ktest ktest_start[], ktest_end[];
 
 static const char *suite_names[KTEST_MAX_SUITES];
+
+/* Linker symbols: compare them as numbers, not as C objects. */
+static size_t ktest_count(void)
+{
+	return ((uintptr_t)ktest_end - (uintptr_t)ktest_start) /
+	       sizeof(struct ktest);
+}
 static size_t suite_count;
 
 /* Distinct suite names in section order (sorted by suite, then ID). */
@@ -15,7 +22,9 @@ static void collect_suites(void)
 {
 	if (suite_count)
 		return;
-	for (const struct ktest *k = ktest_start; k < ktest_end; k++) {
+	for (size_t i = 0; i < ktest_count(); i++) {
+		const struct ktest *k = &ktest_start[i];
+
 		if (suite_count &&
 		    !strcmp(suite_names[suite_count - 1], k->suite))
 			continue;
@@ -82,11 +91,12 @@ static bool run_suite(const char *suite, size_t number)
 {
 	size_t planned = 0, index = 0, passed = 0, failed = 0, skipped = 0;
 
-	for (const struct ktest *k = ktest_start; k < ktest_end; k++)
-		planned += !strcmp(k->suite, suite);
+	for (size_t i = 0; i < ktest_count(); i++)
+		planned += !strcmp(ktest_start[i].suite, suite);
 	kprintf("    KTAP version 1\n    # Subtest: %s\n    1..%zu\n", suite,
 		planned);
-	for (const struct ktest *k = ktest_start; k < ktest_end; k++) {
+	for (size_t i = 0; i < ktest_count(); i++) {
+		const struct ktest *k = &ktest_start[i];
 		struct ktest_context t = {.id = k->id};
 
 		if (strcmp(k->suite, suite))
