@@ -71,6 +71,10 @@ KERNEL_C := \
 	kernel/symbols.c \
 	kernel/platform.c \
 	kernel/crash.c \
+	apic/lapic.c \
+	apic/xapic.c \
+	apic/x2apic.c \
+	apic/pic.c \
 	mm/memmap.c \
 	mm/frame_alloc.c \
 	mm/pmm.c \

@@ -200,6 +200,63 @@ static int parse_token(char *token, const struct option_desc *desc, size_t n,
 	return 1;
 }
 
+static size_t append(char *buf, size_t size, size_t used, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (size && used < size - 1) {
+		size_t n = MIN(len, size - 1 - used);
+
+		memcpy(buf + used, s, n);
+		buf[used + n] = '\0';
+	}
+	return used + len;
+}
+
+size_t cmdline_format_value(const struct option_desc *d,
+			    const struct option_value *v, char *buf,
+			    size_t size)
+{
+	size_t used = 0;
+	char number[24];
+	unsigned all = 0, i;
+
+	if (size)
+		buf[0] = '\0';
+	switch (d->type) {
+	case OPTION_CHOICE:
+		return append(buf, size, 0, d->choices[v->choice]);
+	case OPTION_FLAG:
+		return append(buf, size, 0, v->flag ? "on" : "off");
+	case OPTION_UINT: {
+		uint64_t n = v->number;
+		size_t len = 0;
+
+		do {
+			number[sizeof(number) - 2 - len++] =
+				(char)('0' + n % 10);
+			n /= 10;
+		} while (n);
+		number[sizeof(number) - 1] = '\0';
+		return append(buf, size, 0, number + sizeof(number) - 1 - len);
+	}
+	case OPTION_LIST:
+		for (i = 0; d->choices[i]; i++)
+			all |= 1U << i;
+		if (v->words && v->words == all)
+			return append(buf, size, 0, "all");
+		for (i = 0; d->choices[i]; i++) {
+			if (!(v->words & (1U << i)))
+				continue;
+			if (used)
+				used = append(buf, size, used, ",");
+			used = append(buf, size, used, d->choices[i]);
+		}
+		return used;
+	}
+	return 0;
+}
+
 int cmdline_parse(const char *line, const struct option_desc *desc, size_t n,
 		  struct option_value *values, cmdline_report report, void *ctx)
 {

@@ -54,4 +54,12 @@ int cmdline_parse(const char *line, const struct option_desc *desc, size_t n,
 		  struct option_value *values, cmdline_report report,
 		  void *ctx);
 
+/*
+ * Writes the value in force as the command line would spell it ("on",
+ * "33", "boot,mm", "all", "" for an empty list); returns its length.
+ */
+size_t cmdline_format_value(const struct option_desc *desc,
+			    const struct option_value *value, char *buf,
+			    size_t size);
+
 #endif

@@ -7,6 +7,8 @@
  *   options -> frame allocator -> kernel page tables -> heap -> boot report
  *   -> tests or the default job -> exit (emulators) or halt (hardware).
  */
+#include "apic/lapic.h"
+#include "apic/pic.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
 #include "kernel/crash.h"
@@ -96,9 +98,10 @@ static void print_memory_map(void)
 
 static void print_boot_summary(void)
 {
-	kprintf("boot: cpus=1 apic=none pcid=%d invpcid=%d accel=%s "
+	kprintf("boot: cpus=1 apic=%s pcid=%d invpcid=%d accel=%s "
 		"mem_mib=%llu\n",
-		boot_cpu.pcid, boot_cpu.invpcid, platform_accel_name(),
+		lapic_mode_name(), boot_cpu.pcid, boot_cpu.invpcid,
+		platform_accel_name(),
 		(unsigned long long)(pmm_total_count() >> (20 - PAGE_SHIFT)));
 }
 
@@ -118,6 +121,7 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	cpu_probe(&boot_cpu);
 	gdt_load(&boot_cpu_tables);
 	idt_load();
+	pic_remap_and_mask();
 	cpu_enable_features(&boot_cpu);
 	platform_detect();
 
@@ -140,6 +144,7 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 
 	pmm_init(&boot, mbi_phys);
 	switch_to_kernel_page_tables();
+	lapic_init_boot_cpu(0, options.x2apic);
 	print_boot_summary();
 
 	if (options.crash != CRASH_NONE) {

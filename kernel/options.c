@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "kernel/options.h"
 #include "kernel/cmdline.h"
+#include "kernel/format.h"
 #include "kernel/kprintf.h"
 #include "tests/ktest.h"
 
@@ -8,6 +9,7 @@ struct kernel_options options;
 
 static const char *const console_choices[] = {"both", "serial", "fb", NULL};
 static const char *const done_choices[] = {"exit", "halt", NULL};
+static const char *const on_off[] = {"on", "off", NULL};
 static const char *const crash_choices[] = {"none", "panic", "pagefault",
 					    "stack", NULL};
 /* Filled from the test registry: one word per suite. */
@@ -19,6 +21,7 @@ enum option_index {
 	OPT_DONE,    /* done= */
 	OPT_TEST,    /* test= */
 	OPT_CRASH,   /* crash= */
+	OPT_X2APIC,  /* x2apic= */
 	OPTION_COUNT
 };
 
@@ -31,6 +34,8 @@ static const struct option_desc descs[OPTION_COUNT] = {
 		      "run in-kernel test suites (all or a list)"},
 	[OPT_CRASH] = {"crash", OPTION_CHOICE, crash_choices, 0, 0, 0,
 		       "crash on purpose after boot, to see the report"},
+	[OPT_X2APIC] = {"x2apic", OPTION_CHOICE, on_off, 0, 0, 0,
+			"use x2APIC when the CPU has it"},
 };
 
 static struct option_value values[OPTION_COUNT];
@@ -63,12 +68,26 @@ int options_parse(const char *cmdline)
 	options.run_tests = values[OPT_TEST].given;
 	options.test_suites = values[OPT_TEST].words;
 	options.crash = (enum crash_kind)values[OPT_CRASH].choice;
+	options.x2apic = values[OPT_X2APIC].choice == 0;
 	return problems;
 }
 
 void options_report(void)
 {
-	kprintf("options: console=%s done=%s test=%s\n",
-		console_choices[options.console], done_choices[options.done],
-		options.run_tests ? "(selected suites)" : "(none)");
+	char line[256];
+	size_t used = 0;
+
+	/* One line, every option with the value in force: benchmarks and
+	 * test logs carry it so a result says which policies produced it. */
+	for (int i = 0; i < OPTION_COUNT; i++) {
+		char value[96];
+
+		cmdline_format_value(&descs[i], &values[i], value,
+				     sizeof(value));
+		used += (size_t)ksnprintf(line + MIN(used, sizeof(line)),
+					  sizeof(line) -
+						  MIN(used, sizeof(line)),
+					  " %s=%s", descs[i].name, value);
+	}
+	kprintf("options:%s\n", line);
 }

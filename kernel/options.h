@@ -21,6 +21,7 @@ struct kernel_options {
 	bool run_tests;	      /* test= given */
 	uint32_t test_suites; /* bit i: suite i of ktest_suite_name(i) */
 	enum crash_kind crash;
+	bool x2apic; /* x2apic=on */
 };
 
 extern struct kernel_options options;

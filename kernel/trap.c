@@ -5,8 +5,10 @@
  *     fixup (the description is kept for tests, nothing is printed);
  *  2. anything else in the kernel is fatal: the description, the registers
  *     and a backtrace are printed by panic_with_frame.
- * Hardware interrupts are not routed yet: an unexpected vector is reported
- * and ignored.
+ * Interrupts (vectors 32 and up) go to the handler installed for them, then
+ * the local APIC gets its end-of-interrupt. Two kinds get no EOI: the APIC's
+ * spurious vector (the SDM says not to, Vol. 3A 11.9) and spurious 8259
+ * interrupts (the 8259 is not the local APIC).
  */
 #include "kernel/trap.h"
 #include "kernel/extable.h"
@@ -15,6 +17,8 @@
 #include "kernel/panic.h"
 #include "kernel/symbols.h"
 #include "kernel/x86.h"
+#include "apic/lapic.h"
+#include "apic/pic.h"
 #include "mm/kmap.h"
 
 #define REPORT_SIZE 512
@@ -46,7 +50,9 @@ static const char *const exception_names[32] = {
 	[30] = "#SX security",
 };
 
+static interrupt_handler handlers[256];
 static uint64_t recovered_count;
+static uint64_t spurious_count;
 static char last_recovered[REPORT_SIZE];
 
 static const char *vector_name(uint64_t vector)
@@ -118,6 +124,39 @@ void trap_print_registers(const struct trap_frame *f)
 		(unsigned long long)read_cr3(), (unsigned long long)read_cr4());
 }
 
+interrupt_handler trap_set_handler(unsigned vector, interrupt_handler handler)
+{
+	KASSERT(vector >= VEC_FIRST_IRQ && vector < 256,
+		"vector %u is an exception, not an interrupt", vector);
+	return __atomic_exchange_n(&handlers[vector], handler,
+				   __ATOMIC_SEQ_CST);
+}
+
+static void dispatch_interrupt(struct trap_frame *f)
+{
+	unsigned vector = (unsigned)f->vector;
+	interrupt_handler handler;
+
+	if (vector == VECTOR_SPURIOUS) {
+		__atomic_fetch_add(&spurious_count, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (vector >= PIC_VECTOR_BASE &&
+	    vector < PIC_VECTOR_BASE + PIC_VECTORS) {
+		__atomic_fetch_add(&spurious_count, 1, __ATOMIC_RELAXED);
+		pic_spurious(vector);
+		return;
+	}
+	handler = __atomic_load_n(&handlers[vector], __ATOMIC_ACQUIRE);
+	if (handler)
+		handler(f);
+	else
+		kprintf("trap: interrupt on vector %u with no handler "
+			"(ignored)\n",
+			vector);
+	lapic_eoi();
+}
+
 void trap_dispatch(struct trap_frame *f)
 {
 	/* CR2 first: a fault while handling this one would overwrite it. */
@@ -126,9 +165,7 @@ void trap_dispatch(struct trap_frame *f)
 	uint64_t fixup;
 
 	if (f->vector >= VEC_FIRST_IRQ) {
-		kprintf("trap: unexpected interrupt on vector %llu "
-			"(ignored)\n",
-			(unsigned long long)f->vector);
+		dispatch_interrupt(f);
 		return;
 	}
 	fixup = extable_fixup(f->rip);

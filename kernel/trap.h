@@ -39,6 +39,16 @@ _Static_assert(sizeof(struct trap_frame) == 22 * 8,
 
 void trap_dispatch(struct trap_frame *frame);
 
+typedef void (*interrupt_handler)(struct trap_frame *frame);
+
+/*
+ * Installs the handler for an interrupt vector (VEC_FIRST_IRQ..255) and
+ * returns the previous one (NULL if none). Handlers run with interrupts
+ * off; the dispatcher signals the end of interrupt to the local APIC after
+ * the handler returns.
+ */
+interrupt_handler trap_set_handler(unsigned vector, interrupt_handler handler);
+
 /* The stub of each vector, for the IDT (kernel/isr.asm). */
 extern const uint64_t isr_stub_table[256];
 

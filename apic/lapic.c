@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Local APIC set-up and the calls the rest of the kernel uses.
+ *
+ * Each CPU: enable the APIC globally (IA32_APIC_BASE.EN, plus EXTD for
+ * x2APIC), accept every priority (TPR 0), route APIC errors to
+ * VECTOR_APIC_ERROR, mask LINT0 (the 8259 is masked anyway) and make LINT1
+ * deliver NMIs as PC firmware wires it, then software-enable the APIC with
+ * the spurious vector.
+ */
+#include "apic/lapic.h"
+#include "apic/lapic_backend.h"
+#include "kernel/cpu.h"
+#include "kernel/kprintf.h"
+#include "kernel/panic.h"
+#include "kernel/trap.h"
+#include "kernel/x86.h"
+#include "mm/kmap.h"
+#include "mm/pagetable.h"
+
+/* IA32_APIC_BASE (SDM Vol. 3A, 11.4.4). */
+#define APIC_BASE_BSP	    0x100ULL
+#define APIC_BASE_X2APIC    0x400ULL /* EXTD */
+#define APIC_BASE_ENABLE    0x800ULL /* EN */
+#define APIC_BASE_ADDR_MASK 0x000ffffffffff000ULL
+
+static const struct lapic_backend *backend;
+static enum lapic_mode mode;
+
+enum lapic_mode lapic_mode(void)
+{
+	return mode;
+}
+
+const char *lapic_mode_name(void)
+{
+	return backend ? backend->name : "none";
+}
+
+uint32_t lapic_read(uint32_t reg)
+{
+	return backend->read(reg);
+}
+
+void lapic_write(uint32_t reg, uint32_t value)
+{
+	backend->write(reg, value);
+}
+
+void lapic_eoi(void)
+{
+	backend->write(LAPIC_EOI, 0);
+}
+
+uint32_t lapic_id(void)
+{
+	return backend->id();
+}
+
+void lapic_send_ipi(uint32_t destination, uint32_t command)
+{
+	/* The xAPIC ICR takes two writes: no IPI may be sent between them
+	 * from an interrupt handler on this CPU. */
+	uint64_t flags = irq_save();
+
+	backend->send_ipi(destination, command);
+	irq_restore(flags);
+}
+
+uint32_t lapic_read_errors(void)
+{
+	/* The ESR latches on a write (SDM Vol. 3A, 11.5.3). */
+	backend->write(LAPIC_ESR, 0);
+	return backend->read(LAPIC_ESR);
+}
+
+static void enable_this_cpu(void)
+{
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+
+	/* Disabled -> xAPIC -> x2APIC: the SDM's legal transitions
+	 * (Vol. 3A, 11.12.5), one step at a time. */
+	if (!(base & APIC_BASE_ENABLE)) {
+		base |= APIC_BASE_ENABLE;
+		wrmsr(MSR_APIC_BASE, base);
+	}
+	if (mode == LAPIC_X2APIC && !(base & APIC_BASE_X2APIC))
+		wrmsr(MSR_APIC_BASE, base | APIC_BASE_X2APIC);
+
+	lapic_write(LAPIC_TPR, 0);
+	lapic_write(LAPIC_LVT_ERROR, VECTOR_APIC_ERROR);
+	lapic_write(LAPIC_LVT_LINT0, LVT_MASKED);
+	lapic_write(LAPIC_LVT_LINT1, LVT_DELIVERY_NMI);
+	lapic_write(LAPIC_LVT_TIMER, LVT_MASKED);
+	lapic_write(LAPIC_SPURIOUS, LAPIC_SPURIOUS_ENABLE | VECTOR_SPURIOUS);
+	lapic_read_errors();
+	lapic_eoi();
+}
+
+static void apic_error_interrupt(struct trap_frame *frame)
+{
+	(void)frame;
+	kprintf("apic: error interrupt on APIC ID %u: ESR %#x\n", lapic_id(),
+		lapic_read_errors());
+}
+
+void lapic_init_boot_cpu(uint64_t lapic_phys, bool allow_x2apic)
+{
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+	bool firmware_x2apic =
+		(base & APIC_BASE_ENABLE) && (base & APIC_BASE_X2APIC);
+
+	if (firmware_x2apic && !allow_x2apic)
+		kprintf("apic: firmware left x2APIC enabled; staying in it "
+			"(x2apic=off cannot leave it without a reset)\n");
+	if (boot_cpu.x2apic && (allow_x2apic || firmware_x2apic)) {
+		mode = LAPIC_X2APIC;
+		backend = &x2apic_backend;
+	} else {
+		mode = LAPIC_XAPIC;
+		backend = &xapic_backend;
+		if (!lapic_phys)
+			lapic_phys = base & APIC_BASE_ADDR_MASK;
+		xapic_registers = ioremap(lapic_phys, PAGE_SIZE, PTE_CACHE_UC);
+	}
+	trap_set_handler(VECTOR_APIC_ERROR, apic_error_interrupt);
+	enable_this_cpu();
+	kprintf("apic: %s, boot CPU APIC ID %u, version %#x\n", backend->name,
+		lapic_id(), lapic_read(LAPIC_VERSION) & 0xff);
+}
+
+void lapic_init_this_cpu(void)
+{
+	KASSERT(backend, "the boot CPU sets the APIC mode first");
+	enable_this_cpu();
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CPU masks: one bit per CPU index (not APIC ID), up to MAX_CPUS.
+ *
+ * The plain operations are for masks one CPU owns (a local copy, a target
+ * list being built). The _atomic ones are for masks several CPUs change at
+ * once, such as an address space's mask of CPUs that may cache it: each is a
+ * single locked read-modify-write of one 64-bit word, and counts as one
+ * "cpumask atomic" in the TLB statistics.
+ */
+#ifndef SMP_CPUMASK_H
+#define SMP_CPUMASK_H
+
+#include "kernel/types.h"
+
+#define MAX_CPUS      256
+#define CPUMASK_WORDS (MAX_CPUS / 64)
+
+_Static_assert(MAX_CPUS % 64 == 0, "cpumask words are 64 bits");
+
+struct cpumask {
+	uint64_t bits[CPUMASK_WORDS];
+};
+
+static inline void cpumask_clear_all(struct cpumask *m)
+{
+	for (int i = 0; i < CPUMASK_WORDS; i++)
+		m->bits[i] = 0;
+}
+
+static inline void cpumask_set(struct cpumask *m, unsigned cpu)
+{
+	m->bits[cpu / 64] |= 1ULL << (cpu % 64);
+}
+
+static inline void cpumask_clear(struct cpumask *m, unsigned cpu)
+{
+	m->bits[cpu / 64] &= ~(1ULL << (cpu % 64));
+}
+
+static inline bool cpumask_test(const struct cpumask *m, unsigned cpu)
+{
+	return (__atomic_load_n(&m->bits[cpu / 64], __ATOMIC_RELAXED) >>
+		(cpu % 64)) &
+	       1;
+}
+
+/* Atomic set/clear: a locked OR/AND; full barrier (x86 locked ops are). */
+static inline void cpumask_set_atomic(struct cpumask *m, unsigned cpu)
+{
+	__atomic_fetch_or(&m->bits[cpu / 64], 1ULL << (cpu % 64),
+			  __ATOMIC_SEQ_CST);
+}
+
+static inline void cpumask_clear_atomic(struct cpumask *m, unsigned cpu)
+{
+	__atomic_fetch_and(&m->bits[cpu / 64], ~(1ULL << (cpu % 64)),
+			   __ATOMIC_SEQ_CST);
+}
+
+/* Word-by-word snapshot of a mask other CPUs may be changing. */
+static inline void cpumask_copy(struct cpumask *dst, const struct cpumask *src)
+{
+	for (int i = 0; i < CPUMASK_WORDS; i++)
+		dst->bits[i] = __atomic_load_n(&src->bits[i], __ATOMIC_RELAXED);
+}
+
+static inline void cpumask_and(struct cpumask *dst, const struct cpumask *a,
+			       const struct cpumask *b)
+{
+	for (int i = 0; i < CPUMASK_WORDS; i++)
+		dst->bits[i] = a->bits[i] & b->bits[i];
+}
+
+static inline unsigned cpumask_weight(const struct cpumask *m)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < CPUMASK_WORDS; i++)
+		n += (unsigned)__builtin_popcountll(m->bits[i]);
+	return n;
+}
+
+static inline bool cpumask_empty(const struct cpumask *m)
+{
+	for (int i = 0; i < CPUMASK_WORDS; i++) {
+		if (m->bits[i])
+			return false;
+	}
+	return true;
+}
+
+/* The first set bit at or after cpu, or MAX_CPUS: skips empty words. */
+static inline unsigned cpumask_next(const struct cpumask *m, unsigned cpu)
+{
+	while (cpu < MAX_CPUS) {
+		uint64_t word = m->bits[cpu / 64] >> (cpu % 64);
+
+		if (word)
+			return cpu + (unsigned)__builtin_ctzll(word);
+		cpu = (cpu / 64 + 1) * 64;
+	}
+	return MAX_CPUS;
+}
+
+#define for_each_cpu(cpu, mask)                                 \
+	for ((cpu) = cpumask_next((mask), 0); (cpu) < MAX_CPUS; \
+	     (cpu) = cpumask_next((mask), (cpu) + 1))
+
+#endif
