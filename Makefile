@@ -49,7 +49,7 @@ NASM_FLAGS := -f elf64 -I.
 
 # --- Sources ---------------------------------------------------------------
 BOOT_ASM := boot/header.asm boot/entry.asm
-KERNEL_ASM := kernel/isr.asm kernel/probe.asm
+KERNEL_ASM := kernel/isr.asm kernel/probe.asm smp/trampoline.asm
 KERNEL_C := \
 	kernel/main.c \
 	kernel/string.c \
@@ -71,10 +71,18 @@ KERNEL_C := \
 	kernel/symbols.c \
 	kernel/platform.c \
 	kernel/crash.c \
+	kernel/acpi.c \
+	kernel/acpi_tables.c \
 	apic/lapic.c \
 	apic/xapic.c \
 	apic/x2apic.c \
 	apic/pic.c \
+	apic/tsc.c \
+	apic/timer.c \
+	smp/percpu.c \
+	smp/smp.c \
+	smp/call.c \
+	mm/kstack.c \
 	mm/memmap.c \
 	mm/frame_alloc.c \
 	mm/pmm.c \
@@ -86,7 +94,10 @@ KERNEL_C := \
 	tests/kernel/test_format.c \
 	tests/kernel/test_mm.c \
 	tests/kernel/test_trap.c \
-	tests/kernel/test_boot.c
+	tests/kernel/test_boot.c \
+	tests/kernel/test_time.c \
+	tests/kernel/test_acpi.c \
+	tests/kernel/test_smp.c
 
 KERNEL_OBJS := $(BOOT_ASM:%.asm=$(BUILD)/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/%.o) \
 	$(KERNEL_C:%.c=$(BUILD)/%.o) $(BUILD)/kernel/font_psf.o
@@ -170,7 +181,8 @@ qemu-gdb: deps all
 HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
-HOST_TESTS := format cmdline multiboot2 memmap frame_alloc
+HOST_TESTS := format cmdline multiboot2 memmap frame_alloc \
+	acpi_tables
 HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
 $(BUILD)/host/test_format: tests/host/test_format.c kernel/format.c kernel/string.c tests/host/host_test.h
@@ -178,6 +190,7 @@ $(BUILD)/host/test_cmdline: tests/host/test_cmdline.c kernel/cmdline.c kernel/st
 $(BUILD)/host/test_multiboot2: tests/host/test_multiboot2.c kernel/multiboot2.c kernel/string.c tests/host/host_test.h
 $(BUILD)/host/test_memmap: tests/host/test_memmap.c mm/memmap.c tests/host/host_test.h
 $(BUILD)/host/test_frame_alloc: tests/host/test_frame_alloc.c mm/frame_alloc.c tests/host/host_test.h
+$(BUILD)/host/test_acpi_tables: tests/host/test_acpi_tables.c kernel/acpi_tables.c tests/host/host_test.h
 
 $(BUILD)/host/test_%:
 	@mkdir -p $(dir $@)

@@ -13,6 +13,7 @@
 #define DIRECT_MAP_BASE 0xffff800000000000ULL
 #define BOOT_STACK_SIZE 0x4000
 #define PAGE_SIZE	0x1000ULL
+#define TRAMPOLINE_PHYS 0x8000ULL
 
 /* Multiboot2 (spec sections 3.1.2 and 3.2) */
 #define MB2_HEADER_MAGIC 0xe85250d6U

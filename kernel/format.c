@@ -8,6 +8,7 @@ struct spec {
 	bool plus;     /* '+': sign on positive numbers */
 	bool space;    /* ' ': space before positive numbers */
 	bool alt;      /* '#': 0x prefix / leading 0 for octal */
+	bool pointer;  /* %p: 0x prefix even for 0 */
 	int width;     /* -1: none */
 	int precision; /* -1: none */
 };
@@ -73,9 +74,11 @@ static void emit_number(struct out *o, const struct spec *sp, uint64_t value,
 		prefix = "+";
 	else if (sp->space)
 		prefix = " ";
-	else if (sp->alt && base == 16 && len && !(len == 1 && buf[0] == '0'))
+	else if (sp->pointer ||
+		 (sp->alt && base == 16 && len && !(len == 1 && buf[0] == '0')))
 		prefix = upper ? "0X" : "0x";
-	else if (sp->alt && base == 8 && (len == 0 || buf[len - 1] != '0'))
+	else if (sp->alt && base == 8 && sp->precision <= len &&
+		 (len == 0 || buf[len - 1] != '0'))
 		prefix = "0";
 	prefix_len = (int)strlen(prefix);
 
@@ -226,6 +229,9 @@ int format_to(format_sink sink, void *ctx, const char *fmt, va_list ap_in)
 		}
 		p++;
 		len = parse_spec(&p, &sp, &ap);
+		/* C: '+' and ' ' apply to signed conversions only. */
+		if (*p != 'd' && *p != 'i')
+			sp.plus = sp.space = false;
 		switch (*p) {
 		case 'd':
 		case 'i':
@@ -248,20 +254,21 @@ int format_to(format_sink sink, void *ctx, const char *fmt, va_list ap_in)
 				    false);
 			break;
 		case 'p':
-			sp.alt = true;
+			sp.pointer = true;
 			emit_number(&o, &sp, (uintptr_t)va_arg(ap, void *),
 				    false, 16, false);
 			break;
 		case 's':
 			emit_string(&o, &sp, va_arg(ap, const char *));
 			break;
-		case 'c': {
-			char c[2] = {(char)va_arg(ap, int), '\0'};
-
-			sp.precision = 1;
-			emit_string(&o, &sp, c);
+		case 'c':
+			/* Not through emit_string: '\0' is a character too. */
+			if (!sp.left)
+				emit_repeat(&o, ' ', sp.width - 1);
+			emit(&o, (char)va_arg(ap, int));
+			if (sp.left)
+				emit_repeat(&o, ' ', sp.width - 1);
 			break;
-		}
 		case '%':
 			emit(&o, '%');
 			break;

@@ -9,6 +9,10 @@
  */
 #include "apic/lapic.h"
 #include "apic/pic.h"
+#include "apic/timer.h"
+#include "apic/tsc.h"
+#include "kernel/acpi.h"
+#include "kernel/acpi_tables.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
 #include "kernel/crash.h"
@@ -25,6 +29,9 @@
 #include "mm/layout.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
+#include "smp/call.h"
+#include "smp/percpu.h"
+#include "smp/smp.h"
 #include "tests/ktest.h"
 
 void kmain(uint32_t magic, uint64_t mbi_phys);
@@ -96,13 +103,29 @@ static void print_memory_map(void)
 	}
 }
 
+/* The local APIC, time sources, then the other CPUs. */
+static void start_cpus(void)
+{
+	const struct madt_info *madt = acpi_madt();
+
+	lapic_init_boot_cpu(madt ? madt->lapic_address : 0, options.x2apic);
+	this_cpu()->apic_id = lapic_id();
+	tsc_init();
+	apic_timer_init_this_cpu();
+	smp_call_init_cpu(this_cpu());
+	smp_boot_cpus(madt);
+	smp_report();
+}
+
 static void print_boot_summary(void)
 {
-	kprintf("boot: cpus=1 apic=%s pcid=%d invpcid=%d accel=%s "
-		"mem_mib=%llu\n",
-		lapic_mode_name(), boot_cpu.pcid, boot_cpu.invpcid,
+	kprintf("boot: cpus=%u apic=%s pcid=%d invpcid=%d accel=%s "
+		"mem_mib=%llu tsc_mhz=%llu tsc=%s timer=%s\n",
+		cpu_count, lapic_mode_name(), boot_cpu.pcid, boot_cpu.invpcid,
 		platform_accel_name(),
-		(unsigned long long)(pmm_total_count() >> (20 - PAGE_SHIFT)));
+		(unsigned long long)(pmm_total_count() >> (20 - PAGE_SHIFT)),
+		(unsigned long long)(tsc_hz() / 1000000), tsc_source(),
+		apic_timer_mode_name());
 }
 
 static __noreturn void finish(bool success)
@@ -120,6 +143,7 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	serial_init();
 	cpu_probe(&boot_cpu);
 	gdt_load(&boot_cpu_tables);
+	percpu_init_boot_cpu();
 	idt_load();
 	pic_remap_and_mask();
 	cpu_enable_features(&boot_cpu);
@@ -144,7 +168,9 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 
 	pmm_init(&boot, mbi_phys);
 	switch_to_kernel_page_tables();
-	lapic_init_boot_cpu(0, options.x2apic);
+	acpi_init(&boot);
+	acpi_print_tables();
+	start_cpus();
 	print_boot_summary();
 
 	if (options.crash != CRASH_NONE) {

@@ -10,6 +10,7 @@ struct kernel_options options;
 static const char *const console_choices[] = {"both", "serial", "fb", NULL};
 static const char *const done_choices[] = {"exit", "halt", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
+static const char *const call_bug_choices[] = {"none", "drop", "no-ipi", NULL};
 static const char *const crash_choices[] = {"none", "panic", "pagefault",
 					    "stack", NULL};
 /* Filled from the test registry: one word per suite. */
@@ -17,11 +18,12 @@ static const char *test_choices[KTEST_MAX_SUITES + 1];
 
 /* Index of each option in descs and values. */
 enum option_index {
-	OPT_CONSOLE, /* console= */
-	OPT_DONE,    /* done= */
-	OPT_TEST,    /* test= */
-	OPT_CRASH,   /* crash= */
-	OPT_X2APIC,  /* x2apic= */
+	OPT_CONSOLE,  /* console= */
+	OPT_DONE,     /* done= */
+	OPT_TEST,     /* test= */
+	OPT_CRASH,    /* crash= */
+	OPT_X2APIC,   /* x2apic= */
+	OPT_CALL_BUG, /* call_bug= */
 	OPTION_COUNT
 };
 
@@ -36,6 +38,8 @@ static const struct option_desc descs[OPTION_COUNT] = {
 		       "crash on purpose after boot, to see the report"},
 	[OPT_X2APIC] = {"x2apic", OPTION_CHOICE, on_off, 0, 0, 0,
 			"use x2APIC when the CPU has it"},
+	[OPT_CALL_BUG] = {"call_bug", OPTION_CHOICE, call_bug_choices, 0, 0, 0,
+			  "inject a bug into cross-CPU calls (tests)"},
 };
 
 static struct option_value values[OPTION_COUNT];
@@ -69,6 +73,7 @@ int options_parse(const char *cmdline)
 	options.test_suites = values[OPT_TEST].words;
 	options.crash = (enum crash_kind)values[OPT_CRASH].choice;
 	options.x2apic = values[OPT_X2APIC].choice == 0;
+	options.call_bug = (enum call_bug)values[OPT_CALL_BUG].choice;
 	return problems;
 }
 

@@ -10,6 +10,13 @@
 #include "kernel/console.h"
 #include "kernel/crash.h"
 
+/* Deliberate bugs in the cross-CPU call protocol (call_bug=), for tests. */
+enum call_bug {
+	CALL_BUG_NONE, /* call_bug=none */
+	CALL_BUG_DROP, /* call_bug=drop: every 64th request is not run */
+	CALL_BUG_NO_IPI, /* call_bug=no-ipi: requests are queued, never signalled */
+};
+
 enum done_action {
 	DONE_EXIT, /* done=exit: end the emulator (halt on hardware) */
 	DONE_HALT, /* done=halt: halt, keep the screen (for screendumps) */
@@ -22,6 +29,7 @@ struct kernel_options {
 	uint32_t test_suites; /* bit i: suite i of ktest_suite_name(i) */
 	enum crash_kind crash;
 	bool x2apic; /* x2apic=on */
+	enum call_bug call_bug;
 };
 
 extern struct kernel_options options;

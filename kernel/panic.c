@@ -12,6 +12,7 @@
 #include "kernel/symbols.h"
 #include "kernel/trap.h"
 #include "kernel/x86.h"
+#include "smp/smp.h"
 #include "mm/layout.h"
 
 #define BACKTRACE_MAX_FRAMES 24
@@ -61,13 +62,19 @@ static __noreturn void panic_common(const struct trap_frame *f, const char *fmt,
 				    va_list ap)
 {
 	cli();
-	console_enter_panic();
-	if (__atomic_fetch_add(&panic_depth, 1, __ATOMIC_RELAXED)) {
+	/* Only the first panic, on any CPU, reports: a second one (nested,
+	 * or on another CPU racing the NMI) prints one line and stops. */
+	if (__atomic_fetch_add(&panic_depth, 1, __ATOMIC_SEQ_CST)) {
+		console_enter_panic();
 		kprintf("\nPANIC while panicking: ");
 		kvprintf(fmt, ap);
 		kprintf("\n");
-		platform_exit(false);
+		if (exit_on_panic)
+			platform_exit(false);
+		halt_forever();
 	}
+	smp_stop_other_cpus();
+	console_enter_panic();
 	kprintf("\nPANIC: ");
 	kvprintf(fmt, ap);
 	kprintf("\n");

@@ -9,6 +9,7 @@
 #include "kernel/platform.h"
 #include "kernel/cpu.h"
 #include "kernel/kprintf.h"
+#include "kernel/serial.h"
 #include "kernel/string.h"
 #include "kernel/x86.h"
 
@@ -82,6 +83,8 @@ __noreturn void platform_exit(bool success)
 {
 	static const char shutdown[] = "Shutdown";
 
+	/* Emulators stop at once: let the last report line leave the UART. */
+	serial_flush();
 	switch (platform) {
 	case PLATFORM_QEMU_TCG:
 	case PLATFORM_QEMU_KVM:

@@ -23,6 +23,7 @@
 #define UART_FCR_ENABLE_CLEAR 0x07 /* enable FIFOs, clear both */
 #define UART_MCR_DTR_RTS_OUT2 0x0b
 #define UART_LSR_THRE	      0x20 /* transmit holding register empty */
+#define UART_LSR_TEMT	      0x40 /* transmitter empty: the last bit is out */
 
 #define UART_CLOCK_DIVISOR_115200 1 /* 1.8432 MHz / 16 / 115200 */
 
@@ -93,4 +94,13 @@ void serial_putc(char c)
 	if (c == '\n')
 		uart_send('\r');
 	uart_send((uint8_t)c);
+}
+
+void serial_flush(void)
+{
+	for (int spins = 0; present && spins < UART_TX_SPINS; spins++) {
+		if (inb(COM1_PORT + UART_LSR) & UART_LSR_TEMT)
+			return;
+		cpu_relax();
+	}
 }

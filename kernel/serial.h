@@ -13,4 +13,7 @@ bool serial_init(void);
 bool serial_present(void);
 void serial_putc(char c);
 
+/* Waits (bounded) until the UART has sent every byte, e.g. before power-off. */
+void serial_flush(void);
+
 #endif

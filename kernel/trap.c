@@ -19,6 +19,9 @@
 #include "kernel/x86.h"
 #include "apic/lapic.h"
 #include "apic/pic.h"
+#include "kernel/platform.h"
+#include "smp/percpu.h"
+#include "smp/smp.h"
 #include "mm/kmap.h"
 
 #define REPORT_SIZE 512
@@ -166,6 +169,13 @@ void trap_dispatch(struct trap_frame *f)
 
 	if (f->vector >= VEC_FIRST_IRQ) {
 		dispatch_interrupt(f);
+		return;
+	}
+	if (f->vector == VEC_NMI) {
+		/* Another CPU panicked and wants this one quiet. */
+		if (smp_stopping())
+			halt_forever();
+		kprintf("trap: NMI on CPU %u (ignored)\n", this_cpu_index());
 		return;
 	}
 	fixup = extable_fixup(f->rip);

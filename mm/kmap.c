@@ -18,6 +18,7 @@
  */
 #include "mm/kmap.h"
 #include "mm/layout.h"
+#include "mm/kstack.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
@@ -200,5 +201,6 @@ uint64_t kmap_boot_stack_guard(void)
 
 bool kmap_is_stack_guard(uint64_t va)
 {
-	return ALIGN_DOWN(va, PAGE_SIZE) == (uint64_t)boot_stack_guard;
+	return ALIGN_DOWN(va, PAGE_SIZE) == (uint64_t)boot_stack_guard ||
+	       kstack_is_guard(va);
 }

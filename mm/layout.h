@@ -6,6 +6,7 @@
  *   0xffff800000000000 - ...                 direct map of physical memory
  *                                            (PML4 slot 256 and up)
  *   0xffffc00000000000 - 0xffffc07fffffffff  device mappings (ioremap; slot 384)
+ *   0xffffc08000000000 - 0xffffc0ffffffffff  kernel stacks (slot 385)
  *   0xffffffff80000000 - 0xffffffffffffffff  kernel image (-2 GiB; slot 511)
  *
  * Every address space shares PML4 slots 256..511: they point to the same
@@ -23,6 +24,8 @@
 #define HUGE_PAGE_SIZE	 (1ULL << 30) /* 1 GiB */
 #define IOREMAP_BASE	 0xffffc00000000000ULL
 #define IOREMAP_SIZE	 (512ULL << 30)
+#define KSTACK_BASE      0xffffc08000000000ULL
+#define KSTACK_WINDOW    (512ULL << 30)
 #define USER_TOP	 0x0000800000000000ULL /* first non-user address */
 #define DIRECT_MAP_LIMIT (64ULL << 40)	       /* the direct map spans 64 TiB */
 

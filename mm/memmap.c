@@ -41,6 +41,9 @@ static size_t merge_ranges(struct phys_range *r, size_t n)
 static size_t cut_hole(struct phys_range *r, size_t n, size_t max,
 		       uint64_t hole_start, uint64_t hole_end, bool *truncated)
 {
+	/* Empty or backwards: removes nothing (must not split a range). */
+	if (hole_start >= hole_end)
+		return n;
 	for (size_t i = 0; i < n; i++) {
 		struct phys_range cur = r[i];
 

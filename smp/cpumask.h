@@ -72,12 +72,22 @@ static inline void cpumask_and(struct cpumask *dst, const struct cpumask *a,
 		dst->bits[i] = a->bits[i] & b->bits[i];
 }
 
+/* Set bits in a word (no POPCNT assumed: it is not in baseline x86-64). */
+static inline unsigned bits_set(uint64_t x)
+{
+	unsigned n = 0;
+
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
 static inline unsigned cpumask_weight(const struct cpumask *m)
 {
 	unsigned n = 0;
 
 	for (int i = 0; i < CPUMASK_WORDS; i++)
-		n += (unsigned)__builtin_popcountll(m->bits[i]);
+		n += bits_set(m->bits[i]);
 	return n;
 }
 

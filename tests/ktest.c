@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "tests/ktest.h"
+#include "apic/tsc.h"
 #include "kernel/format.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
@@ -98,10 +99,13 @@ static bool run_suite(const char *suite, size_t number)
 	for (size_t i = 0; i < ktest_count(); i++) {
 		const struct ktest *k = &ktest_start[i];
 		struct ktest_context t = {.id = k->id};
+		uint64_t start, elapsed_us;
 
 		if (strcmp(k->suite, suite))
 			continue;
+		start = tsc_read_ordered();
 		k->run(&t);
+		elapsed_us = tsc_to_ns(tsc_read_ordered() - start) / 1000;
 		index++;
 		if (t.skipped && !t.failed) {
 			skipped++;
@@ -116,6 +120,9 @@ static bool run_suite(const char *suite, size_t number)
 			kprintf("    ok %zu %s %s\n", index, k->id,
 				k->description);
 		}
+		/* Not a pass/fail criterion: tells where a slow run spends time. */
+		kprintf("    # %s took %llu us\n", k->id,
+			(unsigned long long)elapsed_us);
 	}
 	kprintf("# %s: pass:%zu fail:%zu skip:%zu total:%zu\n", suite, passed,
 		failed, skipped, planned);

@@ -83,6 +83,8 @@ def kvm_status() -> tuple[bool, str]:
     for line in cpuinfo.splitlines():
         if line.startswith("flags"):
             flags.update(line.split(":", 1)[1].split())
+    if not os.path.exists("/dev/kvm"):
+        return False, "no /dev/kvm on this host"
     if not flags & {"vmx", "svm"}:
         return False, ("/dev/kvm here is not hardware virtualization "
                        "(no vmx/svm in /proc/cpuinfo)")
@@ -137,6 +139,7 @@ class Settings:
     icount: bool = False         # deterministic TCG: -icount shift=1
     timeout: float | None = None  # seconds; None: 120 (QEMU), 600 (Bochs); 0: none
     serial: str = "file"         # file | stdio | none (where COM1 goes)
+    topology: str = ""           # QEMU only: more -smp keys, e.g. sockets=2,cores=3
 
     def resolve(self) -> "Settings":
         """Fill in defaults and check combinations; returns a new copy."""
@@ -159,8 +162,10 @@ class Settings:
         if s.emu == "bochs":
             if s.firmware != "bios":
                 raise ConfigError("EMU=bochs boots with its own BIOS only (FIRMWARE=bios)")
-            if s.accel == "kvm" or s.icount or s.qemu_args or s.machine != "pc":
-                raise ConfigError("ACCEL, ICOUNT, QEMU_ARGS and MACHINE apply to QEMU only")
+            if (s.accel == "kvm" or s.icount or s.qemu_args or s.machine != "pc"
+                    or s.topology):
+                raise ConfigError("ACCEL, ICOUNT, QEMU_ARGS, MACHINE and a CPU topology "
+                                  "apply to QEMU only")
             s.cpu = s.cpu or BOCHS_CPU
             return s
         if s.accel is None:
@@ -235,11 +240,17 @@ def build_iso(kernel: str | Path, iso: str | Path, cmdline: list[str]) -> Path:
     return iso
 
 
+def _opt(path: Path | str) -> str:
+    """A path inside a QEMU option string, where a comma must be doubled."""
+    return str(path).replace(",", ",,")
+
+
 def qemu_command(s: Settings, iso: Path, run_dir: Path,
                  extra_args: list[str] = (), monitor: str | None = None) -> list[str]:
     accel = "kvm" if s.accel == "kvm" else "tcg"
     cmd = [QEMU, "-accel", accel, "-cpu", s.cpu, "-machine", s.machine,
-           "-smp", str(s.smp), "-m", f"{s.mem_mib}M"]
+           "-smp", f"{s.smp},{s.topology}" if s.topology else str(s.smp),
+           "-m", f"{s.mem_mib}M"]
     if s.icount:
         cmd += ["-icount", "shift=1"]
     if s.firmware == "uefi":
@@ -247,27 +258,30 @@ def qemu_command(s: Settings, iso: Path, run_dir: Path,
         # OVMF writes its variable store: give each run its own copy.
         vars_copy = run_dir / "ovmf-vars.fd"
         shutil.copyfile(vars_template, vars_copy)
-        cmd += ["-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={code}",
-                "-drive", f"if=pflash,format=raw,unit=1,file={vars_copy}"]
-    cmd += ["-cdrom", str(iso), "-boot", "order=d"]
+        cmd += ["-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={_opt(code)}",
+                "-drive", f"if=pflash,format=raw,unit=1,file={_opt(vars_copy)}"]
+    cmd += ["-drive", f"file={_opt(iso)},media=cdrom,format=raw,readonly=on",
+            "-boot", "order=d"]
     if s.serial == "stdio":
         # Shown on the terminal and kept in serial.log; signal=on lets
         # Ctrl-C end QEMU.
-        cmd += ["-chardev", f"stdio,id=com1,signal=on,logfile={run_dir / 'serial.log'}",
+        cmd += ["-chardev", f"stdio,id=com1,signal=on,logfile={_opt(run_dir / 'serial.log')}",
                 "-serial", "chardev:com1"]
     elif s.serial == "file":
-        cmd += ["-serial", f"file:{run_dir / 'serial.log'}"]
+        cmd += ["-serial", f"file:{run_dir / 'serial.log'}"]  # no option parsing here
     else:
         cmd += ["-serial", "none"]
     cmd += ["-display", "none", "-no-reboot", "-device", DEBUG_EXIT_DEVICE]
     if monitor:
-        cmd += ["-monitor", f"unix:{monitor},server=on,wait=off"]
+        cmd += ["-monitor", f"unix:{_opt(monitor)},server=on,wait=off"]
     # The user's arguments come last so that they can override ours.
     return cmd + list(extra_args) + list(s.qemu_args)
 
 
-def bochs_command(s: Settings, iso: Path, run_dir: Path) -> list[str]:
-    """Write bochsrc and the debugger rc file; return the command to run.
+def bochs_command(s: Settings, run_dir: Path) -> list[str]:
+    """Write bochsrc and the debugger rc file; return the command to run in
+    run_dir (file names in bochsrc are relative to it: its syntax has no
+    quoting for paths with spaces or commas).
 
     Debian's Bochs has no `nogui` display library; `term` (bochs-term) needs
     a terminal, so Bochs runs under script(1), which gives it a pty and
@@ -275,33 +289,31 @@ def bochs_command(s: Settings, iso: Path, run_dir: Path) -> list[str]:
     32-bpp mode GRUB sets and panics; that one panic is made a report so the
     run goes on (the framebuffer still works, it is just not shown).
     """
-    rc = run_dir / "bochs.rc"
-    rc.write_text("c\nquit\n")  # Bochs starts in its debugger: continue
-    serial = f"com1: enabled=1, mode=file, dev={run_dir / 'serial.log'}" \
+    (run_dir / "bochs.rc").write_text("c\nquit\n")  # Bochs starts in its debugger
+    serial = "com1: enabled=1, mode=file, dev=serial.log" \
         if s.serial != "none" else "com1: enabled=0"
-    bochsrc = run_dir / "bochsrc"
-    bochsrc.write_text("\n".join([
+    (run_dir / "bochsrc").write_text("\n".join([
         f"megs: {s.mem_mib}",
         # reset_on_triple_fault=0: a triple fault ends the run (as QEMU's
         # -no-reboot does) instead of booting GRUB again in a loop.
         f"cpu: model={s.cpu}, count={s.smp}, ips={BOCHS_IPS}, reset_on_triple_fault=0",
         f"romimage: file={BOCHS_ROM}",
         f"vgaromimage: file={BOCHS_VGAROM}",
-        f"ata0-master: type=cdrom, path={iso}, status=inserted",
+        "ata0-master: type=cdrom, path=shootdown.iso, status=inserted",
         "boot: cdrom",
         serial,
         # Reading port 0xe9 gives 0xe9: how the kernel detects Bochs.
         "port_e9_hack: enabled=1",
         "display_library: term",
         "panic: action=fatal, term=report",
-        f"log: {run_dir / 'bochs.log'}",
+        "log: bochs.log",
         "mouse: enabled=0",
         "speaker: enabled=0",  # else ALSA complains on a machine without sound
         # Emulated time follows the instruction count, not the host clock.
         "clock: sync=none, time0=local",
         "",
     ]))
-    return ["bochs", "-f", str(bochsrc), "-rc", str(rc)]
+    return ["bochs", "-f", "bochsrc", "-rc", "bochs.rc"]
 
 
 # --- Running ------------------------------------------------------------------
@@ -327,6 +339,17 @@ class RunResult:
         if self.emu == "bochs":
             return self.shutdown
         return self.status == EXIT_SUCCESS
+
+
+# Emulators running now (process -> in a session of its own?), so that an
+# interrupted caller can end them all.
+_live: dict[subprocess.Popen, bool] = {}
+
+
+def stop_all() -> None:
+    """End every emulator that run() started and that is still running."""
+    for proc, group in list(_live.items()):
+        _stop(proc, group)
 
 
 def _read(path: Path) -> str:
@@ -381,18 +404,17 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *,
 
     env = dict(os.environ)
     if s.emu == "qemu":
-        cmd = qemu_command(s, iso, run_dir, extra_args, monitor)
-        shown = shlex.join(cmd)
-        popen_cmd = cmd
+        popen_cmd = qemu_command(s, iso, run_dir, extra_args, monitor)
     else:
-        cmd = bochs_command(s, iso, run_dir)
-        shown = shlex.join(cmd)
+        cmd = bochs_command(s, run_dir)
         # script -e: return Bochs's status; -f: flush; -q: no banner.
-        popen_cmd = ["script", "-qfec", shown, "/dev/null"]
+        popen_cmd = ["script", "-qfec", shlex.join(cmd), "/dev/null"]
         env["TERM"] = "xterm"  # the term GUI (ncurses) needs a known TERM
-    (run_dir / "cmd").write_text(shlex.join(popen_cmd) + "\n")
+    cwd = run_dir if s.emu == "bochs" else None
+    shown = (f"cd {shlex.quote(str(run_dir))} && " if cwd else "") + shlex.join(popen_cmd)
+    (run_dir / "cmd").write_text(shown + "\n")
     if announce:
-        announce(shlex.join(popen_cmd))
+        announce(shown)
 
     interactive = s.serial == "stdio" and s.emu == "qemu"
     if interactive:
@@ -406,13 +428,14 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *,
     try:
         proc = subprocess.Popen(popen_cmd, stdin=stdin, stdout=out,
                                 stderr=subprocess.STDOUT if out else None,
-                                env=env, start_new_session=not interactive)
+                                cwd=cwd, env=env, start_new_session=not interactive)
     except OSError as e:
         if out:
             out.close()
         return RunResult(None, "", False, 0.0, popen_cmd, run_dir, s.emu,
                          error=f"cannot start {popen_cmd[0]}: {e}")
 
+    _live[proc] = not interactive
     serial_path = run_dir / "serial.log"
     streamed = 0
     seen = False
@@ -452,6 +475,7 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *,
             out.close()
         if proc.poll() is None:
             _stop(proc, group=not interactive)
+        _live.pop(proc, None)
     duration = time.monotonic() - start
 
     serial = _read(serial_path)
@@ -488,7 +512,11 @@ def _monitor_command(sock_path: str, commands: list[str], timeout: float = 30.0)
         for command in commands:
             sock.sendall(command.encode() + b"\n")
             if command == "quit":
-                break  # QEMU exits without another prompt
+                # No prompt follows: wait for QEMU to close the socket. Closing
+                # it first can make QEMU drop the command unread.
+                while sock.recv(4096):
+                    pass
+                break
             until_prompt()
     return transcript.decode("utf-8", "replace")
 
@@ -549,7 +577,15 @@ def bochs_verdict(result: RunResult) -> int:
     return 1 if top_level_failures else 0
 
 
+def interrupt_on_sigterm() -> None:
+    """Treat SIGTERM like Ctrl-C, so the emulator is ended either way."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, handler)
+
+
 def main(argv: list[str]) -> int:
+    interrupt_on_sigterm()
     if len(argv) != 3 or argv[1] not in ("run", "gdb"):
         print(f"usage: {argv[0]} run|gdb <kernel.elf>", file=sys.stderr)
         return 2

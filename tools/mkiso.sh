@@ -76,14 +76,18 @@ if [[ $# -gt 0 ]]; then
 		entry "shootdown" "$args"
 	} >"$cfg"
 else
-	# The menu for USB sticks and `make iso`. The GRUB menu is shown on
-	# the serial port too (when there is one), for serial-only machines.
+	# The menu for USB sticks and `make iso`. Under BIOS the GRUB menu is
+	# shown on the serial port too, for serial-only machines. Not under
+	# UEFI: there the firmware console usually reaches COM1 already (OVMF
+	# does), and a second copy doubles every line.
 	{
 		echo "set timeout=3"
 		echo "set default=0"
-		echo "if serial --unit=0 --speed=115200; then"
-		echo "	terminal_input --append serial"
-		echo "	terminal_output --append serial"
+		echo "if [ \"\$grub_platform\" = pc ]; then"
+		echo "	if serial --unit=0 --speed=115200; then"
+		echo "		terminal_input --append serial"
+		echo "		terminal_output --append serial"
+		echo "	fi"
 		echo "fi"
 		preamble
 		entry "shootdown" ""

@@ -34,7 +34,8 @@ KTEST(TRAP0001, trap, "a page fault is reported with vector, CR2 and RIP")
 	KEXPECT(report_has("<probe_read_u64+0"), "RIP symbol missing");
 }
 
-KTEST(TRAP0002, trap, "a non-canonical address raises #GP, not #PF")
+KTEST(TRAP0002, trap,
+      "a non-canonical address raises a general-protection fault")
 {
 	uint64_t value;
 	int err = probe_read_u64((void *)0x8000000000000000ULL, &value);

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * smp_call_function_many: per-CPU request queues and one IPI vector.
+ *
+ * Every (sender, target) pair has one request slot, owned by the sender:
+ * slots[sender][target]. A request is:
+ *  1. sender: wait until its slot for the target is free (pending == 0),
+ *     running its own incoming requests meanwhile;
+ *  2. sender: write fn and arg, set pending, push the slot on the target's
+ *     queue (a lock-free stack: compare-and-swap on the head);
+ *  3. sender: if the queue was empty before the push, send the target an
+ *     IPI. If it was not empty, an IPI is already on its way or being
+ *     handled, and the handler has not yet taken the list (it takes the
+ *     whole list at once by swapping the head with NULL), so it will find
+ *     this request too;
+ *  4. target, in the IPI handler (or while itself waiting in step 1 or 5):
+ *     take the whole list, run the requests oldest first, and clear each
+ *     slot's pending flag after its function returns;
+ *  5. sender, when asked to wait: spin until every slot it used is free,
+ *     running its own incoming requests meanwhile.
+ * Steps 1 and 5 serve the sender's own queue, so two CPUs sending to each
+ * other with interrupts off both make progress: neither waits on a request
+ * that only an interrupt could run.
+ *
+ * Orderings: the sender's writes of fn and arg happen before the push
+ * (release on the CAS); the target's swap of the head (acquire) pairs with
+ * it. The target reads fn and arg before clearing pending (release), and the
+ * sender's check of pending (acquire) pairs with that, so a slot is never
+ * rewritten while its previous request is still being read.
+ *
+ * A request that stays pending for CALL_TIMEOUT_NS means the target is dead
+ * or an IPI was lost: that is a kernel bug, reported with a panic rather
+ * than a silent hang. call_bug= breaks the protocol on purpose to show the
+ * tests catch it (tests/kernel/test_smp.c, the tcg-*-call-bug configs).
+ */
+#include "smp/call.h"
+#include "apic/lapic.h"
+#include "apic/tsc.h"
+#include "kernel/options.h"
+#include "kernel/panic.h"
+#include "kernel/trap.h"
+#include "kernel/x86.h"
+#include "mm/heap.h"
+#include "smp/percpu.h"
+
+/* Generous: a vCPU of an overcommitted emulator can stall for seconds. */
+#define CALL_TIMEOUT_NS 10000000000ULL
+#define DROP_EVERY	64 /* call_bug=drop: one request in this many */
+
+struct call_request {
+	smp_call_fn fn;
+	void *arg;
+	uint32_t pending; /* set by the sender, cleared by the target */
+	struct call_request *next; /* in the target's queue */
+} __aligned(64);
+
+struct call_queue {
+	struct call_request *head; /* pushed by senders, taken by the owner */
+	struct smp_call_stats stats;
+} __aligned(64);
+
+static struct call_queue queues[MAX_CPUS];
+/* slots[sender]: an array of MAX_CPUS requests, one per target. */
+static struct call_request *slots[MAX_CPUS];
+
+static bool push(struct call_queue *q, struct call_request *r)
+{
+	struct call_request *old = __atomic_load_n(&q->head, __ATOMIC_RELAXED);
+
+	do {
+		r->next = old;
+	} while (!__atomic_compare_exchange_n(
+		&q->head, &old, r, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	return old == NULL;
+}
+
+/* Runs every request queued for this CPU; returns how many ran. */
+static unsigned serve_queue(void)
+{
+	struct call_queue *q = &queues[this_cpu_index()];
+	struct call_request *list, *reversed = NULL;
+	unsigned ran = 0;
+
+	list = __atomic_exchange_n(&q->head, NULL, __ATOMIC_ACQUIRE);
+	/* The queue is a stack: reverse it to run the oldest first. */
+	while (list) {
+		struct call_request *next = list->next;
+
+		list->next = reversed;
+		reversed = list;
+		list = next;
+	}
+	while (reversed) {
+		struct call_request *r = reversed;
+		smp_call_fn fn = r->fn;
+		void *arg = r->arg;
+
+		reversed = r->next;
+		if (options.call_bug != CALL_BUG_DROP ||
+		    (q->stats.calls_run + ran + 1) % DROP_EVERY)
+			fn(arg);
+		__atomic_store_n(&r->pending, 0, __ATOMIC_RELEASE);
+		ran++;
+	}
+	q->stats.calls_run += ran;
+	return ran;
+}
+
+static void call_function_interrupt(struct trap_frame *frame)
+{
+	(void)frame;
+	queues[this_cpu_index()].stats.ipis_received++;
+	serve_queue();
+}
+
+static void wait_free(struct call_request *r, unsigned target)
+{
+	uint64_t start = tsc_read_ordered();
+
+	while (__atomic_load_n(&r->pending, __ATOMIC_ACQUIRE)) {
+		if (serve_queue())
+			continue;
+		cpu_relax();
+		if (tsc_to_ns(tsc_read_ordered() - start) > CALL_TIMEOUT_NS)
+			panic("smp: CPU %u has not run a call from CPU %u for "
+			      "%llu s: it is dead or an IPI was lost",
+			      target, this_cpu_index(),
+			      CALL_TIMEOUT_NS / 1000000000ULL);
+	}
+}
+
+void smp_call_function_many(const struct cpumask *mask, smp_call_fn fn,
+			    void *arg, enum smp_call_wait wait)
+{
+	unsigned self = this_cpu_index();
+	struct call_request *mine = slots[self];
+	struct cpumask targets;
+	uint64_t flags;
+	unsigned cpu;
+
+	cpumask_and(&targets, mask, &cpu_online_mask);
+
+	/* Interrupts off while queueing: a handler on this CPU must not
+	 * reuse a slot between its fill and its push. */
+	flags = irq_save();
+	for_each_cpu (cpu, &targets) {
+		struct call_request *r = &mine[cpu];
+
+		if (cpu == self)
+			continue;
+		wait_free(r, cpu);
+		r->fn = fn;
+		r->arg = arg;
+		r->pending = 1;
+		if (push(&queues[cpu], r) &&
+		    options.call_bug != CALL_BUG_NO_IPI) {
+			queues[self].stats.ipis_sent++;
+			lapic_send_fixed(cpus[cpu]->apic_id,
+					 VECTOR_CALL_FUNCTION);
+		}
+	}
+	if (cpumask_test(&targets, self))
+		fn(arg);
+	irq_restore(flags);
+
+	if (wait == SMP_CALL_WAIT) {
+		for_each_cpu (cpu, &targets) {
+			if (cpu != self)
+				wait_free(&mine[cpu], cpu);
+		}
+	}
+}
+
+void smp_call_function_single(unsigned cpu, smp_call_fn fn, void *arg,
+			      enum smp_call_wait wait)
+{
+	struct cpumask mask;
+
+	cpumask_clear_all(&mask);
+	cpumask_set(&mask, cpu);
+	smp_call_function_many(&mask, fn, arg, wait);
+}
+
+void smp_call_function_all(smp_call_fn fn, void *arg, enum smp_call_wait wait)
+{
+	smp_call_function_many(&cpu_online_mask, fn, arg, wait);
+}
+
+void smp_call_init_cpu(struct percpu *p)
+{
+	slots[p->index] = kzalloc(MAX_CPUS * sizeof(struct call_request));
+	if (!slots[p->index])
+		panic("smp: no memory for CPU %u's call slots", p->index);
+	if (p->index == 0)
+		trap_set_handler(VECTOR_CALL_FUNCTION, call_function_interrupt);
+}
+
+void smp_call_stats(unsigned cpu, struct smp_call_stats *out)
+{
+	*out = queues[cpu].stats;
+}
