@@ -24,8 +24,8 @@
 #define HUGE_PAGE_SIZE	 (1ULL << 30) /* 1 GiB */
 #define IOREMAP_BASE	 0xffffc00000000000ULL
 #define IOREMAP_SIZE	 (512ULL << 30)
-#define KSTACK_BASE      0xffffc08000000000ULL
-#define KSTACK_WINDOW    (512ULL << 30)
+#define KSTACK_BASE	 0xffffc08000000000ULL
+#define KSTACK_WINDOW	 (512ULL << 30)
 #define USER_TOP	 0x0000800000000000ULL /* first non-user address */
 #define DIRECT_MAP_LIMIT (64ULL << 40)	       /* the direct map spans 64 TiB */
 

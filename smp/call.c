@@ -28,9 +28,11 @@
  * sender's check of pending (acquire) pairs with that, so a slot is never
  * rewritten while its previous request is still being read.
  *
- * A request that stays pending for CALL_TIMEOUT_NS means the target is dead
- * or an IPI was lost: that is a kernel bug, reported with a panic rather
- * than a silent hang. call_bug= breaks the protocol on purpose to show the
+ * A target that does not look at its queue for CALL_TIMEOUT_NS while a
+ * request for it is pending is dead or missed its IPI: a kernel bug,
+ * reported with a panic rather than a silent hang. (A target busy running a
+ * long request still looks at its queue whenever it waits itself, so only
+ * a CPU that truly stopped trips this.) call_bug= breaks the protocol on purpose to show the
  * tests catch it (tests/kernel/test_smp.c, the tcg-*-call-bug configs).
  */
 #include "smp/call.h"
@@ -56,6 +58,7 @@ struct call_request {
 
 struct call_queue {
 	struct call_request *head; /* pushed by senders, taken by the owner */
+	uint64_t checks; /* times the owner looked at it; others read it */
 	struct smp_call_stats stats;
 } __aligned(64);
 
@@ -81,6 +84,7 @@ static unsigned serve_queue(void)
 	struct call_request *list, *reversed = NULL;
 	unsigned ran = 0;
 
+	__atomic_store_n(&q->checks, q->checks + 1, __ATOMIC_RELAXED);
 	list = __atomic_exchange_n(&q->head, NULL, __ATOMIC_ACQUIRE);
 	/* The queue is a stack: reverse it to run the oldest first. */
 	while (list) {
@@ -116,16 +120,29 @@ static void call_function_interrupt(struct trap_frame *frame)
 static void wait_free(struct call_request *r, unsigned target)
 {
 	uint64_t start = tsc_read_ordered();
+	uint64_t checks =
+		__atomic_load_n(&queues[target].checks, __ATOMIC_RELAXED);
 
 	while (__atomic_load_n(&r->pending, __ATOMIC_ACQUIRE)) {
+		uint64_t now_checks;
+
 		if (serve_queue())
 			continue;
 		cpu_relax();
-		if (tsc_to_ns(tsc_read_ordered() - start) > CALL_TIMEOUT_NS)
-			panic("smp: CPU %u has not run a call from CPU %u for "
-			      "%llu s: it is dead or an IPI was lost",
+		now_checks = __atomic_load_n(&queues[target].checks,
+					     __ATOMIC_RELAXED);
+		if (now_checks != checks) {
+			/* The target is alive and serving: restart the clock. */
+			checks = now_checks;
+			start = tsc_read_ordered();
+		} else if (tsc_to_ns(tsc_read_ordered() - start) >
+			   CALL_TIMEOUT_NS) {
+			panic("smp: CPU %u has not looked at a call from "
+			      "CPU %u for %llu s: it is dead or an IPI was "
+			      "lost",
 			      target, this_cpu_index(),
 			      CALL_TIMEOUT_NS / 1000000000ULL);
+		}
 	}
 }
 

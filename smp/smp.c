@@ -205,7 +205,7 @@ void smp_boot_cpus(const struct madt_info *madt)
 		kprintf("smp: no MADT: running on the boot CPU only\n");
 		return;
 	}
-	n = (size_t)(trampoline_end - trampoline_start);
+	n = (size_t)((uintptr_t)trampoline_end - (uintptr_t)trampoline_start);
 	KASSERT(n <= PAGE_SIZE, "trampoline is %zu bytes", n);
 	memcpy(phys_to_virt(TRAMPOLINE_PHYS), trampoline_start, n);
 	root = build_trampoline_root(frames);

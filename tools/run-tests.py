@@ -119,7 +119,7 @@ CONFIGS = [
         expect=("not ok 4 SMP0004",)),
     cfg("tcg-smp2-call-bug-no-ipi", "crash", **TCG, mem_mib=128, smp=2,
         cmdline=["test=smp", "call_bug=no-ipi"], timeout=SMP_TIMEOUT,
-        expect=("has not run a call from CPU", "it is dead or an IPI was lost")),
+        expect=("has not looked at a call from CPU", "it is dead or an IPI was lost")),
     cfg("tcg-no-long-mode", "message", accel="tcg", cpu="qemu32", mem_mib=128, smp=1,
         timeout=60, expect=("shootdown: this CPU has no 64-bit long mode",)),
     cfg("bochs", emu="bochs", cpu="corei7_skylake_x", mem_mib=128, smp=1),
