@@ -77,11 +77,13 @@ KERNEL_C := \
 	apic/xapic.c \
 	apic/x2apic.c \
 	apic/pic.c \
+	apic/ioapic.c \
 	apic/tsc.c \
 	apic/timer.c \
 	smp/percpu.c \
 	smp/smp.c \
 	smp/call.c \
+	smp/ipi_latency.c \
 	mm/kstack.c \
 	mm/memmap.c \
 	mm/frame_alloc.c \

@@ -94,6 +94,12 @@ static inline void lapic_send_fixed(uint32_t apic_id, uint8_t vector)
 	lapic_send_ipi(apic_id, ICR_FIXED | vector);
 }
 
+/* Vector + fixed delivery to every CPU but this one (one ICR write). */
+static inline void lapic_send_all_but_self(uint8_t vector)
+{
+	lapic_send_ipi(0, ICR_FIXED | ICR_DEST_ALL_BUT_SELF | vector);
+}
+
 /* Errors the APIC latched since the last call (ESR), for reports. */
 uint32_t lapic_read_errors(void);
 

@@ -7,6 +7,7 @@
  *   options -> frame allocator -> kernel page tables -> heap -> boot report
  *   -> tests or the default job -> exit (emulators) or halt (hardware).
  */
+#include "apic/ioapic.h"
 #include "apic/lapic.h"
 #include "apic/pic.h"
 #include "apic/timer.h"
@@ -30,6 +31,7 @@
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "smp/call.h"
+#include "smp/ipi_latency.h"
 #include "smp/percpu.h"
 #include "smp/smp.h"
 #include "tests/ktest.h"
@@ -110,11 +112,13 @@ static void start_cpus(void)
 
 	lapic_init_boot_cpu(madt ? madt->lapic_address : 0, options.x2apic);
 	this_cpu()->apic_id = lapic_id();
+	ioapic_init(madt);
 	tsc_init();
 	apic_timer_init_this_cpu();
 	smp_call_init_cpu(this_cpu());
 	smp_boot_cpus(madt);
 	smp_report();
+	smp_print_ipi_latency();
 }
 
 static void print_boot_summary(void)

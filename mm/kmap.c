@@ -123,8 +123,7 @@ void kmap_build(const struct boot_info *boot)
 
 	global_bit = boot_cpu.pge ? PTE_GLOBAL : 0;
 	nx_bit = boot_cpu.nx ? PTE_NX : 0;
-	if (boot_cpu.pat)
-		wrmsr(MSR_PAT, PAT_LAYOUT);
+	kmap_init_this_cpu();
 
 	kernel_root = pmm_alloc_frame();
 	if (!kernel_root)
@@ -167,6 +166,12 @@ void kmap_build(const struct boot_info *boot)
 		(unsigned long long)(((uint64_t)kernel_ksyms_end -
 				      (uint64_t)kernel_text_start) >>
 				     10));
+}
+
+void kmap_init_this_cpu(void)
+{
+	if (boot_cpu.pat)
+		wrmsr(MSR_PAT, PAT_LAYOUT);
 }
 
 void kmap_activate(void)

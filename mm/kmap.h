@@ -20,6 +20,9 @@ extern uint64_t kernel_root;
 void kmap_build(const struct boot_info *boot);
 void kmap_activate(void);
 
+/* Programs this CPU's PAT as the kernel's mappings expect (every CPU). */
+void kmap_init_this_cpu(void);
+
 /*
  * Maps size bytes of device memory at phys with a memory type
  * (PTE_CACHE_UC for registers, PTE_CACHE_WC for framebuffers); returns the

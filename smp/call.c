@@ -203,6 +203,16 @@ void smp_call_function_all(smp_call_fn fn, void *arg, enum smp_call_wait wait)
 	smp_call_function_many(&cpu_online_mask, fn, arg, wait);
 }
 
+void smp_send_ipi_mask(const struct cpumask *mask, uint8_t vector)
+{
+	struct cpumask targets;
+	unsigned cpu;
+
+	cpumask_and(&targets, mask, &cpu_online_mask);
+	for_each_cpu (cpu, &targets)
+		lapic_send_fixed(cpus[cpu]->apic_id, vector);
+}
+
 void smp_call_init_cpu(struct percpu *p)
 {
 	slots[p->index] = kzalloc(MAX_CPUS * sizeof(struct call_request));

@@ -34,6 +34,13 @@ void smp_call_function_single(unsigned cpu, smp_call_fn fn, void *arg,
 			      enum smp_call_wait wait);
 void smp_call_function_all(smp_call_fn fn, void *arg, enum smp_call_wait wait);
 
+/*
+ * A bare IPI with vector to every online CPU in mask (this one included if
+ * it is in the mask). No request, no waiting: the handler installed for
+ * vector does the work.
+ */
+void smp_send_ipi_mask(const struct cpumask *mask, uint8_t vector);
+
 /* Sets up p's request slots (before the CPU starts) and the IPI handler. */
 void smp_call_init_cpu(struct percpu *p);
 

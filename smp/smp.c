@@ -98,6 +98,7 @@ __noreturn void ap_entry(struct percpu *p)
 		halt_forever();
 	}
 	cpu_enable_features(&boot_cpu);
+	kmap_init_this_cpu();
 	lapic_init_this_cpu();
 	apic_timer_init_this_cpu();
 	cpus[p->index] = p;

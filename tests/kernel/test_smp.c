@@ -8,6 +8,8 @@
 #include "smp/call.h"
 #include "smp/percpu.h"
 #include "smp/spinlock.h"
+#include "apic/tsc.h"
+#include "kernel/trap.h"
 
 static bool need_cpus(struct ktest_context *t, unsigned n)
 {
@@ -207,4 +209,64 @@ KTEST(SMP0005, smp, "spinlock stress: no increment is lost")
 		"counter %llu, want %llu", (unsigned long long)stress_counter,
 		(unsigned long long)stress_rounds * cpu_count);
 	KEXPECT(!spin_is_locked(&stress_lock), "lock left held");
+}
+
+#define TEST_VECTOR 0xe0 /* unused by the kernel */
+
+static uint32_t raw_ipis[MAX_CPUS];
+
+static void count_raw_ipi(struct trap_frame *frame)
+{
+	(void)frame;
+	__atomic_fetch_add(&raw_ipis[this_cpu_index()], 1, __ATOMIC_RELAXED);
+}
+
+static bool wait_raw_ipis(const uint32_t *want)
+{
+	uint64_t deadline = tsc_read_ordered() + ns_to_tsc(2000000000ULL);
+
+	while (tsc_read_ordered() < deadline) {
+		bool all = true;
+
+		for (unsigned cpu = 0; cpu < cpu_count; cpu++)
+			all &= __atomic_load_n(&raw_ipis[cpu],
+					       __ATOMIC_RELAXED) == want[cpu];
+		if (all)
+			return true;
+		cpu_relax();
+	}
+	return false;
+}
+
+KTEST(SMP0006, smp, "bare IPIs: to a mask, to all but self, to self")
+{
+	static uint32_t want[MAX_CPUS];
+	interrupt_handler old = trap_set_handler(TEST_VECTOR, count_raw_ipi);
+	uint64_t flags = read_rflags();
+	struct cpumask self_only;
+
+	__builtin_memset(raw_ipis, 0, sizeof(raw_ipis));
+	__builtin_memset(want, 0, sizeof(want));
+	sti(); /* this CPU must take its own IPIs */
+	smp_send_ipi_mask(&cpu_online_mask, TEST_VECTOR);
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
+		want[cpu] = 1;
+	KEXPECT(wait_raw_ipis(want), "a CPU missed the IPI to the mask");
+
+	lapic_send_all_but_self(TEST_VECTOR);
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
+		want[cpu] += cpu != this_cpu_index();
+	KEXPECT(wait_raw_ipis(want), "all-but-self reached the wrong CPUs");
+
+	cpumask_clear_all(&self_only);
+	cpumask_set(&self_only, this_cpu_index());
+	smp_send_ipi_mask(&self_only, TEST_VECTOR);
+	want[this_cpu_index()]++;
+	KEXPECT(wait_raw_ipis(want), "self-IPI not taken");
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++)
+		KEXPECT(raw_ipis[cpu] == want[cpu], "CPU %u: %u IPIs, want %u",
+			cpu, raw_ipis[cpu], want[cpu]);
+	if (!(flags & RFLAGS_IF))
+		cli(); /* back to how the runner left it */
+	trap_set_handler(TEST_VECTOR, old);
 }
