@@ -49,7 +49,8 @@ NASM_FLAGS := -f elf64 -I.
 
 # --- Sources ---------------------------------------------------------------
 BOOT_ASM := boot/header.asm boot/entry.asm
-KERNEL_ASM := kernel/isr.asm kernel/probe.asm smp/trampoline.asm
+KERNEL_ASM := kernel/isr.asm kernel/probe.asm smp/trampoline.asm \
+	sched/switch.asm
 KERNEL_C := \
 	kernel/main.c \
 	kernel/string.c \
@@ -81,6 +82,10 @@ KERNEL_C := \
 	apic/tsc.c \
 	apic/timer.c \
 	smp/percpu.c \
+	sched/fpu.c \
+	sched/thread.c \
+	sched/sched.c \
+	sched/wait.c \
 	smp/smp.c \
 	smp/call.c \
 	smp/ipi_latency.c \
@@ -99,17 +104,28 @@ KERNEL_C := \
 	tests/kernel/test_boot.c \
 	tests/kernel/test_time.c \
 	tests/kernel/test_acpi.c \
-	tests/kernel/test_smp.c
+	tests/kernel/test_smp.c \
+	tests/kernel/test_sched.c
 
 KERNEL_OBJS := $(BOOT_ASM:%.asm=$(BUILD)/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/%.o) \
 	$(KERNEL_C:%.c=$(BUILD)/%.o) $(BUILD)/kernel/font_psf.o
 
 KERNEL_ELF := $(BUILD)/shootdown.elf
+
+# User programs: one .c file each, linked with the runtime in user/lib/.
+USER_PROGRAMS := hello spin fault fuzz pingpong
+USER_LIB_C := user/lib/syscall.c user/lib/ulib.c
+USER_LIB_H := user/lib/syscall.h user/lib/ulib.h
+USER_C := $(USER_LIB_C) $(USER_PROGRAMS:%=user/%.c)
+USER_LIB_OBJS := $(BUILD)/user/lib/start.o $(BUILD)/user/lib/syscall.o \
+	$(BUILD)/user/lib/ulib.o $(BUILD)/user/lib/format.o
+USER_OBJS := $(USER_PROGRAMS:%=$(BUILD)/user/%.o)
+USER_ELFS := $(USER_PROGRAMS:%=$(BUILD)/user/%.elf)
 ISO := $(BUILD)/shootdown.iso
 
 .PHONY: all iso run test deps clean format check qemu-gdb help host-tests
 
-all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map
+all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
 iso: $(ISO)
 
@@ -164,6 +180,36 @@ $(BUILD)/shootdown.map: $(KERNEL_ELF)
 $(ISO): $(KERNEL_ELF) tools/mkiso.sh
 	tools/mkiso.sh $@ $(KERNEL_ELF)
 
+# --- User programs ---------------------------------------------------------
+# Static ELF executables at 0x400000 (user/linker.ld), handed to the kernel
+# as multiboot2 modules. Unlike the kernel, user code may use the red zone
+# (interrupts arrive on the kernel stack, not below the user RSP) and SSE.
+# format.o is the kernel's formatter, pure C, compiled again for user space.
+USER_CFLAGS := $(TARGET_FLAGS) -std=gnu11 -O2 -g $(WARNINGS) \
+	-ffreestanding -nostdinc -fno-stack-protector -fno-pic -fno-pie \
+	-fno-common -fno-omit-frame-pointer \
+	-fno-asynchronous-unwind-tables -fno-unwind-tables \
+	-I. -MD -MP
+USER_LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack \
+	-T user/linker.ld
+
+$(BUILD)/user/%.o: user/%.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -c $< -o $@
+
+# ulib.c's copy loops must not become calls to memcpy/memset, which would be
+# themselves (gcc's loop distribution does that even when freestanding).
+$(BUILD)/user/lib/ulib.o: USER_CFLAGS += -fno-builtin \
+	$(if $(CC_IS_CLANG),,-fno-tree-loop-distribute-patterns)
+
+$(BUILD)/user/lib/format.o: kernel/format.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(USER_ELFS): $(BUILD)/user/%.elf: $(BUILD)/user/%.o $(USER_LIB_OBJS) \
+		user/linker.ld
+	$(LD) $(USER_LDFLAGS) -o $@ $< $(USER_LIB_OBJS)
+
 # --- Running ---------------------------------------------------------------
 # Variables for run and test (see README.md): EMU SMP MEM ACCEL CPU FIRMWARE
 # MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT.
@@ -184,7 +230,7 @@ HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 HOST_TESTS := format cmdline multiboot2 memmap frame_alloc \
-	acpi_tables
+	acpi_tables elf
 HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
 $(BUILD)/host/test_format: tests/host/test_format.c kernel/format.c kernel/string.c tests/host/host_test.h
@@ -193,6 +239,9 @@ $(BUILD)/host/test_multiboot2: tests/host/test_multiboot2.c kernel/multiboot2.c 
 $(BUILD)/host/test_memmap: tests/host/test_memmap.c mm/memmap.c tests/host/host_test.h
 $(BUILD)/host/test_frame_alloc: tests/host/test_frame_alloc.c mm/frame_alloc.c tests/host/host_test.h
 $(BUILD)/host/test_acpi_tables: tests/host/test_acpi_tables.c kernel/acpi_tables.c tests/host/host_test.h
+# test_elf also checks the real user programs, so they must be built first.
+$(BUILD)/host/test_elf: tests/host/test_elf.c kernel/elf.c tests/host/host_test.h $(USER_ELFS)
+$(BUILD)/host/test_elf: HOST_TEST_CFLAGS += -DUSER_ELF_DIR='"$(BUILD)/user"'
 
 $(BUILD)/host/test_%:
 	@mkdir -p $(dir $@)
@@ -204,7 +253,8 @@ test: deps all host-tests
 	@env $(RUN_ENV) $(PYTHON) tools/run-tests.py $(KERNEL_ELF) $(HOST_TEST_BINS)
 
 # --- Hygiene ---------------------------------------------------------------
-FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/host/*.c))
+FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \
+	kernel/elf.c $(USER_C) $(USER_LIB_H)
 
 format:
 	clang-format -i $(FORMAT_FILES)
@@ -214,14 +264,16 @@ check:
 	clang-format --dry-run -Werror $(FORMAT_FILES)
 	cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 		--enable=warning,performance,portability \
-		--suppress=missingIncludeSystem -I. $(KERNEL_C)
+		--suppress=missingIncludeSystem -I. $(KERNEL_C) kernel/elf.c \
+		$(USER_C)
 
 clean:
 	rm -rf $(BUILD)
 
 help:
 	@echo "shootdown targets:"
-	@echo "  all       build the kernel (build/shootdown.elf, .lst, .map)"
+	@echo "  all       build the kernel (build/shootdown.elf, .lst, .map) and"
+	@echo "            the user programs (build/user/*.elf)"
 	@echo "  iso       build the bootable hybrid BIOS/UEFI image build/shootdown.iso"
 	@echo "  run       install what is missing, build, boot in QEMU, print the report"
 	@echo "  test      host unit tests plus every QEMU/Bochs configuration; ends 'N passed, N failed'"
@@ -232,4 +284,4 @@ help:
 	@echo "  clean     remove build/"
 	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD"
 
--include $(KERNEL_OBJS:.o=.d)
+-include $(KERNEL_OBJS:.o=.d) $(USER_OBJS:.o=.d) $(USER_LIB_OBJS:.o=.d)

@@ -26,10 +26,12 @@
 #include "kernel/panic.h"
 #include "kernel/platform.h"
 #include "kernel/serial.h"
+#include "kernel/x86.h"
 #include "mm/kmap.h"
 #include "mm/layout.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
+#include "sched/sched.h"
 #include "smp/call.h"
 #include "smp/ipi_latency.h"
 #include "smp/percpu.h"
@@ -116,6 +118,7 @@ static void start_cpus(void)
 	tsc_init();
 	apic_timer_init_this_cpu();
 	smp_call_init_cpu(this_cpu());
+	sched_init(options.timeslice_us);
 	smp_boot_cpus(madt);
 	smp_report();
 	smp_print_ipi_latency();
@@ -169,6 +172,12 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	options_report();
 	cpu_report(&boot_cpu);
 	print_memory_map();
+	for (size_t i = 0; i < boot.module_count; i++)
+		kprintf("boot: module %s at %#llx, %llu bytes\n",
+			boot.modules[i].cmdline,
+			(unsigned long long)boot.modules[i].start,
+			(unsigned long long)(boot.modules[i].end -
+					     boot.modules[i].start));
 
 	pmm_init(&boot, mbi_phys);
 	switch_to_kernel_page_tables();
@@ -176,6 +185,8 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	acpi_print_tables();
 	start_cpus();
 	print_boot_summary();
+	/* From here on the boot thread is a thread like any other. */
+	sti();
 
 	if (options.crash != CRASH_NONE) {
 		panic_set_exit_on_panic(options.done == DONE_EXIT);

@@ -3,6 +3,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/format.h"
 #include "kernel/kprintf.h"
+#include "sched/sched.h"
 #include "tests/ktest.h"
 
 struct kernel_options options;
@@ -18,12 +19,13 @@ static const char *test_choices[KTEST_MAX_SUITES + 1];
 
 /* Index of each option in descs and values. */
 enum option_index {
-	OPT_CONSOLE,  /* console= */
-	OPT_DONE,     /* done= */
-	OPT_TEST,     /* test= */
-	OPT_CRASH,    /* crash= */
-	OPT_X2APIC,   /* x2apic= */
-	OPT_CALL_BUG, /* call_bug= */
+	OPT_CONSOLE,   /* console= */
+	OPT_DONE,      /* done= */
+	OPT_TEST,      /* test= */
+	OPT_CRASH,     /* crash= */
+	OPT_X2APIC,    /* x2apic= */
+	OPT_CALL_BUG,  /* call_bug= */
+	OPT_TIMESLICE, /* timeslice_us= */
 	OPTION_COUNT
 };
 
@@ -40,6 +42,9 @@ static const struct option_desc descs[OPTION_COUNT] = {
 			"use x2APIC when the CPU has it"},
 	[OPT_CALL_BUG] = {"call_bug", OPTION_CHOICE, call_bug_choices, 0, 0, 0,
 			  "inject a bug into cross-CPU calls (tests)"},
+	[OPT_TIMESLICE] = {"timeslice_us", OPTION_UINT, NULL, TIMESLICE_US_MIN,
+			   TIMESLICE_US_MAX, TIMESLICE_US_DEFAULT,
+			   "scheduler time slice in microseconds"},
 };
 
 static struct option_value values[OPTION_COUNT];
@@ -74,6 +79,7 @@ int options_parse(const char *cmdline)
 	options.crash = (enum crash_kind)values[OPT_CRASH].choice;
 	options.x2apic = values[OPT_X2APIC].choice == 0;
 	options.call_bug = (enum call_bug)values[OPT_CALL_BUG].choice;
+	options.timeslice_us = values[OPT_TIMESLICE].number;
 	return problems;
 }
 

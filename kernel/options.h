@@ -30,6 +30,7 @@ struct kernel_options {
 	enum crash_kind crash;
 	bool x2apic; /* x2apic=on */
 	enum call_bug call_bug;
+	uint64_t timeslice_us; /* timeslice_us= */
 };
 
 extern struct kernel_options options;

@@ -20,6 +20,7 @@
 #include "apic/lapic.h"
 #include "apic/pic.h"
 #include "kernel/platform.h"
+#include "sched/sched.h"
 #include "smp/percpu.h"
 #include "smp/smp.h"
 #include "mm/kmap.h"
@@ -158,6 +159,8 @@ static void dispatch_interrupt(struct trap_frame *f)
 			"(ignored)\n",
 			vector);
 	lapic_eoi();
+	/* The way out of an interrupt is where preemption happens. */
+	sched_preempt_point();
 }
 
 void trap_dispatch(struct trap_frame *f)

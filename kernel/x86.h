@@ -182,6 +182,45 @@ static inline void xsetbv(uint32_t index, uint64_t value)
 			   "d"((uint32_t)(value >> 32)));
 }
 
+/* x87/SSE state (SDM Vol. 1, 13): the area must be 64-byte aligned. */
+static inline void fninit(void)
+{
+	__asm__ volatile("fninit");
+}
+
+static inline void ldmxcsr(uint32_t value)
+{
+	__asm__ volatile("ldmxcsr %0" : : "m"(value));
+}
+
+static inline void xsave64(void *area, uint64_t components)
+{
+	__asm__ volatile("xsave64 (%0)"
+			 :
+			 : "r"(area), "a"((uint32_t)components),
+			   "d"((uint32_t)(components >> 32))
+			 : "memory");
+}
+
+static inline void xrstor64(const void *area, uint64_t components)
+{
+	__asm__ volatile("xrstor64 (%0)"
+			 :
+			 : "r"(area), "a"((uint32_t)components),
+			   "d"((uint32_t)(components >> 32))
+			 : "memory");
+}
+
+static inline void fxsave64(void *area)
+{
+	__asm__ volatile("fxsave64 (%0)" : : "r"(area) : "memory");
+}
+
+static inline void fxrstor64(const void *area)
+{
+	__asm__ volatile("fxrstor64 (%0)" : : "r"(area) : "memory");
+}
+
 /* "memory": the page-table store that made the flush necessary comes first. */
 static inline void invlpg(uint64_t va)
 {
@@ -279,6 +318,15 @@ static inline void stac(void)
 static inline void clac(void)
 {
 	__asm__ volatile("clac" : : : "memory");
+}
+
+/*
+ * Enables interrupts and halts as one step: STI delays interrupts by one
+ * instruction, so a wake-up interrupt cannot slip in between and be missed.
+ */
+static inline void sti_hlt(void)
+{
+	__asm__ volatile("sti; hlt" : : : "memory");
 }
 
 static inline uint64_t read_rflags(void)

@@ -53,6 +53,8 @@ static uint64_t nx_bit;	    /* PTE_NX when the CPU has NX */
 
 static struct spinlock ioremap_lock = SPINLOCK_INIT;
 static uint64_t ioremap_next = IOREMAP_BASE; /* guarded by ioremap_lock */
+/* Guards the kernel half's page tables once other CPUs run. */
+static struct spinlock kernel_tables_lock = SPINLOCK_INIT;
 
 static void map_or_panic(uint64_t va, uint64_t pa, enum page_size size,
 			 uint64_t flags)
@@ -193,10 +195,34 @@ void *ioremap(uint64_t phys, uint64_t size, uint64_t cache)
 	ioremap_next += bytes;
 	spin_unlock_irqrestore(&ioremap_lock, flags);
 
-	for (uint64_t off = 0; off < bytes; off += PAGE_SIZE)
-		map_or_panic(va + off, first + off, PAGE_4K,
-			     PTE_WRITE | nx_bit | global_bit | cache);
+	for (uint64_t off = 0; off < bytes; off += PAGE_SIZE) {
+		int err =
+			kmap_map_page(va + off, first + off,
+				      PTE_WRITE | nx_bit | global_bit | cache);
+
+		if (err)
+			panic("ioremap: mapping %#llx failed (%d)",
+			      (unsigned long long)(first + off), err);
+	}
 	return (void *)(va + (phys - first));
+}
+
+int kmap_map_page(uint64_t va, uint64_t pa, uint64_t flags)
+{
+	uint64_t irq = spin_lock_irqsave(&kernel_tables_lock);
+	int err = pt_map(kernel_root, va, pa, PAGE_4K, flags);
+
+	spin_unlock_irqrestore(&kernel_tables_lock, irq);
+	return err;
+}
+
+int kmap_unmap_page(uint64_t va, uint64_t *old, struct pt_freed *freed)
+{
+	uint64_t irq = spin_lock_irqsave(&kernel_tables_lock);
+	int err = pt_unmap(kernel_root, va, old, freed);
+
+	spin_unlock_irqrestore(&kernel_tables_lock, irq);
+	return err;
 }
 
 uint64_t kmap_boot_stack_guard(void)

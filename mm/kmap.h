@@ -8,6 +8,7 @@
 
 #include "kernel/types.h"
 #include "kernel/multiboot2.h"
+#include "mm/pagetable.h"
 
 /* Physical address of the kernel's PML4; user roots copy its upper half. */
 extern uint64_t kernel_root;
@@ -29,6 +30,15 @@ void kmap_init_this_cpu(void);
  * virtual address of phys. Panics when the device window is exhausted.
  */
 void *ioremap(uint64_t phys, uint64_t size, uint64_t cache);
+
+/*
+ * Maps / unmaps one 4 KiB page of the kernel half after boot. Serialised by
+ * one lock: two CPUs must not edit the same kernel page table at once (one
+ * could free a table the other is filling). The caller flushes (mm/tlb.h)
+ * before it frees what an unmap returned.
+ */
+int kmap_map_page(uint64_t va, uint64_t pa, uint64_t flags);
+int kmap_unmap_page(uint64_t va, uint64_t *old, struct pt_freed *freed);
 
 /* The address of the boot stack's guard page (never mapped). */
 uint64_t kmap_boot_stack_guard(void);

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * Slots are handed out in order and, for now, never returned: stacks belong
- * to CPUs, which do not go away. Returning one would need the kernel-range
- * TLB shootdown before its frames are reused.
+ * Slots are handed out in order; freed ones go on a free list and are
+ * reused first. A stack's frames are freed only after the kernel-range TLB
+ * flush has reached every CPU: until then another CPU could still hold a
+ * translation to them.
  */
 #include "mm/kstack.h"
 #include "mm/kmap.h"
 #include "mm/layout.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
+#include "mm/tlb.h"
 #include "kernel/cpu.h"
 #include "kernel/panic.h"
 #include "smp/spinlock.h"
@@ -17,18 +19,23 @@ _Static_assert(KSTACK_SIZE < KSTACK_SLOT_SIZE, "a slot keeps a guard");
 
 static struct spinlock lock = SPINLOCK_INIT;
 static uint64_t next_slot = KSTACK_BASE; /* guarded by lock */
+static uint64_t free_slots[64];		 /* guarded by lock */
+static size_t free_count;		 /* guarded by lock */
 
 uint64_t kstack_alloc(void)
 {
 	uint64_t flags = spin_lock_irqsave(&lock);
-	uint64_t slot = next_slot;
-	uint64_t bottom;
+	uint64_t slot, bottom;
 
-	if (slot >= KSTACK_BASE + KSTACK_WINDOW) {
+	if (free_count) {
+		slot = free_slots[--free_count];
+	} else if (next_slot < KSTACK_BASE + KSTACK_WINDOW) {
+		slot = next_slot;
+		next_slot += KSTACK_SLOT_SIZE;
+	} else {
 		spin_unlock_irqrestore(&lock, flags);
 		return 0;
 	}
-	next_slot += KSTACK_SLOT_SIZE;
 	spin_unlock_irqrestore(&lock, flags);
 
 	bottom = slot + KSTACK_SLOT_SIZE - KSTACK_SIZE;
@@ -39,13 +46,50 @@ uint64_t kstack_alloc(void)
 
 		if (!frame)
 			panic("kstack: out of memory for a kernel stack");
-		err = pt_map(kernel_root, va, frame, PAGE_4K,
-			     PTE_WRITE | (boot_cpu.nx ? PTE_NX : 0) |
-				     (boot_cpu.pge ? PTE_GLOBAL : 0));
+		err = kmap_map_page(va, frame,
+				    PTE_WRITE | (boot_cpu.nx ? PTE_NX : 0) |
+					    (boot_cpu.pge ? PTE_GLOBAL : 0));
 		KASSERT(!err, "mapping stack page %#llx: %d",
 			(unsigned long long)va, err);
 	}
 	return slot + KSTACK_SLOT_SIZE;
+}
+
+void kstack_free(uint64_t top)
+{
+	enum { PAGES = KSTACK_SIZE / PAGE_SIZE };
+	uint64_t slot = top - KSTACK_SLOT_SIZE;
+	uint64_t bottom = top - KSTACK_SIZE;
+	uint64_t frames[PAGES], tables[PAGES * 3];
+	size_t n_frames = 0, n_tables = 0;
+	uint64_t flags;
+
+	KASSERT(top > KSTACK_BASE && top <= KSTACK_BASE + KSTACK_WINDOW &&
+			IS_ALIGNED(top, KSTACK_SLOT_SIZE),
+		"%#llx is not a kernel stack top", (unsigned long long)top);
+	for (uint64_t va = bottom; va < top; va += PAGE_SIZE) {
+		struct pt_freed freed = {0};
+		uint64_t old;
+		int err = kmap_unmap_page(va, &old, &freed);
+
+		KASSERT(!err, "stack page %#llx not mapped (%d)",
+			(unsigned long long)va, err);
+		frames[n_frames++] = old & PTE_ADDR_MASK;
+		for (size_t i = 0; i < freed.count; i++)
+			tables[n_tables++] = freed.frames[i];
+	}
+	/* Every CPU forgets the stack before its memory is reused. */
+	flush_tlb_kernel_range(bottom, top);
+	for (size_t i = 0; i < n_frames; i++)
+		pmm_free_frame(frames[i]);
+	for (size_t i = 0; i < n_tables; i++)
+		pmm_free_frame(tables[i]);
+
+	flags = spin_lock_irqsave(&lock);
+	if (free_count < ARRAY_SIZE(free_slots))
+		free_slots[free_count++] = slot;
+	/* else: that slot's addresses are not reused; there are millions. */
+	spin_unlock_irqrestore(&lock, flags);
 }
 
 bool kstack_is_guard(uint64_t va)

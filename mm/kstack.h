@@ -16,6 +16,12 @@
 /* A new stack; returns its top (the initial RSP), or 0 when out of memory. */
 uint64_t kstack_alloc(void);
 
+/*
+ * Frees the stack whose top kstack_alloc returned: unmaps it, flushes the
+ * range on every CPU, then frees its frames and slot. Nothing may run on it.
+ */
+void kstack_free(uint64_t top);
+
 /* True when va lies in the unmapped guard part of a stack slot. */
 bool kstack_is_guard(uint64_t va);
 

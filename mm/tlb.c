@@ -12,12 +12,20 @@
  * a few microseconds, below the cost of refilling the whole TLB afterwards
  * (the 2015 measurements behind Linux's tlb_single_page_flush_ceiling).
  *
- * Only the boot CPU runs page-table-changing code so far, so a local flush
- * is a complete one.
+ * The kernel half is shared by every address space and every CPU may cache
+ * it, so a kernel-range flush runs on every online CPU: the other CPUs
+ * through smp_call_function_many, which waits until each has flushed. The
+ * caller frees the pages or page tables only after this returns.
  */
 #include "mm/tlb.h"
 #include "mm/layout.h"
 #include "kernel/x86.h"
+#include "smp/call.h"
+#include "smp/percpu.h"
+
+struct kernel_range {
+	uint64_t start, end; /* page-aligned */
+};
 
 static void flush_all_including_global(void)
 {
@@ -31,19 +39,26 @@ static void flush_all_including_global(void)
 	}
 }
 
-void flush_tlb_kernel_range(uint64_t start, uint64_t end)
+static void flush_kernel_range_here(void *arg)
 {
-	uint64_t pages;
+	const struct kernel_range *r = arg;
 
-	start = ALIGN_DOWN(start, PAGE_SIZE);
-	end = ALIGN_UP(end, PAGE_SIZE);
-	pages = (end - start) >> PAGE_SHIFT;
-	if (pages > TLB_FLUSH_CEILING_DEFAULT) {
+	if (((r->end - r->start) >> PAGE_SHIFT) > TLB_FLUSH_CEILING_DEFAULT) {
 		flush_all_including_global();
 		return;
 	}
-	for (uint64_t va = start; va < end; va += PAGE_SIZE)
+	for (uint64_t va = r->start; va < r->end; va += PAGE_SIZE)
 		invlpg(va);
+}
+
+void flush_tlb_kernel_range(uint64_t start, uint64_t end)
+{
+	struct kernel_range r = {ALIGN_DOWN(start, PAGE_SIZE),
+				 ALIGN_UP(end, PAGE_SIZE)};
+
+	/* Every online CPU, this one included (it runs it directly). */
+	smp_call_function_many(&cpu_online_mask, flush_kernel_range_here, &r,
+			       SMP_CALL_WAIT);
 }
 
 void tlb_load_kernel_root(uint64_t root)

@@ -43,6 +43,7 @@
 #include "kernel/trap.h"
 #include "kernel/x86.h"
 #include "mm/heap.h"
+#include "sched/sched.h"
 #include "smp/percpu.h"
 
 /* Generous: a vCPU of an overcommitted emulator can stall for seconds. */
@@ -149,12 +150,16 @@ static void wait_free(struct call_request *r, unsigned target)
 void smp_call_function_many(const struct cpumask *mask, smp_call_fn fn,
 			    void *arg, enum smp_call_wait wait)
 {
-	unsigned self = this_cpu_index();
-	struct call_request *mine = slots[self];
+	struct call_request *mine;
 	struct cpumask targets;
 	uint64_t flags;
-	unsigned cpu;
+	unsigned self, cpu;
 
+	/* The slots and the queue served while waiting are this CPU's: the
+	 * caller must not move to another CPU until the calls are done. */
+	preempt_disable();
+	self = this_cpu_index();
+	mine = slots[self];
 	cpumask_and(&targets, mask, &cpu_online_mask);
 
 	/* Interrupts off while queueing: a handler on this CPU must not
@@ -186,6 +191,7 @@ void smp_call_function_many(const struct cpumask *mask, smp_call_fn fn,
 				wait_free(&mine[cpu], cpu);
 		}
 	}
+	preempt_enable();
 }
 
 void smp_call_function_single(unsigned cpu, smp_call_fn fn, void *arg,

@@ -11,6 +11,8 @@
 #include "kernel/types.h"
 #include "smp/cpumask.h"
 
+struct thread;
+
 struct percpu {
 	struct percpu *self; /* must stay first: this_cpu() reads %gs:0 */
 	/* Written once at bring-up, read by anyone. */
@@ -18,8 +20,10 @@ struct percpu {
 	uint32_t apic_id; /* as the MADT lists it */
 	uint64_t stack_top;
 	struct cpu_tables *tables; /* GDT, TSS, IST stacks */
-	/* Written only by this CPU. */
-	uint64_t interrupts; /* interrupts taken, any vector */
+	/* Written only by this CPU (sched/sched.c); read with %gs loads. */
+	struct thread *current; /* the thread running here */
+	unsigned preempt_count; /* > 0: do not switch threads */
+	bool need_resched;	/* switch at the next preemption point */
 };
 
 static inline struct percpu *this_cpu(void)
@@ -28,6 +32,21 @@ static inline struct percpu *this_cpu(void)
 
 	__asm__ volatile("movq %%gs:0, %0" : "=r"(p));
 	return p;
+}
+
+/*
+ * The running thread, in one %gs-relative load: a thread that is preempted
+ * and moved to another CPU between two loads would otherwise read the old
+ * CPU's answer.
+ */
+static inline struct thread *current_thread(void)
+{
+	struct thread *t;
+
+	__asm__ volatile("movq %%gs:%c1, %0"
+			 : "=r"(t)
+			 : "i"(offsetof(struct percpu, current)));
+	return t;
 }
 
 static inline unsigned this_cpu_index(void)

@@ -35,6 +35,7 @@
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
+#include "sched/sched.h"
 #include "smp/call.h"
 #include "smp/percpu.h"
 
@@ -104,10 +105,7 @@ __noreturn void ap_entry(struct percpu *p)
 	cpus[p->index] = p;
 	cpumask_set_atomic(&cpu_online_mask, p->index);
 	announce(CPU_ONLINE + 1);
-	for (;;) {
-		sti();
-		hlt();
-	}
+	sched_run_idle_ap(p->stack_top);
 }
 
 /*

@@ -33,6 +33,19 @@ static inline void spin_lock(struct spinlock *lock)
 		cpu_relax();
 }
 
+/* Takes the lock only if nobody holds it or waits for it. */
+static inline bool spin_trylock(struct spinlock *lock)
+{
+	uint32_t serving =
+		__atomic_load_n(&lock->now_serving, __ATOMIC_RELAXED);
+	uint32_t expected = serving;
+
+	/* Acquire on success, as spin_lock's load. */
+	return __atomic_compare_exchange_n(&lock->next_ticket, &expected,
+					   serving + 1, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
 static inline void spin_unlock(struct spinlock *lock)
 {
 	/* Release: the critical section's accesses stay before this store;

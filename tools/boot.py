@@ -227,13 +227,24 @@ def settings_from_env(base: Settings | None = None, env=os.environ) -> Settings:
 
 # --- Images and command lines ------------------------------------------------
 
+def user_programs(kernel: str | Path) -> list[Path]:
+    """The user programs built with `kernel`: <build>/user/*.elf, sorted.
+
+    The Makefile puts them next to the kernel (build/shootdown.elf,
+    build/user/hello.elf), also for another BUILD= directory.
+    """
+    return sorted(Path(kernel).resolve().parent.glob("user/*.elf"))
+
+
 def build_iso(kernel: str | Path, iso: str | Path, cmdline: list[str]) -> Path:
-    """Build a boot-at-once ISO for `kernel` with these command-line words."""
+    """Build a boot-at-once ISO for `kernel` with these command-line words,
+    carrying every user program as a multiboot2 module."""
     iso = Path(iso)
     iso.parent.mkdir(parents=True, exist_ok=True)
     # An empty word tells mkiso.sh "no menu" even for an empty command line.
     words = list(cmdline) or [""]
-    proc = subprocess.run([str(MKISO), str(iso), str(kernel), *words],
+    modules = [arg for elf in user_programs(kernel) for arg in ("--module", str(elf))]
+    proc = subprocess.run([str(MKISO), *modules, str(iso), str(kernel), *words],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"mkiso.sh failed:\n{proc.stdout}")

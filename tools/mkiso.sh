@@ -7,6 +7,11 @@
 #   tools/mkiso.sh <out.iso> <kernel.elf> <word>...     boot at once (no menu)
 #       with the words as the kernel command line; pass "" for an empty one
 #
+# Before these, any number of `--module <path>` options add files for the
+# kernel: each is copied to /boot/user/<name>.elf and loaded by GRUB as a
+# multiboot2 module whose string is <name> (the file name without .elf),
+# in every menu entry. The kernel finds user programs by that name.
+#
 # grub-mkrescue puts the i386-pc (BIOS, El Torito + MBR) and x86_64-efi (EFI
 # system partition image) GRUBs on one image, so the same file boots from CD
 # or USB under either firmware. It takes about 0.3 s here, so no caching.
@@ -15,9 +20,16 @@
 set -euo pipefail
 
 usage() {
-	echo "usage: $0 <out.iso> <kernel.elf> [cmdline words...]" >&2
+	echo "usage: $0 [--module <file>]... <out.iso> <kernel.elf> [cmdline words...]" >&2
 	exit 2
 }
+
+modules=()
+while [[ $# -gt 0 && $1 == --module ]]; do
+	[[ $# -ge 2 ]] || usage
+	modules+=("$2")
+	shift 2
+done
 [[ $# -ge 2 ]] || usage
 out=$1
 kernel=$2
@@ -32,6 +44,30 @@ trap 'rm -rf "$work"' EXIT
 tree=$work/iso
 mkdir -p "$tree/boot/grub"
 cp "$kernel" "$tree/boot/shootdown.elf"
+
+# Module names become GRUB words and the kernel's names for the programs:
+# keep them plain, and unique (two files with one name could not both be
+# found).
+module_names=()
+for path in "${modules[@]}"; do
+	[[ -f $path ]] || { echo "mkiso: no module file at $path" >&2; exit 1; }
+	name=$(basename "$path")
+	name=${name%.elf}
+	if [[ ! $name =~ ^[A-Za-z0-9_][A-Za-z0-9_.-]*$ ]]; then
+		echo "mkiso: module name '$name' (from $path): use letters," \
+			"digits, '_', '.' and '-' only" >&2
+		exit 1
+	fi
+	for seen in "${module_names[@]}"; do
+		if [[ $seen == "$name" ]]; then
+			echo "mkiso: two modules are named '$name'" >&2
+			exit 1
+		fi
+	done
+	module_names+=("$name")
+	mkdir -p "$tree/boot/user"
+	cp "$path" "$tree/boot/user/$name.elf"
+done
 
 # Quote one word for grub.cfg: GRUB's script syntax treats everything inside
 # single quotes literally, except that a ' must close, be escaped, reopen.
@@ -48,7 +84,8 @@ preamble() {
 }
 
 # One menu entry; $2 holds the (already quoted) kernel options, each with a
-# leading space. gfxpayload makes GRUB set a linear framebuffer mode and
+# leading space. The modules follow the kernel (module2 needs multiboot2
+# first). gfxpayload makes GRUB set a linear framebuffer mode and
 # hand it to the kernel (multiboot2 framebuffer tag); "auto" falls back to
 # whatever the firmware offers. It must be set after `multiboot2`: that
 # command overwrites gfxpayload from the kernel's framebuffer header tag
@@ -56,6 +93,9 @@ preamble() {
 entry() {
 	printf "menuentry '%s' {\n" "$1"
 	printf "\tmultiboot2 /boot/shootdown.elf%s\n" "$2"
+	for name in "${module_names[@]}"; do
+		printf "\tmodule2 /boot/user/%s.elf %s\n" "$name" "$name"
+	done
 	printf "\tset gfxpayload=1024x768x32,1024x768,auto\n"
 	printf "\tboot\n}\n"
 }

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Floating-point and SIMD state of threads. The kernel itself never touches
+ * it (it is built with -mgeneral-regs-only), so only user threads' state
+ * matters; it is saved and restored on every switch between threads
+ * ("eager" switching: simpler than trapping the first use, and free of the
+ * speculative-execution leak lazy switching had, CVE-2018-3665).
+ * XSAVE where CPUID has it (all enabled components), FXSAVE otherwise.
+ */
+#ifndef SCHED_FPU_H
+#define SCHED_FPU_H
+
+#include "kernel/types.h"
+
+#define FPU_AREA_ALIGN 64
+
+/* Sizes the save area and captures the clean initial state. */
+void fpu_init(void);
+
+/* Bytes of one save area (a multiple of FPU_AREA_ALIGN). */
+size_t fpu_area_size(void);
+
+/* Fills area with the initial state (for a new thread). */
+void fpu_init_area(void *area);
+
+void fpu_save(void *area);
+void fpu_restore(const void *area);
+
+const char *fpu_method(void);
+
+#endif

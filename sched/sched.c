@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-CPU round-robin scheduling.
+ *
+ * Each CPU has a run queue: a FIFO of runnable threads, the running thread
+ * (`current`), its idle thread, and a list of sleepers sorted by wake time,
+ * all guarded by the queue's spinlock, always taken with interrupts off.
+ *
+ * Switching (schedule_locked):
+ *  1. with the queue locked, the running thread goes back on the queue if
+ *     it is still runnable (or is marked to move, when its affinity no
+ *     longer allows this CPU); the first queued thread, or the idle thread,
+ *     is next;
+ *  2. the FPU state is saved and restored and the stacks are swapped
+ *     (sched/switch.asm) *with the lock held*: no other CPU can see the
+ *     outgoing thread as runnable while it is still on its stack;
+ *  3. whichever thread resumes on this CPU (finish_switch) drops the lock
+ *     and then finishes with the thread it replaced: moves it to another
+ *     CPU's queue, or hands a dead one to the reaper.
+ *
+ * Blocking and waking: a thread blocks with its CPU's queue lock held
+ * (sched_block_locked), and a waker takes the sleeper's queue lock before
+ * looking at its state; since that lock is held across the switch, a
+ * wake-up either comes before the block (and cancels nothing: it is
+ * ordered by the wait-queue lock, see sched/wait.c) or finds the thread
+ * fully switched out. `cpu` of a blocked thread never changes, so the
+ * waker always locks the right queue.
+ *
+ * Preemption: the APIC timer ticks every timeslice; a tick with other
+ * threads queued asks for a switch, which happens on the way out of the
+ * interrupt (sched_preempt_point) unless preemption is disabled. Spinlocks
+ * are taken with interrupts off, so no thread is preempted holding one.
+ *
+ * Balancing: on each tick, a CPU with nothing to run pulls one queued
+ * thread (that may run there) from the CPU with the longest queue. It only
+ * *tries* the other queue's lock: every idle CPU ticks, and if they all
+ * queued up on a busy CPU's lock (a ticket lock hands over in order, and
+ * under an emulator with more vCPUs than host cores each hand-over waits
+ * for a vCPU to be scheduled), that CPU could not get at its own queue.
+ * A failed try costs nothing: the next tick tries again.
+ */
+#include "sched/sched.h"
+#include "apic/lapic.h"
+#include "apic/timer.h"
+#include "apic/tsc.h"
+#include "kernel/format.h"
+#include "kernel/gdt.h"
+#include "kernel/kprintf.h"
+#include "kernel/panic.h"
+#include "kernel/trap.h"
+#include "kernel/x86.h"
+#include "sched/fpu.h"
+#include "smp/percpu.h"
+#include "smp/spinlock.h"
+
+#define VECTOR_RESCHEDULE 0xf1
+
+struct runqueue {
+	struct spinlock lock;
+	struct thread *head, *tail; /* runnable, oldest first */
+	unsigned length;
+	struct thread *current;
+	struct thread *idle;
+	struct thread *sleepers; /* blocked with a timeout, earliest first */
+	struct thread *switched_from; /* for finish_switch */
+	uint64_t ticks;
+} __aligned(64);
+
+static struct runqueue runqueues[MAX_CPUS];
+static uint64_t timeslice_ns;
+
+void switch_context(struct thread *prev, struct thread *next);
+
+static struct runqueue *this_rq(void)
+{
+	return &runqueues[this_cpu_index()];
+}
+
+static unsigned rq_cpu(const struct runqueue *rq)
+{
+	return (unsigned)(rq - runqueues);
+}
+
+static void enqueue_locked(struct runqueue *rq, struct thread *t)
+{
+	t->state = THREAD_RUNNABLE;
+	t->cpu = rq_cpu(rq);
+	t->next = NULL;
+	if (rq->tail)
+		rq->tail->next = t;
+	else
+		rq->head = t;
+	rq->tail = t;
+	rq->length++;
+}
+
+static struct thread *dequeue_locked(struct runqueue *rq)
+{
+	struct thread *t = rq->head;
+
+	if (!t)
+		return NULL;
+	rq->head = t->next;
+	if (!rq->head)
+		rq->tail = NULL;
+	rq->length--;
+	t->next = NULL;
+	return t;
+}
+
+/* Removes t (queued on rq) from the middle of the queue. */
+static void unlink_locked(struct runqueue *rq, struct thread *t)
+{
+	struct thread **link = &rq->head, *prev = NULL;
+
+	while (*link && *link != t) {
+		prev = *link;
+		link = &(*link)->next;
+	}
+	KASSERT(*link == t, "thread %d is not queued on CPU %u", t->id,
+		rq_cpu(rq));
+	*link = t->next;
+	if (rq->tail == t)
+		rq->tail = prev;
+	rq->length--;
+	t->next = NULL;
+}
+
+static void kick_cpu(unsigned cpu)
+{
+	if (cpu == this_cpu_index())
+		this_cpu()->need_resched = true;
+	else
+		lapic_send_fixed(cpus[cpu]->apic_id, VECTOR_RESCHEDULE);
+}
+
+/* The first online CPU t may run on (its own when allowed). */
+static unsigned allowed_cpu(const struct thread *t, unsigned preferred)
+{
+	struct cpumask ok;
+
+	cpumask_and(&ok, &t->affinity, &cpu_online_mask);
+	if (cpumask_test(&ok, preferred))
+		return preferred;
+	return cpumask_next(&ok, 0);
+}
+
+/* Puts t on cpu's queue and makes that CPU look at it. */
+static void enqueue_on(unsigned cpu, struct thread *t)
+{
+	struct runqueue *rq = &runqueues[cpu];
+
+	spin_lock(&rq->lock);
+	enqueue_locked(rq, t);
+	if (rq->current == rq->idle)
+		kick_cpu(cpu);
+	spin_unlock(&rq->lock);
+}
+
+/*
+ * Runs on the thread that just got the CPU, right after the stacks were
+ * swapped: drops the queue lock the previous thread took, then deals with
+ * that thread now that nothing runs on its stack.
+ */
+static void finish_switch(void)
+{
+	struct runqueue *rq = this_rq();
+	struct thread *from = rq->switched_from;
+
+	spin_unlock(&rq->lock);
+	if (!from)
+		return;
+	if (from->state == THREAD_DEAD) {
+		thread_retire(from);
+	} else if (from->migrate_to >= 0) {
+		unsigned cpu = (unsigned)from->migrate_to;
+
+		from->migrate_to = -1;
+		enqueue_on(cpu, from);
+	}
+}
+
+/*
+ * Switches to the next thread. Called with rq locked and interrupts off;
+ * returns (in the same thread, later, maybe on another CPU) with no lock
+ * held and interrupts still off.
+ */
+static void schedule_locked(struct runqueue *rq)
+{
+	struct thread *prev = rq->current, *next;
+	unsigned cpu = rq_cpu(rq);
+
+	KASSERT(!irqs_enabled(), "scheduling with interrupts on (thread %d)",
+		prev->id);
+	if (prev->state == THREAD_RUNNING && !prev->is_idle) {
+		unsigned target = allowed_cpu(prev, cpu);
+
+		if (target == cpu) {
+			enqueue_locked(rq, prev);
+		} else {
+			prev->state = THREAD_RUNNABLE;
+			prev->migrate_to = (int)target;
+		}
+	}
+	next = dequeue_locked(rq);
+	if (!next)
+		next = prev->state == THREAD_RUNNING ? prev : rq->idle;
+	this_cpu()->need_resched = false;
+	if (next == prev) {
+		prev->state = THREAD_RUNNING;
+		spin_unlock(&rq->lock);
+		return;
+	}
+	next->state = THREAD_RUNNING;
+	next->cpu = cpu;
+	next->switches_in++;
+	rq->current = next;
+	this_cpu()->current = next;
+	rq->switched_from = prev;
+	/* The stack the CPU switches to when an interrupt comes from ring 3. */
+	this_cpu()->tables->tss.rsp[0] = next->stack_top;
+	fpu_save(prev->fpu);
+	fpu_restore(next->fpu);
+	switch_context(prev, next);
+	finish_switch();
+}
+
+static void schedule(void)
+{
+	uint64_t flags = irq_save();
+	struct runqueue *rq = this_rq();
+
+	spin_lock(&rq->lock);
+	schedule_locked(rq);
+	irq_restore(flags);
+}
+
+void yield(void)
+{
+	schedule();
+}
+
+/* A new thread's first C code (from thread_start in sched/switch.asm). */
+__noreturn void thread_first_run(thread_fn fn, void *arg);
+
+__noreturn void thread_first_run(thread_fn fn, void *arg)
+{
+	finish_switch();
+	sti();
+	fn(arg);
+	thread_exit();
+}
+
+__noreturn void thread_exit(void)
+{
+	struct runqueue *rq;
+
+	cli();
+	rq = this_rq();
+	spin_lock(&rq->lock);
+	KASSERT(!rq->current->is_idle, "an idle thread cannot exit");
+	rq->current->state = THREAD_DEAD;
+	schedule_locked(rq);
+	panic("thread %d ran after it exited", current_thread()->id);
+}
+
+void sched_preempt_point(void)
+{
+	struct percpu *p = this_cpu();
+
+	if (p->need_resched && !p->preempt_count && p->current)
+		schedule();
+}
+
+void preempt_disable(void)
+{
+	__asm__ volatile("incl %%gs:%c0"
+			 :
+			 : "i"(offsetof(struct percpu, preempt_count))
+			 : "memory");
+}
+
+void preempt_enable(void)
+{
+	__asm__ volatile("decl %%gs:%c0"
+			 :
+			 : "i"(offsetof(struct percpu, preempt_count))
+			 : "memory");
+	if (irqs_enabled())
+		sched_preempt_point();
+}
+
+void sched_block_locked(struct spinlock *release)
+{
+	struct runqueue *rq = this_rq();
+
+	KASSERT(!irqs_enabled(), "blocking with interrupts on");
+	spin_lock(&rq->lock);
+	if (release)
+		spin_unlock(release);
+	rq->current->state = THREAD_BLOCKED;
+	schedule_locked(rq);
+}
+
+static void remove_sleeper_locked(struct runqueue *rq, struct thread *t)
+{
+	struct thread **link = &rq->sleepers;
+
+	while (*link && *link != t)
+		link = &(*link)->next;
+	if (*link)
+		*link = t->next;
+	t->next = NULL;
+	t->sleeping = false;
+}
+
+void sched_wake(struct thread *t)
+{
+	uint64_t flags = irq_save();
+	struct runqueue *rq = &runqueues[t->cpu];
+
+	spin_lock(&rq->lock);
+	if (t->state == THREAD_BLOCKED) {
+		if (t->sleeping)
+			remove_sleeper_locked(rq, t);
+		enqueue_locked(rq, t);
+		if (rq->current == rq->idle)
+			kick_cpu(rq_cpu(rq));
+	}
+	spin_unlock(&rq->lock);
+	irq_restore(flags);
+}
+
+void sleep_ns(uint64_t ns)
+{
+	uint64_t flags = irq_save();
+	struct runqueue *rq = this_rq();
+	struct thread *t, **link;
+
+	spin_lock(&rq->lock);
+	t = rq->current;
+	t->wake_at = tsc_read_ordered() + ns_to_tsc(ns);
+	t->sleeping = true;
+	for (link = &rq->sleepers; *link && (*link)->wake_at <= t->wake_at;
+	     link = &(*link)->next)
+		;
+	t->next = *link;
+	*link = t;
+	t->state = THREAD_BLOCKED;
+	schedule_locked(rq);
+	irq_restore(flags);
+}
+
+void sched_start_thread(struct thread *t)
+{
+	uint64_t flags = irq_save();
+
+	enqueue_on(allowed_cpu(t, this_cpu_index()), t);
+	irq_restore(flags);
+}
+
+int sched_set_affinity(const struct cpumask *mask)
+{
+	struct cpumask ok;
+	uint64_t flags;
+	struct runqueue *rq;
+
+	cpumask_and(&ok, mask, &cpu_online_mask);
+	if (cpumask_empty(&ok))
+		return -1;
+	flags = irq_save();
+	rq = this_rq();
+	spin_lock(&rq->lock);
+	rq->current->affinity = ok;
+	if (!cpumask_test(&ok, rq_cpu(rq)))
+		schedule_locked(rq); /* moves us: see schedule_locked */
+	else
+		spin_unlock(&rq->lock);
+	irq_restore(flags);
+	return 0;
+}
+
+/* An idle CPU takes one queued thread from the busiest CPU. */
+static void balance(struct runqueue *rq)
+{
+	unsigned self = rq_cpu(rq), busiest = MAX_CPUS, longest = 0, cpu;
+	struct runqueue *from;
+	struct thread *t;
+
+	for_each_cpu (cpu, &cpu_online_mask) {
+		unsigned len = __atomic_load_n(&runqueues[cpu].length,
+					       __ATOMIC_RELAXED);
+
+		if (cpu != self && len > longest) {
+			longest = len;
+			busiest = cpu;
+		}
+	}
+	if (busiest == MAX_CPUS)
+		return;
+	from = &runqueues[busiest];
+	spin_lock(&rq->lock);
+	if (!spin_trylock(&from->lock)) {
+		spin_unlock(&rq->lock);
+		return;
+	}
+	for (t = from->head; t; t = t->next) {
+		if (cpumask_test(&t->affinity, self))
+			break;
+	}
+	if (t && rq->current == rq->idle && !rq->length) {
+		unlink_locked(from, t);
+		enqueue_locked(rq, t);
+		this_cpu()->need_resched = true;
+	}
+	spin_unlock(&from->lock);
+	spin_unlock(&rq->lock);
+}
+
+static void tick(struct trap_frame *frame)
+{
+	struct runqueue *rq = this_rq();
+	uint64_t now = tsc_read_ordered();
+
+	(void)frame;
+	spin_lock(&rq->lock);
+	rq->ticks++;
+	while (rq->sleepers && rq->sleepers->wake_at <= now) {
+		struct thread *t = rq->sleepers;
+
+		rq->sleepers = t->next;
+		t->sleeping = false;
+		enqueue_locked(rq, t);
+	}
+	/* The timeslice is over: let the next in line run. */
+	if (rq->length)
+		this_cpu()->need_resched = true;
+	spin_unlock(&rq->lock);
+	if (rq->current == rq->idle && !rq->length)
+		balance(rq);
+}
+
+static void reschedule_interrupt(struct trap_frame *frame)
+{
+	(void)frame;
+	this_cpu()->need_resched = true;
+}
+
+void sched_tick_restart(void)
+{
+	apic_timer_periodic_ns(timeslice_ns);
+}
+
+static __noreturn void idle_loop(void)
+{
+	struct runqueue *rq = this_rq();
+
+	for (;;) {
+		thread_reap();
+		cli();
+		if (rq->length || this_cpu()->need_resched) {
+			schedule();
+			continue;
+		}
+		sti_hlt();
+	}
+}
+
+static void idle_entry(void *arg)
+{
+	(void)arg;
+	idle_loop();
+}
+
+static void init_this_cpu(struct thread *running, struct thread *idle)
+{
+	struct runqueue *rq = this_rq();
+
+	rq->current = running;
+	rq->idle = idle;
+	this_cpu()->current = running;
+	running->state = THREAD_RUNNING;
+	running->cpu = this_cpu_index();
+	sched_tick_restart();
+}
+
+void sched_init(uint64_t timeslice_us)
+{
+	struct thread *boot, *idle;
+	struct cpumask self;
+
+	timeslice_ns = timeslice_us * 1000;
+	fpu_init();
+	trap_set_handler(VECTOR_TIMER, tick);
+	trap_set_handler(VECTOR_RESCHEDULE, reschedule_interrupt);
+	boot = thread_adopt_current("boot", false, this_cpu()->stack_top);
+	cpumask_clear_all(&self);
+	cpumask_set(&self, 0);
+	idle = thread_create(idle_entry, NULL, "idle0", &self);
+	if (!boot || !idle)
+		panic("sched: out of memory for the boot CPU's threads");
+	idle->is_idle = true;
+	idle->state = THREAD_RUNNABLE;
+	init_this_cpu(boot, idle);
+	kprintf("sched: timeslice %llu us, FPU state by %s\n",
+		(unsigned long long)timeslice_us, fpu_method());
+}
+
+__noreturn void sched_run_idle_ap(uint64_t stack_top)
+{
+	char name[16];
+	unsigned cpu = this_cpu_index();
+	struct thread *idle;
+
+	ksnprintf(name, sizeof(name), "idle%u", cpu);
+	idle = thread_adopt_current(name, true, stack_top);
+	if (!idle)
+		panic("sched: out of memory for CPU %u's idle thread", cpu);
+	init_this_cpu(idle, idle);
+	idle_loop();
+}
+
+void sched_dump(void)
+{
+	unsigned cpu;
+
+	for_each_cpu (cpu, &cpu_online_mask) {
+		const struct runqueue *rq = &runqueues[cpu];
+		const struct thread *cur = rq->current;
+
+		kprintf("sched: cpu %u running %s (%d) queued %u ticks %llu "
+			"need_resched %d preempt %u%s\n",
+			cpu, cur ? cur->name : "-", cur ? cur->id : -1,
+			rq->length, (unsigned long long)rq->ticks,
+			cpus[cpu]->need_resched, cpus[cpu]->preempt_count,
+			spin_is_locked((struct spinlock *)&rq->lock)
+				? " (locked)"
+				: "");
+	}
+}
+
+unsigned sched_queue_length(unsigned cpu)
+{
+	return __atomic_load_n(&runqueues[cpu].length, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The scheduler: one run queue per CPU, round robin, preemption by the local
+ * APIC timer every `timeslice_us=`, an idle thread per CPU that halts with
+ * interrupts on, sleeping for a duration, affinity, migration and a simple
+ * load balancer (an idle CPU pulls a thread from the busiest queue).
+ */
+#ifndef SCHED_SCHED_H
+#define SCHED_SCHED_H
+
+#include "kernel/types.h"
+#include "sched/thread.h"
+
+struct spinlock;
+
+#define TIMESLICE_US_DEFAULT 10000 /* 10 ms: 100 ticks/s per CPU */
+#define TIMESLICE_US_MIN     100
+#define TIMESLICE_US_MAX     1000000
+
+/*
+ * Boot CPU: makes the running boot context a thread, creates the idle
+ * thread, installs the tick and reschedule interrupts, starts the tick.
+ */
+void sched_init(uint64_t timeslice_us);
+
+/* Application processor: becomes this CPU's idle thread; never returns. */
+__noreturn void sched_run_idle_ap(uint64_t stack_top);
+
+/* Gives up the CPU; the caller stays runnable. */
+void yield(void);
+
+/* Sleeps for at least ns nanoseconds. */
+void sleep_ns(uint64_t ns);
+
+/*
+ * Blocks the calling thread. The caller holds `release` (the lock of the
+ * wait queue it just joined, or NULL); it is dropped only once this CPU's
+ * run-queue lock is held, so a wake-up cannot slip in between.
+ * Interrupts must be off (the caller took `release` with irqsave).
+ */
+void sched_block_locked(struct spinlock *release);
+
+/* Makes a blocked thread runnable again (any CPU, any context). */
+void sched_wake(struct thread *t);
+
+/* Puts a new thread in a run queue (on an allowed CPU). */
+void sched_start_thread(struct thread *t);
+
+/* Restricts the calling thread to mask; moves it now if needed. */
+int sched_set_affinity(const struct cpumask *mask);
+
+/* Called on interrupt exit: switch if this CPU should. */
+void sched_preempt_point(void);
+
+/* Preemption off/on for code that must stay on this CPU. */
+void preempt_disable(void);
+void preempt_enable(void);
+
+/* Re-arms this CPU's tick (after a test borrowed the APIC timer). */
+void sched_tick_restart(void);
+
+/* Prints every CPU's run queue: running thread, queue, ticks (debugging). */
+void sched_dump(void);
+
+/* Runnable threads queued on cpu (not counting the running one). */
+unsigned sched_queue_length(unsigned cpu);
+
+#endif

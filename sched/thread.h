@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Threads: a kernel stack, saved registers, FPU state, a CPU affinity and,
+ * for user threads, an address space. Kernel threads own no user address
+ * space (mm == NULL): they run on whatever page tables the CPU has loaded,
+ * which is what lets idle and kernel threads be lazy about TLB switching.
+ */
+#ifndef SCHED_THREAD_H
+#define SCHED_THREAD_H
+
+#include "kernel/types.h"
+#include "smp/cpumask.h"
+
+struct mm;
+
+enum thread_state {
+	THREAD_RUNNING,	 /* on a CPU now (rq->current) */
+	THREAD_RUNNABLE, /* in a run queue */
+	THREAD_BLOCKED,	 /* on a wait queue or sleeping */
+	THREAD_DEAD,	 /* exited; its stack is freed by the reaper */
+};
+
+typedef void (*thread_fn)(void *arg);
+
+struct thread {
+	uint64_t saved_rsp; /* must stay first: sched/switch.asm */
+
+	/*
+	 * Guarded by the run-queue lock of `cpu` (sched/sched.c). `cpu`
+	 * changes only while the thread is runnable, under both locks.
+	 */
+	enum thread_state state;
+	unsigned cpu;
+	struct thread *next; /* run queue, sleeper list or wait queue */
+	uint64_t wake_at;    /* TSC, while sleeping */
+	bool sleeping;	     /* on its CPU's sleeper list */
+	int migrate_to;	     /* -1, or a CPU to move to after switching */
+
+	/* Set at creation, read by anyone. */
+	int id;
+	char name[24];
+	bool is_idle;
+	uint64_t stack_top;
+	void *fpu; /* FPU_AREA_ALIGN-aligned save area */
+	void *fpu_allocation;
+	struct mm *mm; /* NULL: a kernel thread */
+
+	/* Written by the owner (affinity: under its CPU's run-queue lock). */
+	struct cpumask affinity;
+	uint64_t switches_in;	    /* times it was switched to */
+	struct thread *zombie_next; /* reaper list */
+};
+
+/*
+ * A new kernel thread running fn(arg), runnable on a CPU allowed by
+ * affinity (NULL: any online CPU). Returns NULL when out of memory.
+ */
+struct thread *thread_create(thread_fn fn, void *arg, const char *name,
+			     const struct cpumask *affinity);
+
+/* Ends the calling thread. */
+__noreturn void thread_exit(void);
+
+/* Frees threads that have exited (called where no lock is held). */
+void thread_reap(void);
+
+/* Threads that exist: created or adopted, and not yet reaped. */
+unsigned thread_count(void);
+
+/* For sched/sched.c: t has exited and nothing runs on its stack now. */
+void thread_retire(struct thread *t);
+
+/* Builds the thread the calling context already is (boot, AP idle). */
+struct thread *thread_adopt_current(const char *name, bool is_idle,
+				    uint64_t stack_top);
+
+#endif

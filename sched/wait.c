@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#include "sched/wait.h"
+#include "sched/sched.h"
+#include "sched/thread.h"
+#include "smp/percpu.h"
+
+void wait_queue_init(struct wait_queue *wq)
+{
+	*wq = (struct wait_queue)WAIT_QUEUE_INIT;
+}
+
+void wait_queue_sleep_locked(struct wait_queue *wq)
+{
+	struct thread *self = current_thread();
+
+	self->next = NULL;
+	if (wq->tail)
+		wq->tail->next = self;
+	else
+		wq->head = self;
+	wq->tail = self;
+	/* Drops wq->lock only once our run queue is locked: see sched.c. */
+	sched_block_locked(&wq->lock);
+	spin_lock(&wq->lock);
+}
+
+/* Takes the first waiter off wq (locked); NULL when there is none. */
+static struct thread *pop_locked(struct wait_queue *wq)
+{
+	struct thread *t = wq->head;
+
+	if (t) {
+		wq->head = t->next;
+		if (!wq->head)
+			wq->tail = NULL;
+		t->next = NULL;
+	}
+	return t;
+}
+
+unsigned wake_one(struct wait_queue *wq)
+{
+	uint64_t flags = spin_lock_irqsave(&wq->lock);
+	struct thread *t = pop_locked(wq);
+
+	spin_unlock_irqrestore(&wq->lock, flags);
+	if (!t)
+		return 0;
+	sched_wake(t);
+	return 1;
+}
+
+unsigned wake_all(struct wait_queue *wq)
+{
+	uint64_t flags = spin_lock_irqsave(&wq->lock);
+	struct thread *list = wq->head;
+	unsigned n = 0;
+
+	wq->head = wq->tail = NULL;
+	spin_unlock_irqrestore(&wq->lock, flags);
+	while (list) {
+		struct thread *t = list;
+
+		list = t->next;
+		t->next = NULL;
+		sched_wake(t);
+		n++;
+	}
+	return n;
+}

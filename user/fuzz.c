@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A system-call fuzzer: random call numbers, including ones outside the
+ * table, with arguments drawn mostly from a pool of values on the edges of
+ * the kernel's checks (zero, small numbers, huge ones, -1, kernel and
+ * non-canonical addresses, user addresses at both ends, unaligned ones).
+ * The kernel must answer every call with a result or an error, and neither
+ * crash nor hang; this program counts the answers.
+ *
+ * arg: bits 0-31 the number of calls (0: 10000), bits 32-62 the seed of
+ * the pseudo-random numbers (0: 1), so that a run can be repeated.
+ *
+ * It exits 1 when an answer is known to be wrong: a number outside the
+ * table must give -SYS_ENOSYS, and every error must be one of
+ * kernel/syscall_abi.h.
+ *
+ * The fuzzer must not end or block itself, and some calls would do that
+ * when the kernel does its job (see tame()):
+ * - SYS_EXIT and SYS_THREAD_EXIT are never made;
+ * - SYS_THREAD_CREATE always gets a real function and stack, because a
+ *   thread started at a bad address would fault and take the task down;
+ * - SYS_WAIT and the IPC calls are skipped when their first argument is a
+ *   small number, which could name a live task or a real endpoint: waiting
+ *   for it, or receiving on it, could block forever;
+ * - SYS_SLEEP_NS is clamped to 1 ms;
+ * - memory calls (map, unmap, protect, shared-memory map) are skipped when
+ *   they would apply to the fuzzer's own program or stack;
+ * - SYS_WRITE of a buffer inside user space is cut to 64 bytes, so that
+ *   memory the fuzzer happened to map does not flood the console.
+ */
+#include "user/lib/ulib.h"
+
+#define DEFAULT_CALLS  10000
+#define PAGE	       4096UL
+#define USER_TOP       0x0000800000000000UL
+#define SMALL_ID_LIMIT 0x10000UL
+#define STACK_WINDOW   (256 * 1024UL)
+#define SHM_GUESS      (64UL << 20) /* length of a shared object not ours */
+#define MAX_SLEEP_NS   1000000UL
+#define MAX_WRITE      64
+#define THREAD_STACKS  8
+#define WRONG_SHOWN    8
+
+extern char __user_image_start[], __user_image_end[]; /* user/linker.ld */
+
+/* Arguments: mostly these, sometimes any 64-bit value. */
+static const uint64_t pool[] = {
+	/* zero, small numbers, sizes */
+	0,
+	1,
+	2,
+	3,
+	7,
+	8,
+	16,
+	64,
+	255,
+	4095,
+	4096,
+	4097,
+	0x10000,
+	0x200000,
+	/* the edges of int, unsigned int and long */
+	0x7fffffff,
+	0x80000000,
+	0xffffffff,
+	0x100000000,
+	0x7fffffffffffffff,
+	0xffffffffffffffff, /* -1 */
+	0xfffffffffffff000, /* -4096 */
+	/* kernel addresses: the direct map and the kernel image */
+	0xffff800000000000,
+	0xffffffff80000000,
+	0xffffffff80100000,
+	/* the first non-canonical address; the first non-user one */
+	0x8000000000000000,
+	0x0000800000000000,
+	/* user addresses near 0 and near the top of user space */
+	0xfff,
+	0x1000,
+	0x1001,
+	0x00007ffffffff000,
+	0x00007ffffffffff8,
+	0x00007fffffffffff,
+	/* unaligned */
+	0x1003,
+	0x00007fffffffe001,
+	0xffff800000000001,
+};
+
+/*
+ * Call numbers outside the table. A kernel that compares only the low 32
+ * bits, or compares signed, would take some of them for real calls: those
+ * are SYS_CPU_ID and SYS_YIELD in disguise, so such a bug shows up as a
+ * wrong answer and not as the fuzzer ending itself.
+ */
+static const uint64_t bad_numbers[] = {
+	SYS_COUNT,
+	SYS_COUNT + 1,
+	64,
+	255,
+	256,
+	0x7fffffff,
+	0x80000000,
+	0xffffffff,
+	0x100000000 | SYS_CPU_ID,
+	0x8000000000000000 | SYS_YIELD,
+	0xffffffffffffffff,
+	0xfffffffffffffffe,
+	0x8000000000000000,
+};
+
+static const char *const error_names[] = {
+	[SYS_EPERM] = "EPERM",	 [SYS_ENOENT] = "ENOENT",
+	[SYS_ESRCH] = "ESRCH",	 [SYS_ENOMEM] = "ENOMEM",
+	[SYS_EFAULT] = "EFAULT", [SYS_EBUSY] = "EBUSY",
+	[SYS_EEXIST] = "EEXIST", [SYS_EINVAL] = "EINVAL",
+	[SYS_ENOSYS] = "ENOSYS",
+};
+
+static uint64_t rng;			/* xorshift64 state, never 0 */
+static uintptr_t stack_low, stack_high; /* around our own stack */
+static uint64_t shm_len;		/* largest object we created */
+static unsigned long ok, errors[ARRAY_SIZE(error_names)], skipped, wrong;
+static char stacks[THREAD_STACKS][4096] __aligned(16);
+
+/* Marsaglia's xorshift64: small and good enough to pick test values. */
+static uint64_t random64(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static uint64_t random_below(uint64_t n)
+{
+	return random64() % n;
+}
+
+static uint64_t random_arg(void)
+{
+	if (random_below(8) == 0)
+		return random64();
+	return pool[random_below(ARRAY_SIZE(pool))];
+}
+
+static bool overlaps(uint64_t start, uint64_t end, uint64_t lo, uint64_t hi)
+{
+	return start < hi && lo < end;
+}
+
+/*
+ * Whether a memory call on [addr, addr + len) could, done right, change
+ * the fuzzer's own program or stack. A range that wraps around or leaves
+ * user space must be refused by the kernel, so it is safe to try.
+ */
+static bool hits_self(uint64_t addr, uint64_t len)
+{
+	uint64_t end = addr + (len ? len : 1);
+
+	if (end < addr || end > USER_TOP)
+		return false;
+	addr = ALIGN_DOWN(addr, PAGE);
+	end = ALIGN_UP(end, PAGE);
+	return overlaps(addr, end, (uintptr_t)__user_image_start,
+			(uintptr_t)__user_image_end) ||
+	       overlaps(addr, end, stack_low, stack_high);
+}
+
+/* Adjusts the arguments of call nr; false: do not make it at all. */
+static bool tame(uint64_t nr, uint64_t *a)
+{
+	switch (nr) {
+	case SYS_EXIT:
+	case SYS_THREAD_EXIT:
+		return false;
+	case SYS_WAIT:
+	case SYS_IPC_SEND:
+	case SYS_IPC_RECV:
+	case SYS_IPC_CALL:
+	case SYS_IPC_REPLY_RECV:
+		return a[0] >= SMALL_ID_LIMIT;
+	case SYS_SLEEP_NS:
+		a[0] %= MAX_SLEEP_NS + 1;
+		return true;
+	case SYS_WRITE:
+		if (a[0] < USER_TOP && a[1] <= USER_TOP - a[0] &&
+		    a[1] > MAX_WRITE)
+			a[1] = MAX_WRITE;
+		return !hits_self(a[0], a[1]);
+	case SYS_SPAWN: /* reading ourselves is harmless, but could name us */
+	case SYS_MAP:
+	case SYS_UNMAP:
+	case SYS_PROTECT:
+		return !hits_self(a[0], a[1]);
+	case SYS_SHM_MAP:
+		return !hits_self(a[1], MAX(shm_len, SHM_GUESS));
+	default:
+		return true;
+	}
+}
+
+static void thread_body(long arg)
+{
+	(void)arg; /* returning ends the thread */
+}
+
+static void count(uint64_t nr, const uint64_t *a, long r, unsigned long call)
+{
+	/* The error number; unsigned, since -r overflows for LONG_MIN. */
+	unsigned long e = r < 0 ? -(unsigned long)r : 0;
+	bool known = e < ARRAY_SIZE(error_names) && error_names[e];
+	bool bad;
+
+	if (r >= 0)
+		ok++;
+	else if (known)
+		errors[e]++;
+	bad = (nr >= SYS_COUNT && r != -SYS_ENOSYS) || (r < 0 && !known);
+	if (bad && ++wrong <= WRONG_SHOWN)
+		printf("fuzz: wrong answer: call %lu, number %#lx (%#lx, %#lx, "
+		       "%#lx, ...) returned %ld%s\n",
+		       call, (unsigned long)nr, (unsigned long)a[0],
+		       (unsigned long)a[1], (unsigned long)a[2], r,
+		       nr >= SYS_COUNT ? ", not -ENOSYS" : "");
+}
+
+int main(long arg)
+{
+	unsigned long calls = (unsigned long)arg & 0xffffffff;
+	uint64_t seed = ((uint64_t)arg >> 32) & 0x7fffffff;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	unsigned next_stack = 0;
+	char line[200];
+	int used;
+
+	calls = calls ? calls : DEFAULT_CALLS;
+	rng = seed ? seed : 1;
+	stack_low = ALIGN_DOWN(sp, PAGE) - STACK_WINDOW;
+	stack_high = ALIGN_UP(sp, PAGE) + STACK_WINDOW;
+	printf("fuzz: %lu calls, seed %lu\n", calls, (unsigned long)rng);
+
+	for (unsigned long i = 0; i < calls; i++) {
+		uint64_t nr, a[6];
+		long r;
+
+		if (random_below(5) == 0)
+			nr = bad_numbers[random_below(ARRAY_SIZE(bad_numbers))];
+		else
+			nr = random_below(SYS_COUNT);
+		for (int k = 0; k < 6; k++)
+			a[k] = random_arg();
+		if (nr < SYS_COUNT && !tame(nr, a)) {
+			skipped++;
+			continue;
+		}
+		if (nr == SYS_THREAD_CREATE) {
+			/* Threads share 8 stacks in turn; each ends at
+			 * once and touches only the top of its stack. */
+			r = thread_start(thread_body, stacks[next_stack],
+					 sizeof(stacks[0]), (long)a[2]);
+			next_stack = (next_stack + 1) % THREAD_STACKS;
+		} else {
+			r = syscall6((long)nr, (long)a[0], (long)a[1],
+				     (long)a[2], (long)a[3], (long)a[4],
+				     (long)a[5]);
+		}
+		if (nr == SYS_SHM_CREATE && r >= 0)
+			shm_len = MAX(shm_len, ALIGN_UP(a[0], PAGE));
+		count(nr, a, r, i);
+	}
+	sys_set_affinity(0); /* undo whatever mask the fuzzing left */
+
+	/* One line, one write: no other output lands in the middle. */
+	used = snprintf(line, sizeof(line),
+			"fuzz: %lu made, %lu skipped; ok %lu", calls - skipped,
+			skipped, ok);
+	for (size_t e = 0; e < ARRAY_SIZE(error_names); e++) {
+		if (errors[e] && used < (int)sizeof(line))
+			used += snprintf(line + used, sizeof(line) - used,
+					 ", %s %lu", error_names[e], errors[e]);
+	}
+	printf("%s\nfuzz: %lu wrong answers\n", line, wrong);
+	return wrong ? 1 : 0;
+}

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+/* The system-call wrappers: each puts its arguments where the ABI says. */
+#include "user/lib/syscall.h"
+
+void sys_exit(long status)
+{
+	syscall6(SYS_EXIT, status, 0, 0, 0, 0, 0);
+	/* Not reached; if the kernel ever returned, stop here visibly. */
+	__builtin_trap();
+}
+
+long sys_yield(void)
+{
+	return syscall6(SYS_YIELD, 0, 0, 0, 0, 0, 0);
+}
+
+long sys_thread_create(void (*entry)(long), void *stack_top, long arg)
+{
+	return syscall6(SYS_THREAD_CREATE, (long)entry, (long)stack_top, arg, 0,
+			0, 0);
+}
+
+void sys_thread_exit(void)
+{
+	syscall6(SYS_THREAD_EXIT, 0, 0, 0, 0, 0, 0);
+	__builtin_trap();
+}
+
+long sys_spawn(const char *name, size_t len)
+{
+	return syscall6(SYS_SPAWN, (long)name, (long)len, 0, 0, 0, 0);
+}
+
+long sys_wait(long task)
+{
+	return syscall6(SYS_WAIT, task, 0, 0, 0, 0, 0);
+}
+
+long sys_map(void *addr, size_t len, unsigned prot)
+{
+	return syscall6(SYS_MAP, (long)addr, (long)len, prot, 0, 0, 0);
+}
+
+long sys_unmap(void *addr, size_t len)
+{
+	return syscall6(SYS_UNMAP, (long)addr, (long)len, 0, 0, 0, 0);
+}
+
+long sys_protect(void *addr, size_t len, unsigned prot)
+{
+	return syscall6(SYS_PROTECT, (long)addr, (long)len, prot, 0, 0, 0);
+}
+
+long sys_set_affinity(uint64_t cpu_mask)
+{
+	return syscall6(SYS_SET_AFFINITY, (long)cpu_mask, 0, 0, 0, 0, 0);
+}
+
+long sys_cpu_id(void)
+{
+	return syscall6(SYS_CPU_ID, 0, 0, 0, 0, 0, 0);
+}
+
+long sys_time_ns(void)
+{
+	return syscall6(SYS_TIME_NS, 0, 0, 0, 0, 0, 0);
+}
+
+long sys_write(const void *buf, size_t len)
+{
+	return syscall6(SYS_WRITE, (long)buf, (long)len, 0, 0, 0, 0);
+}
+
+long sys_sleep_ns(uint64_t ns)
+{
+	return syscall6(SYS_SLEEP_NS, (long)ns, 0, 0, 0, 0, 0);
+}
+
+long sys_shm_create(size_t len)
+{
+	return syscall6(SYS_SHM_CREATE, (long)len, 0, 0, 0, 0, 0);
+}
+
+long sys_shm_map(long id, void *addr, unsigned prot)
+{
+	return syscall6(SYS_SHM_MAP, id, (long)addr, prot, 0, 0, 0);
+}
+
+long sys_endpoint_create(void)
+{
+	return syscall6(SYS_ENDPOINT_CREATE, 0, 0, 0, 0, 0, 0);
+}
+
+long sys_ipc_send(long ep, const struct ipc_message *msg)
+{
+	return syscall6(SYS_IPC_SEND, ep, msg->label, (long)msg->w[0],
+			(long)msg->w[1], (long)msg->w[2], (long)msg->w[3]);
+}
+
+long sys_ipc_recv(long ep, struct ipc_message *in)
+{
+	in->label = syscall6_words(SYS_IPC_RECV, ep, 0, 0, 0, 0, 0, in->w);
+	return in->label;
+}
+
+long sys_ipc_call(long ep, const struct ipc_message *out,
+		  struct ipc_message *in)
+{
+	long label = syscall6_words(SYS_IPC_CALL, ep, out->label,
+				    (long)out->w[0], (long)out->w[1],
+				    (long)out->w[2], (long)out->w[3], in->w);
+
+	in->label = label;
+	return label;
+}
+
+long sys_ipc_reply_recv(long ep, const struct ipc_message *out,
+			struct ipc_message *in)
+{
+	long label = syscall6_words(SYS_IPC_REPLY_RECV, ep, out->label,
+				    (long)out->w[0], (long)out->w[1],
+				    (long)out->w[2], (long)out->w[3], in->w);
+
+	in->label = label;
+	return label;
+}

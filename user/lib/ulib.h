@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The user-space runtime: the few C library functions programs need,
+ * printf on top of the kernel's own formatter (kernel/format.c, compiled
+ * into the user library too), and threads.
+ *
+ * A program defines int main(long arg); user/lib/start.asm calls it with
+ * the argument the kernel passed and ends the task with its return value.
+ */
+#ifndef USER_LIB_ULIB_H
+#define USER_LIB_ULIB_H
+
+#include "kernel/types.h"
+#include "user/lib/syscall.h"
+
+int main(long arg);
+
+/* The compiler may call the mem* functions itself (struct copies). */
+void *memcpy(void *dst, const void *src, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+size_t strnlen(const char *s, size_t max);
+
+/*
+ * Formatted output to the console through SYS_WRITE; the conversions are
+ * those of kernel/format.h (no floating point). Up to 256 characters go
+ * out in one system call, so lines from different programs do not mix
+ * unless they are longer than that. Return the number of characters
+ * formatted.
+ */
+int printf(const char *fmt, ...) __printf(1, 2);
+int vprintf(const char *fmt, va_list ap);
+int snprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+
+/* Writes s and a newline; returns 0 or a negative error. */
+int puts(const char *s);
+
+/*
+ * Runs fn(arg) in a new thread on the stack [stack, stack + size); when fn
+ * returns the thread ends. Returns the thread id or a negative error. The
+ * stack must stay untouched by others until the thread has ended.
+ */
+long thread_start(void (*fn)(long), void *stack, size_t size, long arg);
+
+#endif

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/*
+ * IPC ping-pong: a client sends numbered messages with SYS_IPC_CALL, a
+ * server answers each with SYS_IPC_REPLY_RECV, and both check every word
+ * of what they receive, so a lost, repeated or mixed-up message shows.
+ *
+ * arg: bits 0-3 the role, bits 4-31 the number of round trips (0: 1000),
+ * bits 32-62 the endpoint (client only).
+ *   role 0  both in this task: the server runs in a second thread, in the
+ *           same address space
+ *   role 1  server: creates an endpoint, prints its number, and answers
+ *           until a client says stop
+ *   role 2  client of the server at the endpoint given in bits 32-62
+ *
+ * The client prints "pingpong: N round trips ok" (with the mean time of a
+ * round trip) or the first mismatch; the exit status is 0 or 1.
+ */
+#include "user/lib/ulib.h"
+
+#define ROLE_BOTH      0
+#define ROLE_SERVER    1
+#define ROLE_CLIENT    2
+#define DEFAULT_ROUNDS 1000
+
+#define LABEL_PING 1
+#define LABEL_PONG 2
+#define LABEL_STOP 3 /* sent, not called: the server ends without replying */
+#define LABEL_BAD  4 /* the server's answer to a message it did not expect */
+
+#define MIX	  0x9e3779b97f4a7c15UL /* spreads seq over all 64 bits */
+#define PING_MARK 0x50494e47UL	       /* "PING" */
+#define PONG_MARK 0x504f4e47UL	       /* "PONG" */
+
+#define SERVER_WAIT_NS 5000000000L
+
+/* What the client sends in round seq (from 1). */
+static void ping(struct ipc_message *m, unsigned long seq)
+{
+	m->label = LABEL_PING;
+	m->w[0] = seq;
+	m->w[1] = ~seq;
+	m->w[2] = seq * MIX;
+	m->w[3] = PING_MARK;
+}
+
+/* What the server answers to it. */
+static void pong(struct ipc_message *m, unsigned long seq)
+{
+	m->label = LABEL_PONG;
+	m->w[0] = seq;
+	m->w[1] = seq + 1;
+	m->w[2] = ~(seq * MIX);
+	m->w[3] = PONG_MARK;
+}
+
+static bool same(const struct ipc_message *a, const struct ipc_message *b)
+{
+	if (a->label != b->label)
+		return false;
+	for (int i = 0; i < SYS_IPC_WORDS; i++) {
+		if (a->w[i] != b->w[i])
+			return false;
+	}
+	return true;
+}
+
+static void mismatch(const char *who, unsigned long seq,
+		     const struct ipc_message *got,
+		     const struct ipc_message *want)
+{
+	printf("pingpong: %s: round %lu: got label %ld words %#lx %#lx %#lx "
+	       "%#lx, expected label %ld words %#lx %#lx %#lx %#lx\n",
+	       who, seq, got->label, got->w[0], got->w[1], got->w[2], got->w[3],
+	       want->label, want->w[0], want->w[1], want->w[2], want->w[3]);
+}
+
+/*
+ * Answers pings on ep until a stop message. Returns the number of pings
+ * answered, or -1 after an error or an unexpected message.
+ */
+static long serve(long ep)
+{
+	struct ipc_message in, out, want;
+	unsigned long seq = 1;
+	bool bad = false;
+	long r = sys_ipc_recv(ep, &in);
+
+	for (;;) {
+		if (r < 0) {
+			printf("pingpong: server: receive on endpoint %ld "
+			       "failed (error %ld)\n",
+			       ep, -r);
+			return -1;
+		}
+		if (in.label == LABEL_STOP)
+			break;
+		ping(&want, seq);
+		if (same(&in, &want)) {
+			pong(&out, seq++);
+		} else {
+			/* Answer anyway: the caller waits for a reply. */
+			if (!bad)
+				mismatch("server", seq, &in, &want);
+			bad = true;
+			out = (struct ipc_message){.label = LABEL_BAD};
+		}
+		r = sys_ipc_reply_recv(ep, &out, &in);
+	}
+	return bad ? -1 : (long)(seq - 1);
+}
+
+static void send_stop(long ep)
+{
+	struct ipc_message stop = {.label = LABEL_STOP};
+
+	sys_ipc_send(ep, &stop);
+}
+
+static int client(long ep, unsigned long rounds)
+{
+	struct ipc_message out, in, want;
+	long start = sys_time_ns(), r;
+
+	for (unsigned long seq = 1; seq <= rounds; seq++) {
+		ping(&out, seq);
+		r = sys_ipc_call(ep, &out, &in);
+		if (r < 0) {
+			printf("pingpong: client: call %lu on endpoint %ld "
+			       "failed (error %ld)\n",
+			       seq, ep, -r);
+			send_stop(ep);
+			return 1;
+		}
+		pong(&want, seq);
+		if (!same(&in, &want)) {
+			mismatch("client", seq, &in, &want);
+			send_stop(ep);
+			return 1;
+		}
+	}
+	r = sys_time_ns() - start;
+	send_stop(ep);
+	printf("pingpong: %lu round trips ok (%ld ns each)\n", rounds,
+	       r / (long)rounds);
+	return 0;
+}
+
+/* --- Role 0: client and server threads in one task --------------------- */
+
+static char server_stack[16384] __aligned(16);
+static long server_result;
+static bool server_done;
+
+static void server_thread(long ep)
+{
+	server_result = serve(ep);
+	/* Release: the result is visible before the flag. */
+	__atomic_store_n(&server_done, true, __ATOMIC_RELEASE);
+}
+
+static int both(unsigned long rounds)
+{
+	long ep = sys_endpoint_create(), t, start;
+	int status;
+
+	if (ep < 0) {
+		printf("pingpong: SYS_ENDPOINT_CREATE failed (error %ld)\n",
+		       -ep);
+		return 1;
+	}
+	t = thread_start(server_thread, server_stack, sizeof(server_stack), ep);
+	if (t < 0) {
+		printf("pingpong: SYS_THREAD_CREATE failed (error %ld)\n", -t);
+		return 1;
+	}
+	status = client(ep, rounds);
+	/* Ending the task would end the server thread: let it finish. */
+	start = sys_time_ns();
+	while (!__atomic_load_n(&server_done, __ATOMIC_ACQUIRE)) {
+		if (sys_time_ns() - start > SERVER_WAIT_NS) {
+			printf("pingpong: the server thread did not end\n");
+			return 1;
+		}
+		sys_yield();
+	}
+	if (server_result < 0)
+		return 1;
+	return status;
+}
+
+int main(long arg)
+{
+	unsigned role = (unsigned)(arg & 0xf);
+	unsigned long rounds = ((unsigned long)arg >> 4) & 0xfffffff;
+	long ep = (long)(((unsigned long)arg >> 32) & 0x7fffffff), served;
+
+	rounds = rounds ? rounds : DEFAULT_ROUNDS;
+	switch (role) {
+	case ROLE_BOTH:
+		return both(rounds);
+	case ROLE_SERVER:
+		ep = sys_endpoint_create();
+		if (ep < 0) {
+			printf("pingpong: SYS_ENDPOINT_CREATE failed (error "
+			       "%ld)\n",
+			       -ep);
+			return 1;
+		}
+		printf("pingpong: server on endpoint %ld\n", ep);
+		served = serve(ep);
+		if (served >= 0)
+			printf("pingpong: server answered %ld pings\n", served);
+		return served < 0;
+	case ROLE_CLIENT:
+		return client(ep, rounds);
+	default:
+		printf("pingpong: unknown role %u (0 both, 1 server, 2 "
+		       "client)\n",
+		       role);
+		return 2;
+	}
+}
