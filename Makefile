@@ -50,7 +50,7 @@ NASM_FLAGS := -f elf64 -I.
 # --- Sources ---------------------------------------------------------------
 BOOT_ASM := boot/header.asm boot/entry.asm
 KERNEL_ASM := kernel/isr.asm kernel/probe.asm smp/trampoline.asm \
-	sched/switch.asm
+	sched/switch.asm kernel/syscall_entry.asm
 KERNEL_C := \
 	kernel/main.c \
 	kernel/string.c \
@@ -86,6 +86,12 @@ KERNEL_C := \
 	sched/thread.c \
 	sched/sched.c \
 	sched/wait.c \
+	sched/task.c \
+	kernel/elf.c \
+	kernel/uaccess.c \
+	kernel/syscall.c \
+	kernel/ipc.c \
+	mm/mm.c \
 	smp/smp.c \
 	smp/call.c \
 	smp/ipi_latency.c \
@@ -105,7 +111,8 @@ KERNEL_C := \
 	tests/kernel/test_time.c \
 	tests/kernel/test_acpi.c \
 	tests/kernel/test_smp.c \
-	tests/kernel/test_sched.c
+	tests/kernel/test_sched.c \
+	tests/kernel/test_user.c
 
 KERNEL_OBJS := $(BOOT_ASM:%.asm=$(BUILD)/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/%.o) \
 	$(KERNEL_C:%.c=$(BUILD)/%.o) $(BUILD)/kernel/font_psf.o
@@ -113,7 +120,7 @@ KERNEL_OBJS := $(BOOT_ASM:%.asm=$(BUILD)/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/%.o) \
 KERNEL_ELF := $(BUILD)/shootdown.elf
 
 # User programs: one .c file each, linked with the runtime in user/lib/.
-USER_PROGRAMS := hello spin fault fuzz pingpong
+USER_PROGRAMS := hello spin fault fuzz pingpong threads
 USER_LIB_C := user/lib/syscall.c user/lib/ulib.c
 USER_LIB_H := user/lib/syscall.h user/lib/ulib.h
 USER_C := $(USER_LIB_C) $(USER_PROGRAMS:%=user/%.c)

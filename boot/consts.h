@@ -22,15 +22,23 @@
 /* Segment selectors (kernel/gdt.c builds the same layout) */
 #define GDT_KERNEL_CODE 0x08
 #define GDT_KERNEL_DATA 0x10
+#define GDT_USER_DATA	0x20
+#define GDT_USER_CODE	0x28
+#define SELECTOR_RPL3	3
+
+/* struct percpu (smp/percpu.h) fields read through %gs by assembly */
+#define PERCPU_SYSCALL_RSP 0x08
+#define PERCPU_USER_RSP	   0x10
 
 /* Control registers and EFER (Intel SDM Vol. 3A, 2.5 and 2.2.1) */
-#define CR0_PE	 0x00000001ULL
-#define CR0_WP	 0x00010000ULL
-#define CR0_PG	 0x80000000ULL
-#define CR4_PAE	 0x00000020ULL
-#define MSR_EFER 0xc0000080U
-#define EFER_LME 0x00000100ULL
-#define EFER_NXE 0x00000800ULL
+#define CR0_PE	    0x00000001ULL
+#define CR0_WP	    0x00010000ULL
+#define CR0_PG	    0x80000000ULL
+#define CR4_PAE	    0x00000020ULL
+#define MSR_EFER    0xc0000080U
+#define MSR_GS_BASE 0xc0000101U
+#define EFER_LME    0x00000100ULL
+#define EFER_NXE    0x00000800ULL
 
 /* Page-table entry bits (SDM Vol. 3A, 4.5) */
 #define PTE_PRESENT 0x001ULL

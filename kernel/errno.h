@@ -5,6 +5,7 @@
 
 #define EPERM  1  /* not allowed */
 #define ENOENT 2  /* no such thing (mapping, tag, option) */
+#define ESRCH  3  /* no such task */
 #define EIO    5  /* device did not answer */
 #define ENOMEM 12 /* out of memory */
 #define EFAULT 14 /* bad address */
@@ -12,5 +13,6 @@
 #define EEXIST 17 /* already there */
 #define EINVAL 22 /* bad argument */
 #define ERANGE 34 /* out of range */
+#define ENOSYS 38 /* no such system call */
 
 #endif

@@ -13,11 +13,8 @@
 #include "boot/consts.h"
 
 #define GDT_USER_CODE32 0x18 /* the STAR[63:48] base for SYSRET */
-#define GDT_USER_DATA	0x20
-#define GDT_USER_CODE	0x28
 #define GDT_TSS		0x30 /* 16 bytes: two slots */
 #define GDT_ENTRIES	8
-#define SELECTOR_RPL3	3
 
 /* Interrupt stack table slots (1-based, as the IDT gate names them). */
 #define IST_DOUBLE_FAULT  1

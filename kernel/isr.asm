@@ -8,6 +8,14 @@
 ; The CPU aligns RSP to 16 bytes before pushing its frame (SDM Vol. 3A,
 ; 6.14.2); 5 CPU words + error code + vector + 15 registers = 22 words keep
 ; that alignment for the C call.
+;
+; GS: coming from ring 3, GS base is the user's and must be swapped for the
+; kernel's (and back on the way out). The saved CS says where we came from,
+; except for NMI, double fault and machine check: those can strike in the
+; few kernel instructions between SYSCALL and its SWAPGS (or SWAPGS and
+; SYSRET), where CS is the kernel's but GS is still the user's. For them
+; the GS base itself decides: a kernel GS base is a kernel (negative)
+; address. RBX remembers whether we swapped; the C code preserves it.
 
 %include "boot/consts.inc"
 
@@ -36,6 +44,12 @@ isr_stub_%1:
 %assign vector vector + 1
 %endrep
 
+FRAME_VECTOR	equ 15 * 8	; offsets in struct trap_frame, after the pushes
+FRAME_CS	equ 18 * 8
+VEC_NMI		equ 2
+VEC_DOUBLE_FAULT equ 8
+VEC_MACHINE_CHECK equ 18
+
 isr_common:
 	push	rax
 	push	rbx
@@ -53,8 +67,32 @@ isr_common:
 	push	r14
 	push	r15
 	cld				; the C ABI expects DF clear
+	xor	ebx, ebx
+	mov	rax, [rsp + FRAME_VECTOR]
+	cmp	rax, VEC_NMI
+	je	.by_gs_base
+	cmp	rax, VEC_DOUBLE_FAULT
+	je	.by_gs_base
+	cmp	rax, VEC_MACHINE_CHECK
+	je	.by_gs_base
+	test	byte [rsp + FRAME_CS], SELECTOR_RPL3
+	jz	.gs_ready
+	jmp	.swap
+.by_gs_base:
+	mov	ecx, MSR_GS_BASE
+	rdmsr
+	test	edx, edx			; negative: already the kernel's
+	js	.gs_ready
+.swap:
+	swapgs
+	mov	ebx, 1
+.gs_ready:
 	mov	rdi, rsp
 	call	trap_dispatch
+	test	ebx, ebx
+	jz	.gs_restored
+	swapgs
+.gs_restored:
 	pop	r15
 	pop	r14
 	pop	r13

@@ -14,6 +14,8 @@
 #include "apic/tsc.h"
 #include "kernel/acpi.h"
 #include "kernel/acpi_tables.h"
+#include "kernel/bootinfo.h"
+#include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
 #include "kernel/crash.h"
@@ -26,6 +28,9 @@
 #include "kernel/panic.h"
 #include "kernel/platform.h"
 #include "kernel/serial.h"
+#include "kernel/string.h"
+#include "kernel/syscall.h"
+#include "sched/task.h"
 #include "kernel/x86.h"
 #include "mm/kmap.h"
 #include "mm/layout.h"
@@ -66,6 +71,33 @@ static void read_boot_information(uint64_t mbi_phys)
 		panic("boot: the multiboot2 boot information at %#llx is "
 		      "unusable (see the warnings above)",
 		      (unsigned long long)mbi_phys);
+}
+
+bool boot_module(const char *name, const void **data, size_t *size)
+{
+	for (size_t i = 0; i < boot.module_count; i++) {
+		const struct mb2_module *m = &boot.modules[i];
+
+		if (m->cmdline && !strcmp(m->cmdline, name)) {
+			*data = phys_to_virt(m->start);
+			*size = (size_t)(m->end - m->start);
+			return true;
+		}
+	}
+	return false;
+}
+
+size_t boot_module_count(void)
+{
+	return boot.module_count;
+}
+
+const char *boot_module_name(size_t i)
+{
+	const char *name =
+		i < boot.module_count ? boot.modules[i].cmdline : NULL;
+
+	return name ? name : "";
 }
 
 static void start_screen(void)
@@ -135,6 +167,38 @@ static void print_boot_summary(void)
 		apic_timer_mode_name());
 }
 
+/* Runs the programs init= names, one task each, and waits for them all. */
+static bool run_init_programs(uint32_t programs)
+{
+	int ids[OPTION_LIST_MAX];
+	bool ok = true;
+
+	for (size_t i = 0; i < boot_module_count() && i < OPTION_LIST_MAX;
+	     i++) {
+		ids[i] = 0;
+		if (!(programs >> i & 1))
+			continue;
+		ids[i] = task_spawn(boot_module_name(i), 0);
+		if (ids[i] < 0) {
+			kprintf("init: %s did not start (%d)\n",
+				boot_module_name(i), ids[i]);
+			ok = false;
+		}
+	}
+	for (size_t i = 0; i < boot_module_count() && i < OPTION_LIST_MAX;
+	     i++) {
+		long status;
+
+		if (ids[i] <= 0)
+			continue;
+		task_wait(ids[i], &status);
+		kprintf("init: %s (task %d) exited with status %ld\n",
+			boot_module_name(i), ids[i], status);
+		ok &= status == 0;
+	}
+	return ok;
+}
+
 static __noreturn void finish(bool success)
 {
 	if (options.done == DONE_HALT) {
@@ -154,6 +218,7 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	idt_load();
 	pic_remap_and_mask();
 	cpu_enable_features(&boot_cpu);
+	syscall_init_this_cpu();
 	platform_detect();
 
 	KASSERT(magic == MB2_BOOT_MAGIC, "boot/entry.asm checked the magic");
@@ -197,5 +262,6 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 		finish(ktest_run(options.test_suites));
 	}
 	kprintf("shootdown: boot complete\n");
-	finish(true);
+	finish(options.init_programs ? run_init_programs(options.init_programs)
+				     : true);
 }

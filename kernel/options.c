@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "kernel/options.h"
+#include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
 #include "kernel/format.h"
 #include "kernel/kprintf.h"
@@ -16,6 +17,8 @@ static const char *const crash_choices[] = {"none", "panic", "pagefault",
 					    "stack", NULL};
 /* Filled from the test registry: one word per suite. */
 static const char *test_choices[KTEST_MAX_SUITES + 1];
+/* Filled from the boot modules: one word per user program. */
+static const char *init_choices[OPTION_LIST_MAX + 1];
 
 /* Index of each option in descs and values. */
 enum option_index {
@@ -26,6 +29,7 @@ enum option_index {
 	OPT_X2APIC,    /* x2apic= */
 	OPT_CALL_BUG,  /* call_bug= */
 	OPT_TIMESLICE, /* timeslice_us= */
+	OPT_INIT,      /* init= */
 	OPTION_COUNT
 };
 
@@ -45,6 +49,8 @@ static const struct option_desc descs[OPTION_COUNT] = {
 	[OPT_TIMESLICE] = {"timeslice_us", OPTION_UINT, NULL, TIMESLICE_US_MIN,
 			   TIMESLICE_US_MAX, TIMESLICE_US_DEFAULT,
 			   "scheduler time slice in microseconds"},
+	[OPT_INIT] = {"init", OPTION_LIST, init_choices, 0, 0, 0,
+		      "user programs to run at boot (boot modules)"},
 };
 
 static struct option_value values[OPTION_COUNT];
@@ -70,6 +76,10 @@ int options_parse(const char *cmdline)
 		test_choices[i] = ktest_suite_name(i);
 	test_choices[suites] = NULL;
 
+	for (size_t i = 0; i < boot_module_count() && i < OPTION_LIST_MAX; i++)
+		init_choices[i] = boot_module_name(i);
+	init_choices[MIN(boot_module_count(), OPTION_LIST_MAX)] = NULL;
+
 	problems = cmdline_parse(cmdline, descs, OPTION_COUNT, values, report,
 				 NULL);
 	options.console = (enum console_targets)values[OPT_CONSOLE].choice;
@@ -80,6 +90,7 @@ int options_parse(const char *cmdline)
 	options.x2apic = values[OPT_X2APIC].choice == 0;
 	options.call_bug = (enum call_bug)values[OPT_CALL_BUG].choice;
 	options.timeslice_us = values[OPT_TIMESLICE].number;
+	options.init_programs = values[OPT_INIT].words;
 	return problems;
 }
 

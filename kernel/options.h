@@ -30,7 +30,8 @@ struct kernel_options {
 	enum crash_kind crash;
 	bool x2apic; /* x2apic=on */
 	enum call_bug call_bug;
-	uint64_t timeslice_us; /* timeslice_us= */
+	uint64_t timeslice_us;	/* timeslice_us= */
+	uint32_t init_programs; /* init=: bit i = boot module i */
 };
 
 extern struct kernel_options options;

@@ -22,7 +22,7 @@
 #define SYS_YIELD	    1  /* (): give up the CPU */
 #define SYS_THREAD_CREATE   2  /* (entry, stack_top, arg): thread id */
 #define SYS_THREAD_EXIT	    3  /* (): end the calling thread */
-#define SYS_SPAWN	    4  /* (module_name, name_len): task id */
+#define SYS_SPAWN	    4  /* (module_name, name_len, arg): task id */
 #define SYS_WAIT	    5  /* (task_id): the task's exit status */
 #define SYS_MAP		    6  /* (addr, len, prot): 0; anonymous, zeroed */
 #define SYS_UNMAP	    7  /* (addr, len): 0 */

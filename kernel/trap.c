@@ -21,6 +21,7 @@
 #include "apic/pic.h"
 #include "kernel/platform.h"
 #include "sched/sched.h"
+#include "sched/task.h"
 #include "smp/percpu.h"
 #include "smp/smp.h"
 #include "mm/kmap.h"
@@ -161,6 +162,27 @@ static void dispatch_interrupt(struct trap_frame *f)
 	lapic_eoi();
 	/* The way out of an interrupt is where preemption happens. */
 	sched_preempt_point();
+	/* Back to user mode: a killed task's thread ends here. */
+	if (f->cs & SELECTOR_RPL3)
+		task_check_killed();
+}
+
+/*
+ * A user program faulted: report it and end its task. The kernel and the
+ * other tasks go on.
+ */
+static void user_fault(struct trap_frame *f, uint64_t cr2)
+{
+	struct task *task = task_current();
+	char report[REPORT_SIZE];
+
+	trap_describe(f, cr2, report, sizeof(report));
+	kprintf("task %s (%d) killed: %s\n", task ? task->name : "?",
+		task ? task->id : -1, report);
+	if (!task)
+		panic_with_frame(f, "ring 3 fault in a thread with no task");
+	sti();
+	task_exit(TASK_STATUS_FAULT);
 }
 
 void trap_dispatch(struct trap_frame *f)
@@ -179,6 +201,10 @@ void trap_dispatch(struct trap_frame *f)
 		if (smp_stopping())
 			halt_forever();
 		kprintf("trap: NMI on CPU %u (ignored)\n", this_cpu_index());
+		return;
+	}
+	if (f->cs & SELECTOR_RPL3) {
+		user_fault(f, cr2);
 		return;
 	}
 	fixup = extable_fixup(f->rip);

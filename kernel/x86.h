@@ -35,7 +35,6 @@
 #define MSR_APIC_BASE	   0x0000001bU
 #define MSR_PAT		   0x00000277U
 #define MSR_FS_BASE	   0xc0000100U
-#define MSR_GS_BASE	   0xc0000101U
 #define MSR_KERNEL_GS_BASE 0xc0000102U
 
 /* XCR0 (SDM Vol. 1, 13.3) */

@@ -12,15 +12,17 @@
 #include "kernel/types.h"
 
 /* Page-table entry bits (SDM Vol. 3A, tables 4-15 to 4-20). */
-#define PTE_PRESENT   0x001ULL
-#define PTE_WRITE     0x002ULL
-#define PTE_USER      0x004ULL
-#define PTE_PWT	      0x008ULL /* page write-through: PAT index bit 0 */
-#define PTE_PCD	      0x010ULL /* page cache disable: PAT index bit 1 */
-#define PTE_ACCESSED  0x020ULL
-#define PTE_DIRTY     0x040ULL
-#define PTE_HUGE      0x080ULL /* leaf at PD (2 MiB) or PDPT (1 GiB) level */
-#define PTE_GLOBAL    0x100ULL /* survives CR3 writes (CR4.PGE) */
+#define PTE_PRESENT  0x001ULL
+#define PTE_WRITE    0x002ULL
+#define PTE_USER     0x004ULL
+#define PTE_PWT	     0x008ULL /* page write-through: PAT index bit 0 */
+#define PTE_PCD	     0x010ULL /* page cache disable: PAT index bit 1 */
+#define PTE_ACCESSED 0x020ULL
+#define PTE_DIRTY    0x040ULL
+#define PTE_HUGE     0x080ULL /* leaf at PD (2 MiB) or PDPT (1 GiB) level */
+#define PTE_GLOBAL   0x100ULL /* survives CR3 writes (CR4.PGE) */
+#define PTE_SOFT_SHARED \
+	0x200ULL /* ours (an "available" bit): frame owned by a shared-memory object */
 #define PTE_NX	      0x8000000000000000ULL /* no execute (EFER.NXE) */
 #define PTE_ADDR_MASK 0x000ffffffffff000ULL
 

@@ -16,12 +16,27 @@
  * it, so a kernel-range flush runs on every online CPU: the other CPUs
  * through smp_call_function_many, which waits until each has flushed. The
  * caller frees the pages or page tables only after this returns.
+ *
+ * User mappings: every address space keeps the mask of CPUs that have it
+ * loaded (switch_mm sets a CPU's bit before loading CR3 and clears it after
+ * loading another). A flush goes to the CPUs in the mask; a CPU not in it
+ * either never loaded the address space or reloaded CR3 since, which (no
+ * PCID yet) dropped every non-global translation.
+ *
+ * The race in choosing targets: a CPU may set its bit and load CR3 just as
+ * we read the mask. Our page-table store must be visible before we read the
+ * mask, or that CPU could load the old entry and not be sent the flush: a
+ * full fence orders the two (x86 lets a load pass an earlier store). It
+ * pairs with the locked OR that sets the bit in switch_mm, which is a full
+ * barrier before the CR3 load.
  */
 #include "mm/tlb.h"
+#include "mm/kmap.h"
 #include "mm/layout.h"
 #include "kernel/x86.h"
 #include "smp/call.h"
 #include "smp/percpu.h"
+#include "mm/mm.h"
 
 struct kernel_range {
 	uint64_t start, end; /* page-aligned */
@@ -59,6 +74,65 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 	/* Every online CPU, this one included (it runs it directly). */
 	smp_call_function_many(&cpu_online_mask, flush_kernel_range_here, &r,
 			       SMP_CALL_WAIT);
+}
+
+struct user_range {
+	const struct mm *mm;
+	uint64_t start, end;
+};
+
+static void flush_user_range_here(void *arg)
+{
+	const struct user_range *r = arg;
+
+	/* Switched away meanwhile: the CR3 load already flushed it. */
+	if (this_cpu()->loaded_mm != r->mm)
+		return;
+	if (((r->end - r->start) >> PAGE_SHIFT) > TLB_FLUSH_CEILING_DEFAULT) {
+		write_cr3(read_cr3()); /* drops every non-global entry */
+		return;
+	}
+	for (uint64_t va = r->start; va < r->end; va += PAGE_SIZE)
+		invlpg(va);
+}
+
+void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
+			bool freed_tables)
+{
+	struct user_range r = {mm, ALIGN_DOWN(start, PAGE_SIZE),
+			       ALIGN_UP(end, PAGE_SIZE)};
+	struct cpumask targets;
+
+	/*
+	 * INVLPG also drops the paging-structure caches for the address, and
+	 * a CR3 load drops them all, so freed tables need nothing more here.
+	 */
+	(void)freed_tables;
+	if (r.start >= r.end)
+		return;
+	/* Page-table stores before the mask load: see the top of the file. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	cpumask_copy(&targets, &mm->cpu_mask);
+	smp_call_function_many(&targets, flush_user_range_here, &r,
+			       SMP_CALL_WAIT);
+}
+
+void switch_mm(struct mm *next)
+{
+	struct percpu *p = this_cpu();
+	struct mm *prev = p->loaded_mm;
+
+	if (prev == next)
+		return;
+	if (next) {
+		cpumask_set_atomic(&next->cpu_mask, p->index);
+		write_cr3(next->root);
+	} else {
+		write_cr3(kernel_root);
+	}
+	if (prev)
+		cpumask_clear_atomic(&prev->cpu_mask, p->index);
+	p->loaded_mm = next;
 }
 
 void tlb_load_kernel_root(uint64_t root)

@@ -48,6 +48,7 @@
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
 #include "kernel/trap.h"
+#include "mm/tlb.h"
 #include "kernel/x86.h"
 #include "sched/fpu.h"
 #include "smp/percpu.h"
@@ -217,8 +218,12 @@ static void schedule_locked(struct runqueue *rq)
 	rq->current = next;
 	this_cpu()->current = next;
 	rq->switched_from = prev;
-	/* The stack the CPU switches to when an interrupt comes from ring 3. */
+	/* The stacks the CPU enters the kernel on from ring 3: interrupts
+	 * (TSS) and SYSCALL (kernel/syscall_entry.asm). */
 	this_cpu()->tables->tss.rsp[0] = next->stack_top;
+	this_cpu()->syscall_rsp = next->stack_top;
+	/* The one place the address space changes with the thread. */
+	switch_mm(next->mm);
 	fpu_save(prev->fpu);
 	fpu_restore(next->fpu);
 	switch_context(prev, next);
@@ -298,8 +303,66 @@ void sched_block_locked(struct spinlock *release)
 	spin_lock(&rq->lock);
 	if (release)
 		spin_unlock(release);
+	if (rq->current->wake_pending) {
+		/* Woken between deciding to block and blocking: the caller's
+		 * loop re-checks what it waits for. */
+		rq->current->wake_pending = false;
+		spin_unlock(&rq->lock);
+		return;
+	}
 	rq->current->state = THREAD_BLOCKED;
 	schedule_locked(rq);
+}
+
+/*
+ * Like schedule_locked, but with the next thread chosen by the caller:
+ * `next` is blocked and belongs to this CPU.
+ */
+static void switch_to_locked(struct runqueue *rq, struct thread *next)
+{
+	struct thread *prev = rq->current;
+
+	this_cpu()->need_resched = false;
+	next->state = THREAD_RUNNING;
+	next->switches_in++;
+	rq->current = next;
+	this_cpu()->current = next;
+	rq->switched_from = prev;
+	this_cpu()->tables->tss.rsp[0] = next->stack_top;
+	this_cpu()->syscall_rsp = next->stack_top;
+	switch_mm(next->mm);
+	fpu_save(prev->fpu);
+	fpu_restore(next->fpu);
+	switch_context(prev, next);
+	finish_switch();
+}
+
+void sched_handoff_locked(struct thread *next, struct spinlock *release)
+{
+	struct runqueue *rq = this_rq();
+	unsigned cpu = rq_cpu(rq);
+
+	KASSERT(!irqs_enabled(), "handing off with interrupts on");
+	/* next is blocked, so its CPU cannot change under us. */
+	if (next->cpu != cpu || !cpumask_test(&next->affinity, cpu)) {
+		sched_wake(next);
+		sched_block_locked(release);
+		return;
+	}
+	spin_lock(&rq->lock);
+	if (release)
+		spin_unlock(release);
+	if (rq->current->wake_pending) {
+		rq->current->wake_pending = false;
+		spin_unlock(&rq->lock);
+		sched_wake(next);
+		return;
+	}
+	rq->current->state = THREAD_BLOCKED;
+	if (next->state == THREAD_BLOCKED && !next->sleeping)
+		switch_to_locked(rq, next);
+	else
+		schedule_locked(rq); /* someone else woke it already */
 }
 
 static void remove_sleeper_locked(struct runqueue *rq, struct thread *t)
@@ -326,6 +389,9 @@ void sched_wake(struct thread *t)
 		enqueue_locked(rq, t);
 		if (rq->current == rq->idle)
 			kick_cpu(rq_cpu(rq));
+	} else {
+		/* Not asleep yet: make its next block return at once. */
+		t->wake_pending = true;
 	}
 	spin_unlock(&rq->lock);
 	irq_restore(flags);
@@ -333,9 +399,17 @@ void sched_wake(struct thread *t)
 
 void sleep_ns(uint64_t ns)
 {
-	uint64_t flags = irq_save();
-	struct runqueue *rq = this_rq();
+	struct runqueue *rq;
 	struct thread *t, **link;
+	uint64_t flags;
+
+	/* Nothing to wait for: just let others run. */
+	if (ns == 0) {
+		yield();
+		return;
+	}
+	flags = irq_save();
+	rq = this_rq();
 
 	spin_lock(&rq->lock);
 	t = rq->current;

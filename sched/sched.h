@@ -40,6 +40,14 @@ void sleep_ns(uint64_t ns);
  */
 void sched_block_locked(struct spinlock *release);
 
+/*
+ * Blocks the caller and runs `next` (a blocked thread) in its place: the
+ * IPC fast path. When next last ran on this CPU, it gets the CPU directly,
+ * without a trip through the run queue; otherwise it is woken normally.
+ * `release` as for sched_block_locked; interrupts off.
+ */
+void sched_handoff_locked(struct thread *next, struct spinlock *release);
+
 /* Makes a blocked thread runnable again (any CPU, any context). */
 void sched_wake(struct thread *t);
 

@@ -16,6 +16,7 @@
 #include "kernel/string.h"
 #include "mm/heap.h"
 #include "mm/kstack.h"
+#include "mm/mm.h"
 #include "sched/fpu.h"
 #include "sched/sched.h"
 #include "smp/percpu.h"
@@ -129,6 +130,8 @@ void thread_reap(void)
 
 		list = t->zombie_next;
 		kstack_free(t->stack_top);
+		if (t->mm)
+			mm_put(t->mm);
 		kfree(t->fpu_allocation);
 		kfree(t);
 		__atomic_sub_fetch(&live_threads, 1, __ATOMIC_RELAXED);

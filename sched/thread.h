@@ -8,10 +8,12 @@
 #ifndef SCHED_THREAD_H
 #define SCHED_THREAD_H
 
+#include "kernel/ipc.h"
 #include "kernel/types.h"
 #include "smp/cpumask.h"
 
 struct mm;
+struct task;
 
 enum thread_state {
 	THREAD_RUNNING,	 /* on a CPU now (rq->current) */
@@ -35,6 +37,7 @@ struct thread {
 	uint64_t wake_at;    /* TSC, while sleeping */
 	bool sleeping;	     /* on its CPU's sleeper list */
 	int migrate_to;	     /* -1, or a CPU to move to after switching */
+	bool wake_pending;   /* woken while running: its next block is off */
 
 	/* Set at creation, read by anyone. */
 	int id;
@@ -43,7 +46,23 @@ struct thread {
 	uint64_t stack_top;
 	void *fpu; /* FPU_AREA_ALIGN-aligned save area */
 	void *fpu_allocation;
-	struct mm *mm; /* NULL: a kernel thread */
+	struct mm *mm;	   /* NULL: a kernel thread */
+	struct task *task; /* the user task it belongs to, or NULL */
+
+	/*
+	 * IPC (kernel/ipc.c): guarded by the lock of the endpoint the thread
+	 * waits on, except reply_to and reply_endpoint, which only the thread
+	 * itself uses.
+	 */
+	struct ipc_message ipc_msg;  /* to send, or just received */
+	int ipc_wait;		     /* what it waits for (enum in ipc.c) */
+	bool ipc_is_call;	     /* its message wants a reply */
+	struct thread *ipc_reply_to; /* the caller it owes a reply */
+	void *ipc_reply_endpoint;    /* where that call came through */
+	void *ipc_queued_on;	     /* the endpoint it is queued on, or NULL */
+	int ipc_error;		     /* why its wait ended early, or 0 */
+	struct thread *task_next;    /* its task's thread list */
+	struct thread *task_next_woken; /* kernel/ipc.c: a list to wake */
 
 	/* Written by the owner (affinity: under its CPU's run-queue lock). */
 	struct cpumask affinity;

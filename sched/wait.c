@@ -24,6 +24,25 @@ void wait_queue_sleep_locked(struct wait_queue *wq)
 	spin_lock(&wq->lock);
 }
 
+bool wait_queue_remove_locked(struct wait_queue *wq, struct thread *t)
+{
+	struct thread *prev = NULL;
+
+	for (struct thread *p = wq->head; p; prev = p, p = p->next) {
+		if (p != t)
+			continue;
+		if (prev)
+			prev->next = t->next;
+		else
+			wq->head = t->next;
+		if (wq->tail == t)
+			wq->tail = prev;
+		t->next = NULL;
+		return true;
+	}
+	return false;
+}
+
 /* Takes the first waiter off wq (locked); NULL when there is none. */
 static struct thread *pop_locked(struct wait_queue *wq)
 {

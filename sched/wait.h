@@ -38,6 +38,9 @@ void wait_queue_init(struct wait_queue *wq);
  */
 void wait_queue_sleep_locked(struct wait_queue *wq);
 
+/* Takes t off wq if it is there (wq->lock held); true if it was. */
+bool wait_queue_remove_locked(struct wait_queue *wq, struct thread *t);
+
 /* Wakes the longest waiter / every waiter; returns how many woke. */
 unsigned wake_one(struct wait_queue *wq);
 unsigned wake_all(struct wait_queue *wq);

@@ -4,6 +4,11 @@
 
 extern char boot_stack_top[];
 
+_Static_assert(offsetof(struct percpu, syscall_rsp) == PERCPU_SYSCALL_RSP,
+	       "boot/consts.inc must match struct percpu");
+_Static_assert(offsetof(struct percpu, user_rsp) == PERCPU_USER_RSP,
+	       "boot/consts.inc must match struct percpu");
+
 struct percpu *cpus[MAX_CPUS];
 unsigned cpu_count;
 struct cpumask cpu_online_mask;

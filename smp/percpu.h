@@ -13,8 +13,17 @@
 
 struct thread;
 
+struct mm;
+
+/*
+ * The first three fields are read by assembly (kernel/syscall_entry.asm) at the
+ * offsets PERCPU_* in boot/consts.inc; static_asserts in smp/percpu.c check
+ * them.
+ */
 struct percpu {
-	struct percpu *self; /* must stay first: this_cpu() reads %gs:0 */
+	struct percpu *self;  /* must stay first: this_cpu() reads %gs:0 */
+	uint64_t syscall_rsp; /* top of the running thread's kernel stack */
+	uint64_t user_rsp;    /* scratch: the user RSP during SYSCALL entry */
 	/* Written once at bring-up, read by anyone. */
 	unsigned index;	  /* 0 .. cpu_count-1; 0 is the boot CPU */
 	uint32_t apic_id; /* as the MADT lists it */
@@ -24,6 +33,7 @@ struct percpu {
 	struct thread *current; /* the thread running here */
 	unsigned preempt_count; /* > 0: do not switch threads */
 	bool need_resched;	/* switch at the next preemption point */
+	struct mm *loaded_mm;	/* whose user half CR3 holds (NULL: none) */
 };
 
 static inline struct percpu *this_cpu(void)

@@ -27,6 +27,7 @@
 #include "kernel/panic.h"
 #include "kernel/platform.h"
 #include "kernel/string.h"
+#include "kernel/syscall.h"
 #include "kernel/x86.h"
 #include "mm/heap.h"
 #include "mm/kmap.h"
@@ -99,6 +100,7 @@ __noreturn void ap_entry(struct percpu *p)
 		halt_forever();
 	}
 	cpu_enable_features(&boot_cpu);
+	syscall_init_this_cpu();
 	kmap_init_this_cpu();
 	lapic_init_this_cpu();
 	apic_timer_init_this_cpu();

@@ -7,7 +7,9 @@
  * arg: bits 0-3 the role, bits 4-31 the number of round trips (0: 1000),
  * bits 32-62 the endpoint (client only).
  *   role 0  both in this task: the server runs in a second thread, in the
- *           same address space
+ *           same address space; both threads on CPU 0 (the IPC fast path:
+ *           a direct switch each way)
+ *   role 3  the same with the server on CPU 1 (cross-CPU wake-ups)
  *   role 1  server: creates an endpoint, prints its number, and answers
  *           until a client says stop
  *   role 2  client of the server at the endpoint given in bits 32-62
@@ -17,10 +19,11 @@
  */
 #include "user/lib/ulib.h"
 
-#define ROLE_BOTH      0
-#define ROLE_SERVER    1
-#define ROLE_CLIENT    2
-#define DEFAULT_ROUNDS 1000
+#define ROLE_BOTH	0
+#define ROLE_SERVER	1
+#define ROLE_CLIENT	2
+#define ROLE_BOTH_SPLIT 3
+#define DEFAULT_ROUNDS	1000
 
 #define LABEL_PING 1
 #define LABEL_PONG 2
@@ -150,18 +153,24 @@ static int client(long ep, unsigned long rounds)
 static char server_stack[16384] __aligned(16);
 static long server_result;
 static bool server_done;
+static unsigned long server_cpu_mask;
 
 static void server_thread(long ep)
 {
+	sys_set_affinity(server_cpu_mask);
 	server_result = serve(ep);
 	/* Release: the result is visible before the flag. */
 	__atomic_store_n(&server_done, true, __ATOMIC_RELEASE);
 }
 
-static int both(unsigned long rounds)
+static int both(unsigned long rounds, unsigned server_cpu)
 {
 	long ep = sys_endpoint_create(), t, start;
 	int status;
+
+	/* Pin both threads: the client here, the server on server_cpu. */
+	sys_set_affinity(1UL << 0);
+	server_cpu_mask = 1UL << server_cpu;
 
 	if (ep < 0) {
 		printf("pingpong: SYS_ENDPOINT_CREATE failed (error %ld)\n",
@@ -197,7 +206,9 @@ int main(long arg)
 	rounds = rounds ? rounds : DEFAULT_ROUNDS;
 	switch (role) {
 	case ROLE_BOTH:
-		return both(rounds);
+		return both(rounds, 0);
+	case ROLE_BOTH_SPLIT:
+		return both(rounds, 1);
 	case ROLE_SERVER:
 		ep = sys_endpoint_create();
 		if (ep < 0) {
@@ -215,7 +226,7 @@ int main(long arg)
 		return client(ep, rounds);
 	default:
 		printf("pingpong: unknown role %u (0 both, 1 server, 2 "
-		       "client)\n",
+		       "client, 3 both on two CPUs)\n",
 		       role);
 		return 2;
 	}

@@ -26,9 +26,9 @@ void sys_thread_exit(void)
 	__builtin_trap();
 }
 
-long sys_spawn(const char *name, size_t len)
+long sys_spawn(const char *name, size_t len, long arg)
 {
-	return syscall6(SYS_SPAWN, (long)name, (long)len, 0, 0, 0, 0);
+	return syscall6(SYS_SPAWN, (long)name, (long)len, arg, 0, 0, 0);
 }
 
 long sys_wait(long task)

@@ -70,8 +70,11 @@ long sys_yield(void);
 long sys_thread_create(void (*entry)(long), void *stack_top, long arg);
 __noreturn void sys_thread_exit(void);
 
-/* A new task running the boot module called name (len bytes, no NUL). */
-long sys_spawn(const char *name, size_t len);
+/*
+ * A new task running the boot module called name (len bytes, no NUL), its
+ * main() called with arg.
+ */
+long sys_spawn(const char *name, size_t len, long arg);
 long sys_wait(long task);
 
 /* prot: SYS_PROT_* bits. Addresses and lengths are whole pages. */

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Endpoints and the IPC protocol.
+ *
+ * An endpoint has two queues, guarded by its lock: senders (blocked with a
+ * message, plain sends and calls) and receivers (blocked waiting for one).
+ * At most one of them is non-empty. Each blocked thread's ipc_wait says what
+ * it waits for; whoever completes that sets it to IPC_WAIT_NONE under the
+ * endpoint lock and wakes it. The sleeper checks ipc_wait under the same
+ * lock before and after blocking, so no wake-up is lost, and a spurious
+ * wake-up just blocks again.
+ *
+ *  send/call: a receiver waits -> give it the message and run it (the fast
+ *      path: on the same CPU it gets the CPU directly, sched_handoff_locked);
+ *      a send is then done, a call waits for the reply. No receiver -> queue
+ *      as a sender and wait to be taken (send) or answered (call).
+ *  receive: a sender waits -> take its message; a plain sender is done and
+ *      woken, a caller stays blocked and becomes this thread's reply_to.
+ *      No sender -> queue as a receiver and wait.
+ *  reply-and-receive: give the reply to reply_to and mark it done, then
+ *      receive; when that receive has to wait, the caller gets the CPU
+ *      directly: the ping-pong of a client and a server on one CPU is two
+ *      direct switches per round trip.
+ *
+ * Endings: an endpoint belongs to the task that created it and goes away
+ * with it; every thread still queued on it wakes with -ENOENT. A thread
+ * that ends while it owes a reply answers its caller with an error label.
+ * A thread of a killed task stops waiting (-ESRCH) so that its task can
+ * end: the task wakes its threads, and each checks on waking.
+ */
+#include "kernel/ipc.h"
+#include "kernel/errno.h"
+#include "kernel/x86.h"
+#include "sched/sched.h"
+#include "sched/task.h"
+#include "sched/thread.h"
+#include "smp/percpu.h"
+#include "smp/spinlock.h"
+
+enum ipc_wait {
+	IPC_WAIT_NONE,
+	IPC_WAIT_TAKEN,	  /* a sender: for a receiver to take the message */
+	IPC_WAIT_REPLY,	  /* a caller: for the reply */
+	IPC_WAIT_MESSAGE, /* a receiver: for a message */
+};
+
+struct endpoint {
+	struct spinlock lock;
+	/* Guarded by lock. A slot is reused; ids never are. */
+	int id; /* 0: a free slot */
+	struct task *owner;
+	struct thread *senders, *senders_tail;
+	struct thread *receivers, *receivers_tail;
+};
+
+static struct spinlock table_lock = SPINLOCK_INIT;
+static struct endpoint endpoints[IPC_ENDPOINTS];
+static int next_id = 1; /* guarded by table_lock */
+
+int ipc_endpoint_create(void)
+{
+	uint64_t flags = spin_lock_irqsave(&table_lock);
+	int id = -ENOMEM;
+
+	for (int i = 0; i < IPC_ENDPOINTS && id < 0; i++) {
+		struct endpoint *ep = &endpoints[i];
+
+		spin_lock(&ep->lock);
+		if (!ep->id) {
+			id = next_id++;
+			ep->id = id;
+			ep->owner = task_current();
+		}
+		spin_unlock(&ep->lock);
+	}
+	spin_unlock_irqrestore(&table_lock, flags);
+	return id;
+}
+
+/* The endpoint with this id, locked (interrupts already off), or NULL. */
+static struct endpoint *lock_endpoint(int id)
+{
+	for (int i = 0; id > 0 && i < IPC_ENDPOINTS; i++) {
+		struct endpoint *ep = &endpoints[i];
+
+		if (__atomic_load_n(&ep->id, __ATOMIC_RELAXED) != id)
+			continue;
+		spin_lock(&ep->lock);
+		if (ep->id == id)
+			return ep;
+		spin_unlock(&ep->lock);
+	}
+	return NULL;
+}
+
+static void push(struct thread **head, struct thread **tail, struct thread *t)
+{
+	t->next = NULL;
+	if (*tail)
+		(*tail)->next = t;
+	else
+		*head = t;
+	*tail = t;
+}
+
+static struct thread *pop(struct thread **head, struct thread **tail)
+{
+	struct thread *t = *head;
+
+	if (t) {
+		*head = t->next;
+		if (!*head)
+			*tail = NULL;
+		t->next = NULL;
+	}
+	return t;
+}
+
+/*
+ * Waits (ep locked, interrupts off) until self->ipc_wait is done; `handoff`
+ * is a thread to run instead, if any. Returns with ep locked.
+ */
+static bool unlink(struct thread **head, struct thread **tail, struct thread *t)
+{
+	struct thread *prev = NULL;
+
+	for (struct thread *p = *head; p; prev = p, p = p->next) {
+		if (p != t)
+			continue;
+		if (prev)
+			prev->next = t->next;
+		else
+			*head = t->next;
+		if (*tail == t)
+			*tail = prev;
+		t->next = NULL;
+		return true;
+	}
+	return false;
+}
+
+static bool killed(struct thread *self)
+{
+	return self->task &&
+	       __atomic_load_n(&self->task->killed, __ATOMIC_RELAXED);
+}
+
+/*
+ * Waits (ep locked, interrupts off) until self->ipc_wait is done; `handoff`
+ * is a thread to run instead, if any. Returns with ep locked and 0, or the
+ * error that ended the wait.
+ */
+static int wait_locked(struct endpoint *ep, struct thread *self,
+		       struct thread *handoff)
+{
+	while (self->ipc_wait != IPC_WAIT_NONE && !self->ipc_error) {
+		if (killed(self)) {
+			/* Leave the queue we are on; a taken call stays with
+			 * its receiver, who will find us gone. */
+			unlink(&ep->senders, &ep->senders_tail, self);
+			unlink(&ep->receivers, &ep->receivers_tail, self);
+			self->ipc_wait = IPC_WAIT_NONE;
+			return -ESRCH;
+		}
+		if (handoff)
+			sched_handoff_locked(handoff, &ep->lock);
+		else
+			sched_block_locked(&ep->lock);
+		handoff = NULL;
+		spin_lock(&ep->lock);
+	}
+	self->ipc_queued_on = NULL;
+	if (self->ipc_error) {
+		int err = self->ipc_error;
+
+		self->ipc_error = 0;
+		self->ipc_wait = IPC_WAIT_NONE;
+		return err;
+	}
+	return 0;
+}
+
+/* Send or call, with ep locked. Returns with ep locked. */
+static int deliver_locked(struct endpoint *ep, struct thread *self,
+			  const struct ipc_message *msg, bool is_call)
+{
+	struct thread *receiver = pop(&ep->receivers, &ep->receivers_tail);
+
+	self->ipc_is_call = is_call;
+	if (receiver) {
+		receiver->ipc_msg = *msg;
+		receiver->ipc_reply_to = is_call ? self : NULL;
+		receiver->ipc_reply_endpoint = is_call ? ep : NULL;
+		receiver->ipc_wait = IPC_WAIT_NONE;
+		if (!is_call) {
+			spin_unlock(&ep->lock);
+			sched_wake(receiver);
+			spin_lock(&ep->lock);
+			return 0;
+		}
+		self->ipc_wait = IPC_WAIT_REPLY;
+		return wait_locked(ep, self, receiver);
+	}
+	self->ipc_msg = *msg;
+	self->ipc_wait = is_call ? IPC_WAIT_REPLY : IPC_WAIT_TAKEN;
+	self->ipc_queued_on = ep;
+	push(&ep->senders, &ep->senders_tail, self);
+	return wait_locked(ep, self, NULL);
+}
+
+int ipc_send(int id, const struct ipc_message *msg)
+{
+	uint64_t flags = irq_save();
+	struct endpoint *ep = lock_endpoint(id);
+	int err = -ENOENT;
+
+	if (ep) {
+		err = deliver_locked(ep, current_thread(), msg, false);
+		spin_unlock(&ep->lock);
+	}
+	irq_restore(flags);
+	return err;
+}
+
+int ipc_call(int id, const struct ipc_message *msg, struct ipc_message *reply)
+{
+	struct thread *self = current_thread();
+	uint64_t flags = irq_save();
+	struct endpoint *ep = lock_endpoint(id);
+	int err = -ENOENT;
+
+	if (ep) {
+		err = deliver_locked(ep, self, msg, true);
+		*reply = self->ipc_msg;
+		spin_unlock(&ep->lock);
+	}
+	irq_restore(flags);
+	return err;
+}
+
+/* Receive with ep locked; `handoff` runs if we have to wait. */
+static int receive_locked(struct endpoint *ep, struct thread *self,
+			  struct ipc_message *msg, struct thread *handoff)
+{
+	struct thread *sender = pop(&ep->senders, &ep->senders_tail);
+	int err;
+
+	if (sender) {
+		*msg = sender->ipc_msg;
+		sender->ipc_queued_on = NULL;
+		if (sender->ipc_is_call) {
+			/* It stays blocked until we reply. */
+			self->ipc_reply_to = sender;
+			self->ipc_reply_endpoint = ep;
+		} else {
+			self->ipc_reply_to = NULL;
+			sender->ipc_wait = IPC_WAIT_NONE;
+			spin_unlock(&ep->lock);
+			sched_wake(sender);
+			spin_lock(&ep->lock);
+		}
+		if (handoff) {
+			spin_unlock(&ep->lock);
+			sched_wake(handoff);
+			spin_lock(&ep->lock);
+		}
+		return 0;
+	}
+	self->ipc_wait = IPC_WAIT_MESSAGE;
+	self->ipc_queued_on = ep;
+	push(&ep->receivers, &ep->receivers_tail, self);
+	err = wait_locked(ep, self, handoff);
+	*msg = self->ipc_msg;
+	return err;
+}
+
+int ipc_receive(int id, struct ipc_message *msg)
+{
+	uint64_t flags = irq_save();
+	struct endpoint *ep = lock_endpoint(id);
+	int err = -ENOENT;
+
+	if (ep) {
+		err = receive_locked(ep, current_thread(), msg, NULL);
+		spin_unlock(&ep->lock);
+	}
+	irq_restore(flags);
+	return err;
+}
+
+/* Answers the caller self owes a reply to, if any (ep: its endpoint). */
+static struct thread *answer_locked(struct thread *self,
+				    const struct ipc_message *reply)
+{
+	struct thread *caller = self->ipc_reply_to;
+
+	self->ipc_reply_to = NULL;
+	self->ipc_reply_endpoint = NULL;
+	if (caller) {
+		caller->ipc_msg = *reply;
+		caller->ipc_wait = IPC_WAIT_NONE;
+	}
+	return caller;
+}
+
+int ipc_reply_receive(int id, const struct ipc_message *reply,
+		      struct ipc_message *msg)
+{
+	struct thread *self = current_thread(), *caller = NULL;
+	struct endpoint *reply_ep = self->ipc_reply_endpoint, *ep;
+	uint64_t flags = irq_save();
+	int err;
+
+	if (self->ipc_reply_to && reply_ep && reply_ep->id != id) {
+		/* The call came through another endpoint: answer it there. */
+		spin_lock(&reply_ep->lock);
+		caller = answer_locked(self, reply);
+		spin_unlock(&reply_ep->lock);
+		sched_wake(caller);
+		caller = NULL;
+	}
+	ep = lock_endpoint(id);
+	if (!ep) {
+		irq_restore(flags);
+		return -ENOENT;
+	}
+	caller = answer_locked(self, reply);
+	err = receive_locked(ep, self, msg, caller);
+	spin_unlock(&ep->lock);
+	irq_restore(flags);
+	return err;
+}
+
+void ipc_thread_exit(struct thread *t)
+{
+	struct endpoint *ep = t->ipc_reply_endpoint;
+	struct ipc_message failed = {.label = (uint64_t)-ESRCH};
+	struct thread *caller;
+	uint64_t flags;
+
+	if (!t->ipc_reply_to || !ep)
+		return;
+	flags = spin_lock_irqsave(&ep->lock);
+	caller = answer_locked(t, &failed);
+	caller->ipc_error = -ESRCH;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	sched_wake(caller);
+}
+
+/* Ends every wait on ep with -ENOENT (ep locked); returns whom to wake. */
+static struct thread *drain_locked(struct endpoint *ep)
+{
+	struct thread *woken = NULL, *t;
+
+	while ((t = pop(&ep->senders, &ep->senders_tail)) ||
+	       (t = pop(&ep->receivers, &ep->receivers_tail))) {
+		t->ipc_error = -ENOENT;
+		t->ipc_queued_on = NULL;
+		t->task_next_woken = woken;
+		woken = t;
+	}
+	return woken;
+}
+
+void ipc_task_exit(struct task *task)
+{
+	for (int i = 0; i < IPC_ENDPOINTS; i++) {
+		struct endpoint *ep = &endpoints[i];
+		struct thread *woken = NULL;
+		uint64_t flags = spin_lock_irqsave(&ep->lock);
+
+		if (ep->id && ep->owner == task) {
+			woken = drain_locked(ep);
+			ep->id = 0;
+			ep->owner = NULL;
+		}
+		spin_unlock_irqrestore(&ep->lock, flags);
+		while (woken) {
+			struct thread *t = woken;
+
+			woken = t->task_next_woken;
+			sched_wake(t);
+		}
+	}
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Address spaces. Each has its own PML4 whose upper half points at the
+ * kernel's PDPTs (shared by all: mm/layout.h) and whose lower half holds the
+ * task's user mappings, built from 4 KiB pages.
+ *
+ * The TLB fields here are the start of the protocol mm/tlb.c implements:
+ * a context id that is never reused, and the mask of CPUs that may hold the
+ * address space's translations.
+ */
+#ifndef MM_MM_H
+#define MM_MM_H
+
+#include "kernel/types.h"
+#include "smp/cpumask.h"
+#include "smp/spinlock.h"
+
+/* Protection bits, as user programs pass them (kernel/syscall_abi.h). */
+#define MM_PROT_READ  0x1
+#define MM_PROT_WRITE 0x2
+#define MM_PROT_EXEC  0x4
+
+#define MM_MAX_SHARED 16 /* shared-memory objects one address space maps */
+
+struct shm;
+
+struct mm {
+	uint64_t root;	     /* physical address of the PML4; set at creation */
+	uint64_t context_id; /* unique for the life of the system */
+	uint32_t refcount;   /* atomic: tasks and threads using it */
+	/* CPUs that may hold its translations: set/cleared atomically. */
+	struct cpumask cpu_mask;
+
+	struct spinlock lock; /* guards the user half's tables and below */
+	uint64_t pages;	      /* user pages mapped (anonymous and shared) */
+	struct shm
+		*shared[MM_MAX_SHARED]; /* objects mapped: a reference each */
+	unsigned shared_count;
+};
+
+/* A new, empty address space (refcount 1), or NULL when out of memory. */
+struct mm *mm_create(void);
+void mm_get(struct mm *mm);
+/* Drops a reference; the last one frees every page and table it owned. */
+void mm_put(struct mm *mm);
+
+/*
+ * Maps len bytes at va (both page-aligned, in the user half) to fresh
+ * zeroed frames. Fails with -EEXIST if any page is already mapped, -ENOMEM,
+ * -EINVAL for a bad range or protection; maps nothing on failure.
+ */
+int mm_map_anon(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot);
+
+/* Unmaps every mapped page in [va, va+len); frees anonymous frames. */
+int mm_unmap(struct mm *mm, uint64_t va, uint64_t len);
+
+/* Changes the protection of mapped pages in [va, va+len) (-ENOENT: a hole). */
+int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot);
+
+/*
+ * Copies n bytes to va in mm (pages already mapped), through the direct
+ * map: for loading programs before they run. -EFAULT on an unmapped page.
+ */
+int mm_write(struct mm *mm, uint64_t va, const void *src, size_t n);
+
+/* True when [va, va+len) lies in the user half and does not wrap. */
+bool user_range_ok(uint64_t va, uint64_t len);
+
+/* Shared memory: an object of frames that several address spaces map. */
+struct shm *shm_create(uint64_t len);
+void shm_put(struct shm *shm);
+uint64_t shm_id(const struct shm *shm);
+struct shm *shm_find(uint64_t id); /* takes a reference; NULL if none */
+/* Maps all of shm at va in mm (the mm keeps a reference to the object). */
+int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot);
+
+#endif

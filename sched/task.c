@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loading and running user programs.
+ *
+ * task_spawn: validate the ELF image (kernel/elf.c), build an address space
+ * with each segment's pages mapped with the segment's rights and its bytes
+ * copied in, map a stack, and start a thread that enters ring 3 at the
+ * entry point. Anything that fails undoes what was done and says why.
+ *
+ * Ending: a task ends when its thread count drops to zero. exit() and
+ * faults mark the task killed; each other thread notices on its next way
+ * back to user mode (system-call return or interrupt from ring 3: every
+ * running thread is interrupted at least once per time slice) and exits.
+ */
+#include "sched/task.h"
+#include "kernel/bootinfo.h"
+#include "kernel/elf.h"
+#include "kernel/errno.h"
+#include "kernel/ipc.h"
+#include "kernel/kprintf.h"
+#include "kernel/panic.h"
+#include "kernel/string.h"
+#include "mm/heap.h"
+#include "mm/layout.h"
+#include "mm/mm.h"
+#include "sched/sched.h"
+#include "sched/thread.h"
+#include "smp/percpu.h"
+
+#define USER_STACK_TOP	0x00007ffffff00000ULL
+#define USER_STACK_SIZE 0x10000ULL /* 64 KiB */
+
+void enter_user_mode(uint64_t entry, uint64_t stack, uint64_t arg);
+
+struct user_start {
+	uint64_t entry, stack, arg;
+};
+
+static struct spinlock registry_lock = SPINLOCK_INIT;
+static struct task *registry[TASK_MAX]; /* guarded by registry_lock */
+static int next_task_id = 1;		/* guarded by registry_lock */
+static unsigned live_tasks;		/* guarded by registry_lock */
+
+static void task_put(struct task *task)
+{
+	if (__atomic_sub_fetch(&task->refcount, 1, __ATOMIC_ACQ_REL))
+		return;
+	mm_put(task->mm);
+	kfree(task);
+}
+
+struct task *task_current(void)
+{
+	return current_thread()->task;
+}
+
+static void report_elf(void *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	kprintf("task %s: ", (const char *)ctx);
+	va_start(ap, fmt);
+	kvprintf(fmt, ap);
+	va_end(ap);
+	kprintf("\n");
+}
+
+/* Maps and fills every segment, and the stack. */
+static int load_image(struct mm *mm, const void *image,
+		      const struct elf_image *elf)
+{
+	int err;
+
+	for (size_t i = 0; i < elf->segment_count; i++) {
+		const struct elf_segment *s = &elf->segments[i];
+		uint64_t start = ALIGN_DOWN(s->vaddr, PAGE_SIZE);
+		uint64_t end = ALIGN_UP(s->vaddr + s->memsz, PAGE_SIZE);
+
+		if (s->memsz == 0)
+			continue;
+		err = mm_map_anon(mm, start, end - start, s->prot);
+		if (!err && s->filesz)
+			err = mm_write(mm, s->vaddr,
+				       (const uint8_t *)image + s->offset,
+				       s->filesz);
+		if (err)
+			return err;
+	}
+	return mm_map_anon(mm, USER_STACK_TOP - USER_STACK_SIZE,
+			   USER_STACK_SIZE, MM_PROT_READ | MM_PROT_WRITE);
+}
+
+/* A new thread's kernel side: leave for ring 3. */
+static void user_thread_entry(void *arg)
+{
+	struct user_start start = *(struct user_start *)arg;
+
+	kfree(arg);
+	enter_user_mode(start.entry, start.stack, start.arg);
+}
+
+static int start_thread(struct task *task, uint64_t entry, uint64_t stack,
+			uint64_t arg)
+{
+	struct user_start *start = kmalloc(sizeof(*start));
+	struct thread *t;
+	uint64_t flags;
+
+	if (!start)
+		return -ENOMEM;
+	*start = (struct user_start){entry, stack, arg};
+	t = thread_create(user_thread_entry, start, task->name, NULL);
+	if (!t) {
+		kfree(start);
+		return -ENOMEM;
+	}
+	flags = spin_lock_irqsave(&task->exit_wait.lock);
+	if (task->killed) {
+		spin_unlock_irqrestore(&task->exit_wait.lock, flags);
+		kfree(start);
+		t->state = THREAD_DEAD;
+		thread_retire(t);
+		return -ESRCH;
+	}
+	task->threads++;
+	t->task_next = task->thread_list;
+	task->thread_list = t;
+	spin_unlock_irqrestore(&task->exit_wait.lock, flags);
+	mm_get(task->mm);
+	t->mm = task->mm;
+	t->task = task;
+	__atomic_add_fetch(&task->refcount, 1, __ATOMIC_RELAXED);
+	sched_start_thread(t);
+	return t->id;
+}
+
+/*
+ * Enters task in the registry. A full registry makes room by forgetting the
+ * oldest task that ended and was never waited for.
+ */
+static int register_task(struct task *task)
+{
+	uint64_t flags = spin_lock_irqsave(&registry_lock);
+	struct task *forgotten = NULL;
+	int slot = -1;
+
+	for (int i = 0; i < TASK_MAX && slot < 0; i++) {
+		if (!registry[i])
+			slot = i;
+	}
+	for (int i = 0; i < TASK_MAX && slot < 0; i++) {
+		if (__atomic_load_n(&registry[i]->exited, __ATOMIC_RELAXED)) {
+			forgotten = registry[i];
+			live_tasks--;
+			slot = i;
+		}
+	}
+	if (slot >= 0) {
+		task->id = next_task_id++;
+		registry[slot] = task;
+		live_tasks++;
+	}
+	spin_unlock_irqrestore(&registry_lock, flags);
+	if (forgotten)
+		task_put(forgotten);
+	return slot < 0 ? -EBUSY : 0;
+}
+
+int task_spawn(const char *name, uint64_t arg)
+{
+	struct elf_image elf;
+	const void *image;
+	size_t size;
+	struct task *task;
+	int err;
+
+	if (!boot_module(name, &image, &size))
+		return -ENOENT;
+	if (elf_parse(image, size, &elf, report_elf, (void *)name))
+		return -EINVAL;
+	task = kzalloc(sizeof(*task));
+	if (!task)
+		return -ENOMEM;
+	strlcpy(task->name, name, sizeof(task->name));
+	wait_queue_init(&task->exit_wait);
+	task->refcount = 1; /* the registry's */
+	task->mm = mm_create();
+	if (!task->mm) {
+		kfree(task);
+		return -ENOMEM;
+	}
+	err = load_image(task->mm, image, &elf);
+	if (!err)
+		err = register_task(task);
+	if (err) {
+		mm_put(task->mm);
+		kfree(task);
+		return err;
+	}
+	err = start_thread(task, elf.entry, USER_STACK_TOP, arg);
+	if (err < 0) {
+		/* No thread ever ran: the task ends at once, status err. */
+		uint64_t flags = spin_lock_irqsave(&task->exit_wait.lock);
+
+		task->exited = true;
+		task->status = err;
+		spin_unlock_irqrestore(&task->exit_wait.lock, flags);
+		return err;
+	}
+	return task->id;
+}
+
+int task_thread_create(uint64_t entry, uint64_t stack_top, uint64_t arg)
+{
+	struct task *task = task_current();
+
+	if (!task)
+		return -EPERM;
+	if (!user_range_ok(entry, 1) || !user_range_ok(stack_top - 1, 1) ||
+	    !IS_ALIGNED(stack_top, 16))
+		return -EINVAL;
+	return start_thread(task, entry, stack_top, arg);
+}
+
+/* The task with this id, with a reference taken; NULL if none. */
+static struct task *find_task(int id)
+{
+	uint64_t flags = spin_lock_irqsave(&registry_lock);
+	struct task *found = NULL;
+
+	for (int i = 0; i < TASK_MAX && !found; i++) {
+		if (registry[i] && registry[i]->id == id) {
+			found = registry[i];
+			__atomic_add_fetch(&found->refcount, 1,
+					   __ATOMIC_RELAXED);
+		}
+	}
+	spin_unlock_irqrestore(&registry_lock, flags);
+	return found;
+}
+
+/* Drops the registry's reference: the id is free to be forgotten. */
+static void unregister(struct task *task)
+{
+	uint64_t flags = spin_lock_irqsave(&registry_lock);
+	bool was_there = false;
+
+	for (int i = 0; i < TASK_MAX; i++) {
+		if (registry[i] == task) {
+			registry[i] = NULL;
+			live_tasks--;
+			was_there = true;
+		}
+	}
+	spin_unlock_irqrestore(&registry_lock, flags);
+	if (was_there)
+		task_put(task);
+}
+
+int task_wait(int id, long *status)
+{
+	struct task *task = find_task(id), *self = task_current();
+	uint64_t flags;
+
+	if (!task)
+		return -ESRCH;
+	if (task == self) {
+		task_put(task);
+		return -EINVAL; /* it would wait for itself forever */
+	}
+	flags = spin_lock_irqsave(&task->exit_wait.lock);
+	while (!task->exited) {
+		if (self && __atomic_load_n(&self->killed, __ATOMIC_RELAXED)) {
+			/* Our own task is ending: stop waiting for another. */
+			wait_queue_remove_locked(&task->exit_wait,
+						 current_thread());
+			spin_unlock_irqrestore(&task->exit_wait.lock, flags);
+			task_put(task);
+			return -ESRCH;
+		}
+		wait_queue_sleep_locked(&task->exit_wait);
+	}
+	*status = task->status;
+	spin_unlock_irqrestore(&task->exit_wait.lock, flags);
+	unregister(task);
+	task_put(task);
+	return 0;
+}
+
+__noreturn void task_exit_thread(void)
+{
+	struct task *task = task_current();
+	struct thread *self = current_thread(), **link;
+	uint64_t flags;
+	bool last;
+
+	KASSERT(task, "a kernel thread called task_exit_thread");
+	ipc_thread_exit(self);
+	flags = spin_lock_irqsave(&task->exit_wait.lock);
+	for (link = &task->thread_list; *link != self;
+	     link = &(*link)->task_next)
+		;
+	*link = self->task_next;
+	last = --task->threads == 0;
+	if (last)
+		task->exited = true;
+	spin_unlock_irqrestore(&task->exit_wait.lock, flags);
+	if (last) {
+		ipc_task_exit(task);
+		wake_all(&task->exit_wait);
+	}
+	current_thread()->task = NULL;
+	task_put(task);
+	thread_exit();
+}
+
+__noreturn void task_exit(long status)
+{
+	struct task *task = task_current();
+	uint64_t flags = spin_lock_irqsave(&task->exit_wait.lock);
+
+	/* The first reason to end wins: a later fault does not overwrite. */
+	if (!task->killed) {
+		task->killed = true;
+		task->status = status;
+		/* Threads blocked in the kernel wake, see it, and end. */
+		for (struct thread *t = task->thread_list; t; t = t->task_next)
+			if (t != current_thread())
+				sched_wake(t);
+	}
+	spin_unlock_irqrestore(&task->exit_wait.lock, flags);
+	task_exit_thread();
+}
+
+void task_check_killed(void)
+{
+	struct task *task = task_current();
+
+	if (task && __atomic_load_n(&task->killed, __ATOMIC_RELAXED))
+		task_exit_thread();
+}
+
+unsigned task_count(void)
+{
+	return __atomic_load_n(&live_tasks, __ATOMIC_RELAXED);
+}

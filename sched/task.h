@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tasks: a user program, its address space and its threads. A task ends
+ * when its last thread exits, when a thread calls exit, or when one of its
+ * threads faults; its exit status then wakes whoever waits for it.
+ */
+#ifndef SCHED_TASK_H
+#define SCHED_TASK_H
+
+#include "kernel/types.h"
+#include "sched/wait.h"
+
+struct mm;
+struct thread;
+
+#define TASK_MAX	  256
+#define TASK_ID_MAX	  0x7fffffff
+#define TASK_STATUS_FAULT (-1000) /* exit status of a task killed by a fault */
+
+struct task {
+	int id;
+	char name[24];
+	struct mm *mm; /* a reference */
+
+	/* Guarded by exit_wait.lock. */
+	unsigned threads;	    /* live threads */
+	struct thread *thread_list; /* linked by thread->task_next */
+	bool exited;
+	bool killed; /* its threads exit when they next leave the kernel */
+	long status;
+	struct wait_queue exit_wait;
+	uint32_t refcount; /* atomic: the registry, threads, waiters */
+};
+
+/*
+ * Starts the user program in boot module `name` with `arg` in RDI.
+ * Returns the task id, or a negative error (-ENOENT: no such module,
+ * -EINVAL: not a valid executable, -ENOMEM, -EBUSY: too many tasks).
+ */
+int task_spawn(const char *name, uint64_t arg);
+
+/* A new thread of the calling thread's task, starting in user mode. */
+int task_thread_create(uint64_t entry, uint64_t stack_top, uint64_t arg);
+
+/* Waits until task id ends; its status in *status. -ESRCH if unknown. */
+int task_wait(int id, long *status);
+
+/* The calling thread's task, or NULL for a kernel thread. */
+struct task *task_current(void);
+
+/* Ends the calling thread; the task ends with its last thread. */
+__noreturn void task_exit_thread(void);
+
+/* Ends the whole task with status (its other threads follow). */
+__noreturn void task_exit(long status);
+
+/* Called on every way back to user mode: exits if the task was killed. */
+void task_check_killed(void);
+
+/* Live tasks (for tests). */
+unsigned task_count(void);
+
+#endif
