@@ -141,9 +141,12 @@ $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(KERNEL_CFLAGS) -c $< -o $@
 
-$(BUILD)/%.o: %.asm Makefile
+# NASM's own dependency output misses %include files: list them here.
+ASM_INCLUDES := boot/consts.inc kernel/trap_frame.inc
+
+$(BUILD)/%.o: %.asm $(ASM_INCLUDES) Makefile
 	@mkdir -p $(dir $@)
-	$(NASM) $(NASM_FLAGS) -MF $(@:.o=.d) -MT $@ $< -o $@
+	$(NASM) $(NASM_FLAGS) -MD $(@:.o=.d) -MT $@ $< -o $@
 
 # The console font: drawn as text in kernel/font.txt, compiled to PSF2 and
 # embedded with NASM's incbin (symbols font_psf_start/font_psf_end).
@@ -184,8 +187,9 @@ $(BUILD)/shootdown.lst: $(KERNEL_ELF)
 $(BUILD)/shootdown.map: $(KERNEL_ELF)
 	$(NM) -n -C $< > $@
 
-$(ISO): $(KERNEL_ELF) tools/mkiso.sh
-	tools/mkiso.sh $@ $(KERNEL_ELF)
+# The USB-stick image carries the user programs as boot modules too.
+$(ISO): $(KERNEL_ELF) $(USER_ELFS) tools/mkiso.sh
+	tools/mkiso.sh $(USER_ELFS:%=--module %) $@ $(KERNEL_ELF)
 
 # --- User programs ---------------------------------------------------------
 # Static ELF executables at 0x400000 (user/linker.ld), handed to the kernel

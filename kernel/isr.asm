@@ -18,6 +18,7 @@
 ; address. RBX remembers whether we swapped; the C code preserves it.
 
 %include "boot/consts.inc"
+%include "kernel/trap_frame.inc"
 
 extern trap_dispatch
 global isr_stub_table
@@ -51,21 +52,7 @@ VEC_DOUBLE_FAULT equ 8
 VEC_MACHINE_CHECK equ 18
 
 isr_common:
-	push	rax
-	push	rbx
-	push	rcx
-	push	rdx
-	push	rsi
-	push	rdi
-	push	rbp
-	push	r8
-	push	r9
-	push	r10
-	push	r11
-	push	r12
-	push	r13
-	push	r14
-	push	r15
+	PUSH_GENERAL_REGS
 	cld				; the C ABI expects DF clear
 	xor	ebx, ebx
 	mov	rax, [rsp + FRAME_VECTOR]
@@ -93,21 +80,7 @@ isr_common:
 	jz	.gs_restored
 	swapgs
 .gs_restored:
-	pop	r15
-	pop	r14
-	pop	r13
-	pop	r12
-	pop	r11
-	pop	r10
-	pop	r9
-	pop	r8
-	pop	rbp
-	pop	rdi
-	pop	rsi
-	pop	rdx
-	pop	rcx
-	pop	rbx
-	pop	rax
+	POP_GENERAL_REGS
 	add	rsp, 16			; vector and error code
 	iretq
 

@@ -230,6 +230,8 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 		boot.loader_name ? boot.loader_name : "?", boot.cmdline);
 	options_parse(boot.cmdline);
 	console_set_targets(options.console);
+	/* From here on a panic ends an emulator run at once (done=exit). */
+	panic_set_exit_on_panic(options.done == DONE_EXIT);
 	kprintf("boot: serial %s, screen %s %ux%u\n",
 		serial_present() ? "COM1" : "absent",
 		fbcon_active() ? "framebuffer" : "absent", boot.fb.width,
@@ -253,12 +255,9 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	/* From here on the boot thread is a thread like any other. */
 	sti();
 
-	if (options.crash != CRASH_NONE) {
-		panic_set_exit_on_panic(options.done == DONE_EXIT);
+	if (options.crash != CRASH_NONE)
 		crash_now(options.crash);
-	}
 	if (options.run_tests) {
-		panic_set_exit_on_panic(options.done == DONE_EXIT);
 		finish(ktest_run(options.test_suites));
 	}
 	kprintf("shootdown: boot complete\n");

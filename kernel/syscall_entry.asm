@@ -16,10 +16,10 @@
 ; faults in ring 3.
 
 %include "boot/consts.inc"
+%include "kernel/trap_frame.inc"
 
 SYSCALL_FRAME_VECTOR	equ 0x100	; not a hardware vector
 USER_RFLAGS		equ 0x202	; IF, and the always-one bit 1
-FRAME_RIP		equ 17 * 8	; offsets in struct trap_frame
 USER_CANONICAL_SHIFT	equ 47		; user addresses have bits 63:47 clear
 
 extern syscall_dispatch
@@ -38,68 +38,26 @@ syscall_entry:
 	push	rcx				; rip (SYSCALL saved it)
 	push	0				; error code
 	push	SYSCALL_FRAME_VECTOR
-	push	rax
-	push	rbx
-	push	rcx
-	push	rdx
-	push	rsi
-	push	rdi
-	push	rbp
-	push	r8
-	push	r9
-	push	r10
-	push	r11
-	push	r12
-	push	r13
-	push	r14
-	push	r15
+	PUSH_GENERAL_REGS
 	xor	ebp, ebp			; a backtrace ends here
 	mov	rdi, rsp
 	sti					; system calls can be preempted
 	call	syscall_dispatch
 	cli
-	mov	rcx, [rsp + FRAME_RIP]
-	shr	rcx, USER_CANONICAL_SHIFT
-	jnz	.return_with_iret
-	pop	r15
-	pop	r14
-	pop	r13
-	pop	r12
-	pop	r11
-	pop	r10
-	pop	r9
-	pop	r8
-	pop	rbp
-	pop	rdi
-	pop	rsi
-	pop	rdx
-	pop	rcx
-	pop	rbx
-	pop	rax
+	POP_GENERAL_REGS
 	add	rsp, 16				; vector, error code
-	mov	rcx, [rsp]			; rip for SYSRET
-	mov	r11, [rsp + 16]			; rflags for SYSRET
+	; RSP now points at the IRET frame: rip, cs, rflags, rsp, ss. RCX and
+	; R11 are free (SYSCALL clobbered them for the user already).
+	mov	rcx, [rsp]			; rip, for SYSRET
+	mov	r11, rcx
+	shr	r11, USER_CANONICAL_SHIFT
+	jnz	.return_with_iret
+	mov	r11, [rsp + 16]			; rflags, for SYSRET
 	mov	rsp, [rsp + 24]			; the user's stack
 	swapgs
 	o64 sysret
 
 .return_with_iret:
-	pop	r15
-	pop	r14
-	pop	r13
-	pop	r12
-	pop	r11
-	pop	r10
-	pop	r9
-	pop	r8
-	pop	rbp
-	pop	rdi
-	pop	rsi
-	pop	rdx
-	pop	rcx
-	pop	rbx
-	pop	rax
-	add	rsp, 16
 	swapgs
 	iretq
 

@@ -182,6 +182,34 @@ static void finish_switch(void)
 }
 
 /*
+ * Switches from the running thread to next (of this CPU), with rq locked
+ * and interrupts off; returns when the running thread runs again, with no
+ * lock held. The only place a thread switch happens.
+ */
+static void switch_to_locked(struct runqueue *rq, struct thread *next)
+{
+	struct thread *prev = rq->current;
+	struct percpu *p = this_cpu();
+
+	next->state = THREAD_RUNNING;
+	next->cpu = rq_cpu(rq);
+	next->switches_in++;
+	rq->current = next;
+	p->current = next;
+	rq->switched_from = prev;
+	/* The stacks the CPU enters the kernel on from ring 3: interrupts
+	 * (TSS) and SYSCALL (kernel/syscall_entry.asm). */
+	p->tables->tss.rsp[0] = next->stack_top;
+	p->syscall_rsp = next->stack_top;
+	/* The one place the address space changes with the thread. */
+	switch_mm(next->mm);
+	fpu_save(prev->fpu);
+	fpu_restore(next->fpu);
+	switch_context(prev, next);
+	finish_switch();
+}
+
+/*
  * Switches to the next thread. Called with rq locked and interrupts off;
  * returns (in the same thread, later, maybe on another CPU) with no lock
  * held and interrupts still off.
@@ -212,22 +240,7 @@ static void schedule_locked(struct runqueue *rq)
 		spin_unlock(&rq->lock);
 		return;
 	}
-	next->state = THREAD_RUNNING;
-	next->cpu = cpu;
-	next->switches_in++;
-	rq->current = next;
-	this_cpu()->current = next;
-	rq->switched_from = prev;
-	/* The stacks the CPU enters the kernel on from ring 3: interrupts
-	 * (TSS) and SYSCALL (kernel/syscall_entry.asm). */
-	this_cpu()->tables->tss.rsp[0] = next->stack_top;
-	this_cpu()->syscall_rsp = next->stack_top;
-	/* The one place the address space changes with the thread. */
-	switch_mm(next->mm);
-	fpu_save(prev->fpu);
-	fpu_restore(next->fpu);
-	switch_context(prev, next);
-	finish_switch();
+	switch_to_locked(rq, next);
 }
 
 static void schedule(void)
@@ -314,29 +327,6 @@ void sched_block_locked(struct spinlock *release)
 	schedule_locked(rq);
 }
 
-/*
- * Like schedule_locked, but with the next thread chosen by the caller:
- * `next` is blocked and belongs to this CPU.
- */
-static void switch_to_locked(struct runqueue *rq, struct thread *next)
-{
-	struct thread *prev = rq->current;
-
-	this_cpu()->need_resched = false;
-	next->state = THREAD_RUNNING;
-	next->switches_in++;
-	rq->current = next;
-	this_cpu()->current = next;
-	rq->switched_from = prev;
-	this_cpu()->tables->tss.rsp[0] = next->stack_top;
-	this_cpu()->syscall_rsp = next->stack_top;
-	switch_mm(next->mm);
-	fpu_save(prev->fpu);
-	fpu_restore(next->fpu);
-	switch_context(prev, next);
-	finish_switch();
-}
-
 void sched_handoff_locked(struct thread *next, struct spinlock *release)
 {
 	struct runqueue *rq = this_rq();
@@ -359,9 +349,10 @@ void sched_handoff_locked(struct thread *next, struct spinlock *release)
 		return;
 	}
 	rq->current->state = THREAD_BLOCKED;
-	if (next->state == THREAD_BLOCKED && !next->sleeping)
+	if (next->state == THREAD_BLOCKED && !next->sleeping) {
+		this_cpu()->need_resched = false;
 		switch_to_locked(rq, next);
-	else
+	} else
 		schedule_locked(rq); /* someone else woke it already */
 }
 

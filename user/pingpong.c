@@ -4,8 +4,10 @@
  * server answers each with SYS_IPC_REPLY_RECV, and both check every word
  * of what they receive, so a lost, repeated or mixed-up message shows.
  *
- * arg: bits 0-3 the role, bits 4-31 the number of round trips (0: 1000),
- * bits 32-62 the endpoint (client only).
+ * arg: bits 0-3 the role, bits 4-27 the number of round trips (0: 1000),
+ * bits 28-31 a CPU to run on plus one (0: anywhere), bits 32-62 the
+ * endpoint (the client's; a server given one uses it instead of creating
+ * its own).
  *   role 0  both in this task: the server runs in a second thread, in the
  *           same address space; both threads on CPU 0 (the IPC fast path:
  *           a direct switch each way)
@@ -200,16 +202,21 @@ static int both(unsigned long rounds, unsigned server_cpu)
 int main(long arg)
 {
 	unsigned role = (unsigned)(arg & 0xf);
-	unsigned long rounds = ((unsigned long)arg >> 4) & 0xfffffff;
+	unsigned long rounds = ((unsigned long)arg >> 4) & 0xffffff;
+	unsigned cpu = (unsigned)(((unsigned long)arg >> 28) & 0xf);
 	long ep = (long)(((unsigned long)arg >> 32) & 0x7fffffff), served;
 
 	rounds = rounds ? rounds : DEFAULT_ROUNDS;
+	if (cpu)
+		sys_set_affinity(1UL << (cpu - 1));
 	switch (role) {
 	case ROLE_BOTH:
 		return both(rounds, 0);
 	case ROLE_BOTH_SPLIT:
 		return both(rounds, 1);
 	case ROLE_SERVER:
+		if (ep)
+			return serve(ep) < 0; /* an endpoint it was given */
 		ep = sys_endpoint_create();
 		if (ep < 0) {
 			printf("pingpong: SYS_ENDPOINT_CREATE failed (error "
