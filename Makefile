@@ -125,7 +125,8 @@ USER_LIB_C := user/lib/syscall.c user/lib/ulib.c
 USER_LIB_H := user/lib/syscall.h user/lib/ulib.h
 USER_C := $(USER_LIB_C) $(USER_PROGRAMS:%=user/%.c)
 USER_LIB_OBJS := $(BUILD)/user/lib/start.o $(BUILD)/user/lib/syscall.o \
-	$(BUILD)/user/lib/ulib.o $(BUILD)/user/lib/format.o
+	$(BUILD)/user/lib/ulib.o $(BUILD)/user/lib/format.o \
+	$(BUILD)/user/lib/string.o
 USER_OBJS := $(USER_PROGRAMS:%=$(BUILD)/user/%.o)
 USER_ELFS := $(USER_PROGRAMS:%=$(BUILD)/user/%.elf)
 ISO := $(BUILD)/shootdown.iso
@@ -208,12 +209,12 @@ $(BUILD)/user/%.o: user/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
-# ulib.c's copy loops must not become calls to memcpy/memset, which would be
-# themselves (gcc's loop distribution does that even when freestanding).
-$(BUILD)/user/lib/ulib.o: USER_CFLAGS += -fno-builtin \
-	$(if $(CC_IS_CLANG),,-fno-tree-loop-distribute-patterns)
-
+# The kernel's pure formatter and string functions serve user space too.
 $(BUILD)/user/lib/format.o: kernel/format.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(BUILD)/user/lib/string.o: kernel/string.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 

@@ -1,77 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The user-space runtime (see ulib.h).
- *
- * The memory and string functions are plain loops. An optimising compiler
- * recognises such a loop as "copy n bytes" and replaces it with a call to
- * memcpy, which here would be the function calling itself forever; the
- * Makefile compiles this file with -fno-builtin and, for gcc,
- * -fno-tree-loop-distribute-patterns to prevent that.
+ * The memory and string functions are the kernel's (kernel/string.c), the
+ * formatter too (kernel/format.c): both are pure and built for user space
+ * as well.
  */
 #include "user/lib/ulib.h"
 #include "kernel/format.h"
-
-void *memcpy(void *dst, const void *src, size_t n)
-{
-	unsigned char *d = dst;
-	const unsigned char *s = src;
-
-	while (n--)
-		*d++ = *s++;
-	return dst;
-}
-
-void *memmove(void *dst, const void *src, size_t n)
-{
-	unsigned char *d = dst;
-	const unsigned char *s = src;
-
-	/* With dst above an overlapping src, copy from the end backwards. */
-	if (d > s && d < s + n) {
-		while (n--)
-			d[n] = s[n];
-		return dst;
-	}
-	return memcpy(dst, src, n);
-}
-
-void *memset(void *dst, int c, size_t n)
-{
-	unsigned char *d = dst;
-
-	while (n--)
-		*d++ = (unsigned char)c;
-	return dst;
-}
-
-int memcmp(const void *a, const void *b, size_t n)
-{
-	const unsigned char *x = a, *y = b;
-
-	for (; n; n--, x++, y++) {
-		if (*x != *y)
-			return *x < *y ? -1 : 1;
-	}
-	return 0;
-}
-
-size_t strlen(const char *s)
-{
-	size_t n = 0;
-
-	while (s[n])
-		n++;
-	return n;
-}
-
-size_t strnlen(const char *s, size_t max)
-{
-	size_t n = 0;
-
-	while (n < max && s[n])
-		n++;
-	return n;
-}
 
 /* --- Output ----------------------------------------------------------------- */
 

@@ -10,18 +10,12 @@
 #ifndef USER_LIB_ULIB_H
 #define USER_LIB_ULIB_H
 
+/* memcpy and friends: the kernel's (the compiler may call them itself). */
+#include "kernel/string.h"
 #include "kernel/types.h"
 #include "user/lib/syscall.h"
 
 int main(long arg);
-
-/* The compiler may call the mem* functions itself (struct copies). */
-void *memcpy(void *dst, const void *src, size_t n);
-void *memmove(void *dst, const void *src, size_t n);
-void *memset(void *dst, int c, size_t n);
-int memcmp(const void *a, const void *b, size_t n);
-size_t strlen(const char *s);
-size_t strnlen(const char *s, size_t max);
 
 /*
  * Formatted output to the console through SYS_WRITE; the conversions are
