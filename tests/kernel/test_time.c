@@ -27,10 +27,9 @@
 #define ONESHOT_NS	     NSEC_PER_MSEC
 #define ONESHOT_MIN_NS	     (NSEC_PER_MSEC / 2) /* calibration is rough */
 #define AFTER_ONESHOT_NS     (20 * NSEC_PER_MSEC)
-#define PERIOD_NS	     NSEC_PER_MSEC /* 1 kHz */
-#define PERIODIC_WINDOW_NS   (50 * NSEC_PER_MSEC)
+#define PERIOD_NS	     NSEC_PER_MSEC	/* 1 kHz */
+#define PERIODIC_WAIT_NS     (5 * NSEC_PER_SEC) /* ample for 5 ticks */
 #define PERIODIC_MIN_TICKS   5
-#define PERIODIC_MAX_TICKS   500
 #define AFTER_STOP_NS	     (20 * NSEC_PER_MSEC)
 #define MAX_TICKS_AFTER_STOP 1 /* one may have been pending at the stop */
 #define APIC_TIMER_MIN_HZ    1000000ULL
@@ -170,6 +169,7 @@ KTEST(TIME0003, time, "tsc_delay_ns lasts at least as long as asked")
 
 static uint64_t ticks;
 static uint64_t first_tick_tsc;
+static uint64_t last_tick_tsc;
 /* The handler is every CPU's: only the testing CPU's timer is counted, the
  * others' ticks go on to the scheduler. */
 static unsigned counting_cpu;
@@ -184,6 +184,7 @@ static void count_tick(struct trap_frame *frame)
 	}
 	if (__atomic_fetch_add(&ticks, 1, __ATOMIC_RELAXED) == 0)
 		first_tick_tsc = tsc_read_ordered();
+	last_tick_tsc = tsc_read_ordered();
 }
 
 static uint64_t tick_count(void)
@@ -270,19 +271,32 @@ KTEST(TIME0005, time, "a 1 ms one-shot fires exactly once, not early")
 		(unsigned long long)latency);
 }
 
-KTEST(TIME0006, time, "a 1 kHz periodic timer ticks 5..500 times in 50 ms")
+/*
+ * Not a timing assertion: a loaded host can only delay ticks, so the test
+ * waits as long as it takes (bounded) for several ticks, and checks only
+ * that they did not come faster than the period allows.
+ */
+KTEST(TIME0006, time, "a periodic timer keeps firing, never faster than asked")
 {
 	interrupt_handler previous;
-	uint64_t flags = begin_counting(&previous), n;
+	uint64_t flags = begin_counting(&previous), n, spread_ns;
 
 	apic_timer_periodic_ns(PERIOD_NS);
-	wait_with_interrupts(PERIODIC_WINDOW_NS, 0);
+	wait_with_interrupts(PERIODIC_WAIT_NS, PERIODIC_MIN_TICKS);
 	end_counting(flags, previous);
 	n = tick_count();
-	ktest_note("%llu ticks in %llu ms", (unsigned long long)n,
-		   (unsigned long long)(PERIODIC_WINDOW_NS / NSEC_PER_MSEC));
-	KEXPECT(n >= PERIODIC_MIN_TICKS && n <= PERIODIC_MAX_TICKS,
-		"%llu ticks", (unsigned long long)n);
+	if (!KEXPECT(n >= PERIODIC_MIN_TICKS, "only %llu ticks in %llu ms",
+		     (unsigned long long)n,
+		     (unsigned long long)(PERIODIC_WAIT_NS / NSEC_PER_MSEC)))
+		return;
+	spread_ns = tsc_to_ns(last_tick_tsc - first_tick_tsc);
+	ktest_note("%llu ticks %llu us apart on average", (unsigned long long)n,
+		   (unsigned long long)(spread_ns / (n - 1) / 1000));
+	/* Half the period: calibration and TSC reads are not exact. */
+	KEXPECT(spread_ns >= (n - 1) * PERIOD_NS / 2,
+		"%llu ticks within %llu ns: faster than one per %llu ns",
+		(unsigned long long)n, (unsigned long long)spread_ns,
+		(unsigned long long)PERIOD_NS);
 }
 
 KTEST(TIME0007, time, "apic_timer_stop stops a periodic timer")
