@@ -21,6 +21,7 @@ static struct spinlock lock = SPINLOCK_INIT;
 static uint64_t next_slot = KSTACK_BASE; /* guarded by lock */
 static uint64_t free_slots[64];		 /* guarded by lock */
 static size_t free_count;		 /* guarded by lock */
+static uint64_t in_use; /* stacks handed out and not freed; lock */
 
 uint64_t kstack_alloc(void)
 {
@@ -36,6 +37,7 @@ uint64_t kstack_alloc(void)
 		spin_unlock_irqrestore(&lock, flags);
 		return 0;
 	}
+	in_use++;
 	spin_unlock_irqrestore(&lock, flags);
 
 	bottom = slot + KSTACK_SLOT_SIZE - KSTACK_SIZE;
@@ -86,10 +88,16 @@ void kstack_free(uint64_t top)
 		pmm_free_frame(tables[i]);
 
 	flags = spin_lock_irqsave(&lock);
+	in_use--;
 	if (free_count < ARRAY_SIZE(free_slots))
 		free_slots[free_count++] = slot;
 	/* else: that slot's addresses are not reused; there are millions. */
 	spin_unlock_irqrestore(&lock, flags);
+}
+
+uint64_t kstack_in_use(void)
+{
+	return __atomic_load_n(&in_use, __ATOMIC_RELAXED);
 }
 
 bool kstack_is_guard(uint64_t va)

@@ -22,6 +22,9 @@ uint64_t kstack_alloc(void);
  */
 void kstack_free(uint64_t top);
 
+/* Stacks allocated and not yet freed. */
+uint64_t kstack_in_use(void);
+
 /* True when va lies in the unmapped guard part of a stack slot. */
 bool kstack_is_guard(uint64_t va);
 

@@ -4,14 +4,15 @@
 #include "apic/tsc.h"
 #include "kernel/string.h"
 #include "kernel/x86.h"
+#include "mm/heap.h"
+#include "mm/kstack.h"
 #include "mm/pmm.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
 #include "sched/wait.h"
 #include "smp/percpu.h"
 
-#define WAIT_LIMIT_NS	   20000000000ULL /* 20 s: emulators are slow */
-#define KSTACK_TABLE_SLACK 2 /* page tables, not leaks: see SCHED0001 */
+#define WAIT_LIMIT_NS 20000000000ULL /* 20 s: emulators are slow */
 
 /* Waits (yielding) until *counter reaches want; false on timeout. */
 static bool wait_for_count(const uint32_t *counter, uint32_t want)
@@ -65,21 +66,23 @@ static bool run_exiting_threads(struct ktest_context *t, uint32_t n)
 KTEST(SCHED0001, sched, "threads run, exit, and their memory comes back")
 {
 	enum { THREADS = 16 };
-	uint64_t free_before;
+	uint64_t stacks_before = kstack_in_use();
+	struct heap_stats before, after;
 
-	/* The first round grows the heap's caches; the second must not. */
+	heap_stats(&before);
 	if (!run_exiting_threads(t, THREADS))
 		return;
-	free_before = pmm_free_count();
-	if (!run_exiting_threads(t, THREADS))
-		return;
+	heap_stats(&after);
 	/*
-	 * Stacks come back whole; the kernel-stack area's page tables may
-	 * grow by a table when a stack lands in a new 2 MiB region.
+	 * Each thread's stack, FPU area and structure are freed. (The frame
+	 * allocator's count would not say so exactly: the heap keeps its
+	 * slab pages, and the stack area keeps page tables for reuse.)
 	 */
-	KEXPECT(pmm_free_count() + KSTACK_TABLE_SLACK >= free_before,
-		"%lld frames not returned",
-		(long long)(free_before - pmm_free_count()));
+	KEXPECT(kstack_in_use() == stacks_before, "%llu stacks not freed",
+		(unsigned long long)(kstack_in_use() - stacks_before));
+	KEXPECT(after.live_allocations == before.live_allocations,
+		"%lld heap objects not freed",
+		(long long)(after.live_allocations - before.live_allocations));
 }
 
 struct spinner {
