@@ -251,4 +251,37 @@ int main(int argc, char **argv)
 	return failed ? 1 : 0;
 }
 
+/*
+ * Messages that a module under test reports through its report callback:
+ * pass capture as the callback and &messages as its context. A test reads
+ * messages.text[i] for i < messages.count (at most MAX_MESSAGES are kept)
+ * and clears them with memset(&messages, 0, sizeof(messages)).
+ */
+#define MAX_MESSAGES 16
+
+static struct {
+	char text[MAX_MESSAGES][512];
+	int count;
+} messages;
+
+/* Called for every message; a test file may set it to check each one. */
+static void (*check_message)(const char *text);
+
+static __host_unused __attribute__((format(printf, 2, 3))) void
+capture(void *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	CHECK(ctx == &messages, "report got ctx %p", ctx);
+	if (messages.count < MAX_MESSAGES) {
+		va_start(ap, fmt);
+		vsnprintf(messages.text[messages.count],
+			  sizeof(messages.text[0]), fmt, ap);
+		va_end(ap);
+		if (check_message)
+			check_message(messages.text[messages.count]);
+	}
+	messages.count++;
+}
+
 #endif

@@ -40,29 +40,7 @@ static const struct option_desc options[N_OPTIONS] = {
 		   .choices = debug_words},
 };
 
-#define MAX_MESSAGES 16
-
-static struct {
-	char text[MAX_MESSAGES][512];
-	int count;
-} messages;
-
 static struct option_value values[N_OPTIONS];
-
-static __attribute__((format(printf, 2, 3))) void capture(void *ctx,
-							  const char *fmt, ...)
-{
-	va_list ap;
-
-	CHECK(ctx == &messages, "report got ctx %p", ctx);
-	if (messages.count < MAX_MESSAGES) {
-		va_start(ap, fmt);
-		vsnprintf(messages.text[messages.count],
-			  sizeof(messages.text[0]), fmt, ap);
-		va_end(ap);
-	}
-	messages.count++;
-}
 
 /*
  * Parses line (NULL allowed) against options[0..n) into values (filled

@@ -170,36 +170,19 @@ static struct ph_spec *add_ph(struct elf_spec *s, uint32_t type, uint32_t flags,
 
 /* --- Parsing and reports -------------------------------------------------- */
 
-#define MAX_MESSAGES 8
-
-static struct {
-	char text[MAX_MESSAGES][320];
-	int count;
-} messages;
-
 static struct elf_image image;
 
-static __attribute__((format(printf, 2, 3))) void capture(void *ctx,
-							  const char *fmt, ...)
+/* Every message of elf_parse names its module. */
+static void check_elf_prefix(const char *text)
 {
-	va_list ap;
-
-	CHECK(ctx == &messages, "report got ctx %p", ctx);
-	if (messages.count < MAX_MESSAGES) {
-		va_start(ap, fmt);
-		vsnprintf(messages.text[messages.count],
-			  sizeof(messages.text[0]), fmt, ap);
-		va_end(ap);
-		CHECK(!strncmp(messages.text[messages.count], "elf: ", 5),
-		      "message without the elf: prefix: %s",
-		      host_quote(messages.text[messages.count]));
-	}
-	messages.count++;
+	CHECK(!strncmp(text, "elf: ", 5), "message without the elf: prefix: %s",
+	      host_quote(text));
 }
 
 static int parse_buf(const void *buf, size_t len)
 {
 	memset(&messages, 0, sizeof(messages));
+	check_message = check_elf_prefix;
 	memset(&image, 0x5a, sizeof(image));
 	return elf_parse(buf, len, &image, capture, &messages);
 }

@@ -232,29 +232,7 @@ static uint8_t *mbi_finish(struct mbi *m, size_t *len)
 
 /* --- Parsing and reports --------------------------------------------------- */
 
-#define MAX_MESSAGES 8
-
-static struct {
-	char text[MAX_MESSAGES][256];
-	int count;
-} messages;
-
 static struct boot_info info;
-
-static __attribute__((format(printf, 2, 3))) void capture(void *ctx,
-							  const char *fmt, ...)
-{
-	va_list ap;
-
-	CHECK(ctx == &messages, "report got ctx %p", ctx);
-	if (messages.count < MAX_MESSAGES) {
-		va_start(ap, fmt);
-		vsnprintf(messages.text[messages.count],
-			  sizeof(messages.text[0]), fmt, ap);
-		va_end(ap);
-	}
-	messages.count++;
-}
 
 static int parse(const void *buf, size_t avail)
 {
