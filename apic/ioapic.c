@@ -92,15 +92,6 @@ void ioapic_init(const struct madt_info *madt)
 	}
 }
 
-unsigned ioapic_entry_count(void)
-{
-	unsigned n = 0;
-
-	for (size_t i = 0; i < ioapic_count; i++)
-		n += ioapics[i].entries;
-	return n;
-}
-
 int ioapic_route_isa_irq(unsigned irq, uint8_t vector, uint32_t destination)
 {
 	/* ISA interrupts are edge-triggered, active high, GSI = IRQ... */

@@ -21,7 +21,4 @@ void ioapic_init(const struct madt_info *madt);
  */
 int ioapic_route_isa_irq(unsigned irq, uint8_t vector, uint32_t destination);
 
-/* How many redirection entries all IOAPICs have (0 when none). */
-unsigned ioapic_entry_count(void);
-
 #endif

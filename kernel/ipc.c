@@ -169,7 +169,6 @@ static int wait_locked(struct endpoint *ep, struct thread *self,
 		handoff = NULL;
 		spin_lock(&ep->lock);
 	}
-	self->ipc_queued_on = NULL;
 	if (self->ipc_error) {
 		int err = self->ipc_error;
 
@@ -203,7 +202,6 @@ static int deliver_locked(struct endpoint *ep, struct thread *self,
 	}
 	self->ipc_msg = *msg;
 	self->ipc_wait = is_call ? IPC_WAIT_REPLY : IPC_WAIT_TAKEN;
-	self->ipc_queued_on = ep;
 	push(&ep->senders, &ep->senders_tail, self);
 	return wait_locked(ep, self, NULL);
 }
@@ -247,7 +245,6 @@ static int receive_locked(struct endpoint *ep, struct thread *self,
 
 	if (sender) {
 		*msg = sender->ipc_msg;
-		sender->ipc_queued_on = NULL;
 		if (sender->ipc_is_call) {
 			/* It stays blocked until we reply. */
 			self->ipc_reply_to = sender;
@@ -267,7 +264,6 @@ static int receive_locked(struct endpoint *ep, struct thread *self,
 		return 0;
 	}
 	self->ipc_wait = IPC_WAIT_MESSAGE;
-	self->ipc_queued_on = ep;
 	push(&ep->receivers, &ep->receivers_tail, self);
 	err = wait_locked(ep, self, handoff);
 	*msg = self->ipc_msg;
@@ -355,7 +351,6 @@ static struct thread *drain_locked(struct endpoint *ep)
 	while ((t = pop(&ep->senders, &ep->senders_tail)) ||
 	       (t = pop(&ep->receivers, &ep->receivers_tail))) {
 		t->ipc_error = -ENOENT;
-		t->ipc_queued_on = NULL;
 		t->task_next_woken = woken;
 		woken = t;
 	}

@@ -603,8 +603,3 @@ void sched_dump(void)
 				: "");
 	}
 }
-
-unsigned sched_queue_length(unsigned cpu)
-{
-	return __atomic_load_n(&runqueues[cpu].length, __ATOMIC_RELAXED);
-}

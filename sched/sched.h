@@ -70,7 +70,4 @@ void sched_tick_restart(void);
 /* Prints every CPU's run queue: running thread, queue, ticks (debugging). */
 void sched_dump(void);
 
-/* Runnable threads queued on cpu (not counting the running one). */
-unsigned sched_queue_length(unsigned cpu);
-
 #endif

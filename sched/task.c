@@ -39,7 +39,6 @@ struct user_start {
 static struct spinlock registry_lock = SPINLOCK_INIT;
 static struct task *registry[TASK_MAX]; /* guarded by registry_lock */
 static int next_task_id = 1;		/* guarded by registry_lock */
-static unsigned live_tasks;		/* guarded by registry_lock */
 
 static void task_put(struct task *task)
 {
@@ -151,14 +150,12 @@ static int register_task(struct task *task)
 	for (int i = 0; i < TASK_MAX && slot < 0; i++) {
 		if (__atomic_load_n(&registry[i]->exited, __ATOMIC_RELAXED)) {
 			forgotten = registry[i];
-			live_tasks--;
 			slot = i;
 		}
 	}
 	if (slot >= 0) {
 		task->id = next_task_id++;
 		registry[slot] = task;
-		live_tasks++;
 	}
 	spin_unlock_irqrestore(&registry_lock, flags);
 	if (forgotten)
@@ -248,7 +245,6 @@ static void unregister(struct task *task)
 	for (int i = 0; i < TASK_MAX; i++) {
 		if (registry[i] == task) {
 			registry[i] = NULL;
-			live_tasks--;
 			was_there = true;
 		}
 	}
@@ -338,9 +334,4 @@ void task_check_killed(void)
 
 	if (task && __atomic_load_n(&task->killed, __ATOMIC_RELAXED))
 		task_exit_thread();
-}
-
-unsigned task_count(void)
-{
-	return __atomic_load_n(&live_tasks, __ATOMIC_RELAXED);
 }

@@ -57,7 +57,4 @@ __noreturn void task_exit(long status);
 /* Called on every way back to user mode: exits if the task was killed. */
 void task_check_killed(void);
 
-/* Live tasks (for tests). */
-unsigned task_count(void);
-
 #endif

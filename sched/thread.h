@@ -54,14 +54,13 @@ struct thread {
 	 * waits on, except reply_to and reply_endpoint, which only the thread
 	 * itself uses.
 	 */
-	struct ipc_message ipc_msg;  /* to send, or just received */
-	int ipc_wait;		     /* what it waits for (enum in ipc.c) */
-	bool ipc_is_call;	     /* its message wants a reply */
-	struct thread *ipc_reply_to; /* the caller it owes a reply */
-	void *ipc_reply_endpoint;    /* where that call came through */
-	void *ipc_queued_on;	     /* the endpoint it is queued on, or NULL */
-	int ipc_error;		     /* why its wait ended early, or 0 */
-	struct thread *task_next;    /* its task's thread list */
+	struct ipc_message ipc_msg;	/* to send, or just received */
+	int ipc_wait;			/* what it waits for (enum in ipc.c) */
+	bool ipc_is_call;		/* its message wants a reply */
+	struct thread *ipc_reply_to;	/* the caller it owes a reply */
+	void *ipc_reply_endpoint;	/* where that call came through */
+	int ipc_error;			/* why its wait ended early, or 0 */
+	struct thread *task_next;	/* its task's thread list */
 	struct thread *task_next_woken; /* kernel/ipc.c: a list to wake */
 
 	/* Written by the owner (affinity: under its CPU's run-queue lock). */
