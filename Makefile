@@ -103,6 +103,9 @@ KERNEL_C := \
 	mm/kmap.c \
 	mm/heap.c \
 	mm/tlb.c \
+	mm/tlb_batch.c \
+	mm/tlb_hw.c \
+	mm/tlb_stats.c \
 	tests/ktest.c \
 	tests/kernel/test_format.c \
 	tests/kernel/test_mm.c \

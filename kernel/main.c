@@ -36,6 +36,7 @@
 #include "mm/layout.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
+#include "mm/tlb.h"
 #include "sched/sched.h"
 #include "smp/call.h"
 #include "smp/ipi_latency.h"
@@ -160,8 +161,8 @@ static void print_boot_summary(void)
 {
 	kprintf("boot: cpus=%u apic=%s pcid=%d invpcid=%d accel=%s "
 		"mem_mib=%llu tsc_mhz=%llu tsc=%s timer=%s\n",
-		cpu_count, lapic_mode_name(), boot_cpu.pcid, boot_cpu.invpcid,
-		platform_accel_name(),
+		cpu_count, lapic_mode_name(), tlb_policy.pcid,
+		tlb_policy.invpcid, platform_accel_name(),
 		(unsigned long long)(pmm_total_count() >> (20 - PAGE_SHIFT)),
 		(unsigned long long)(tsc_hz() / 1000000), tsc_source(),
 		apic_timer_mode_name());
@@ -201,6 +202,8 @@ static bool run_init_programs(uint32_t programs)
 
 static __noreturn void finish(bool success)
 {
+	if (options.tlb_stats)
+		tlb_stats_print();
 	if (options.done == DONE_HALT) {
 		kprintf("shootdown: %s; halted (done=halt)\n",
 			success ? "done" : "stopped on failure");

@@ -32,6 +32,8 @@ struct kernel_options {
 	enum call_bug call_bug;
 	uint64_t timeslice_us;	/* timeslice_us= */
 	uint32_t init_programs; /* init=: bit i = boot module i */
+	bool tlb_stats; /* tlb_stats: print the TLB counters at the end */
+	/* The TLB options (pcid= ... tlb_trace) go to tlb_policy (mm/tlb.h). */
 };
 
 extern struct kernel_options options;

@@ -221,6 +221,29 @@ static inline void fxrstor64(const void *area)
 }
 
 /* "memory": the page-table store that made the flush necessary comes first. */
+/* INVPCID types (SDM Vol. 2A, INVPCID) */
+#define INVPCID_ADDRESS	       0 /* one address in one PCID, not global */
+#define INVPCID_CONTEXT	       1 /* every non-global entry of one PCID */
+#define INVPCID_ALL_GLOBAL     2 /* everything, global entries included */
+#define INVPCID_ALL_NON_GLOBAL 3 /* every PCID's non-global entries */
+
+/*
+ * INVPCID takes a 16-byte descriptor in memory: the PCID (bits 11:0 of the
+ * first quadword) and the address. "memory", as for invlpg: page-table
+ * stores before it must not be moved after it.
+ */
+static inline void invpcid(unsigned type, uint16_t pcid, uint64_t va)
+{
+	struct {
+		uint64_t pcid, address;
+	} descriptor = {pcid, va};
+
+	__asm__ volatile("invpcid %0, %1"
+			 :
+			 : "m"(descriptor), "r"((uint64_t)type)
+			 : "memory");
+}
+
 static inline void invlpg(uint64_t va)
 {
 	__asm__ volatile("invlpg (%0)" : : "r"(va) : "memory");

@@ -178,7 +178,7 @@ void kmap_init_this_cpu(void)
 
 void kmap_activate(void)
 {
-	tlb_load_kernel_root(kernel_root);
+	tlb_boot_init(kernel_root);
 }
 
 void *ioremap(uint64_t phys, uint64_t size, uint64_t cache)

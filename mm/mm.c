@@ -10,9 +10,10 @@
  *
  * Unmapping follows the rule of mm/tlb.h: clear the entries, flush every
  * CPU that may hold them, and only then free the frames and the page tables
- * the unmap emptied. The address-space lock covers the table edits only,
- * never the flush: a CPU waiting for that lock with interrupts off would
- * not answer the flush's IPI.
+ * the unmap emptied; a struct tlb_batch (mm/tlb_batch.h) collects them so
+ * one flush covers many pages. The address-space lock covers the table
+ * edits only, never the flush: a CPU waiting for that lock with interrupts
+ * off would not answer the flush's IPI.
  */
 #include "mm/mm.h"
 #include "kernel/cpu.h"
@@ -25,11 +26,13 @@
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
+#include "mm/tlb_batch.h"
 
-#define UNMAP_BATCH   64   /* pages cleared per flush */
-#define SHM_MAX	      64   /* shared-memory objects in the system */
-#define SHM_MAX_PAGES 4096 /* 16 MiB per object */
-#define TABLE_ENTRIES 512
+/* Frames one unmapped page may free: the page and up to 3 tables. */
+#define FRAMES_PER_UNMAP 4
+#define SHM_MAX		 64   /* shared-memory objects in the system */
+#define SHM_MAX_PAGES	 4096 /* 16 MiB per object */
+#define TABLE_ENTRIES	 512
 
 struct shm {
 	uint64_t id;
@@ -125,11 +128,8 @@ void mm_put(struct mm *mm)
 
 	if (__atomic_sub_fetch(&mm->refcount, 1, __ATOMIC_ACQ_REL))
 		return;
-	/* Nobody runs on it: no CPU may still have it loaded. */
-	KASSERT(cpumask_empty(&mm->cpu_mask),
-		"address space %llu freed while loaded on %u CPUs",
-		(unsigned long long)mm->context_id,
-		cpumask_weight(&mm->cpu_mask));
+	/* No thread runs on it; CPUs that still have it loaded let go. */
+	tlb_mm_teardown(mm);
 	root = phys_to_virt(mm->root);
 	for (int slot = 0; slot < PML4_KERNEL_FIRST; slot++) {
 		if (root[slot] & PTE_PRESENT)
@@ -146,33 +146,35 @@ static bool mapped(struct mm *mm, uint64_t va)
 	return pt_translate(mm->root, va, NULL, NULL) == 0;
 }
 
-/* Unmaps [va, end) in batches; frames of anonymous pages are freed. */
+/*
+ * Unmaps [va, end); frames of anonymous pages are freed. One flush per
+ * batch: a batch fills up only on very large unmaps.
+ */
 static void unmap_range(struct mm *mm, uint64_t va, uint64_t end)
 {
-	while (va < end) {
-		uint64_t frames[UNMAP_BATCH], tables[UNMAP_BATCH * 3];
-		size_t n_frames = 0, n_tables = 0;
-		uint64_t start = va, flags;
+	struct tlb_batch batch;
 
-		flags = spin_lock_irqsave(&mm->lock);
-		for (; va < end && n_frames < UNMAP_BATCH; va += PAGE_SIZE) {
+	tlb_batch_begin(&batch, mm);
+	while (va < end) {
+		uint64_t flags = spin_lock_irqsave(&mm->lock);
+
+		for (; va < end && !tlb_batch_full(&batch, FRAMES_PER_UNMAP);
+		     va += PAGE_SIZE) {
 			struct pt_freed freed = {0};
 			uint64_t old;
 
 			if (pt_unmap(mm->root, va, &old, &freed))
 				continue;
 			mm->pages--;
+			tlb_batch_page(&batch, va);
 			if (!(old & PTE_SOFT_SHARED))
-				frames[n_frames++] = old & PTE_ADDR_MASK;
+				tlb_batch_free_page(&batch,
+						    old & PTE_ADDR_MASK);
 			for (size_t i = 0; i < freed.count; i++)
-				tables[n_tables++] = freed.frames[i];
+				tlb_batch_free_table(&batch, freed.frames[i]);
 		}
 		spin_unlock_irqrestore(&mm->lock, flags);
-		flush_tlb_mm_range(mm, start, va, n_tables != 0);
-		for (size_t i = 0; i < n_frames; i++)
-			pmm_free_frame(frames[i]);
-		for (size_t i = 0; i < n_tables; i++)
-			pmm_free_frame(tables[i]);
+		tlb_batch_flush(&batch);
 	}
 }
 
@@ -241,7 +243,7 @@ int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot)
 	}
 	spin_unlock_irqrestore(&mm->lock, flags);
 	/* Rights may have shrunk: nobody may keep using the old ones. */
-	flush_tlb_mm_range(mm, va, va + len, false);
+	flush_tlb_mm_range(mm, va, va + len, PAGE_SHIFT, TLB_TABLES_KEPT);
 	return err;
 }
 

@@ -4,9 +4,9 @@
  * kernel's PDPTs (shared by all: mm/layout.h) and whose lower half holds the
  * task's user mappings, built from 4 KiB pages.
  *
- * The TLB fields here are the start of the protocol mm/tlb.c implements:
- * a context id that is never reused, and the mask of CPUs that may hold the
- * address space's translations.
+ * The TLB fields are the protocol's (mm/tlb.c): a context id that is never
+ * reused, a generation bumped by every change that needs a flush, and the
+ * mask of CPUs that may hold the address space's translations.
  */
 #ifndef MM_MM_H
 #define MM_MM_H
@@ -27,7 +27,9 @@ struct shm;
 struct mm {
 	uint64_t root;	     /* physical address of the PML4; set at creation */
 	uint64_t context_id; /* unique for the life of the system */
-	uint32_t refcount;   /* atomic: tasks and threads using it */
+	uint32_t refcount;   /* atomic: tasks, threads, lazy CPUs using it */
+	/* Atomic: bumped (after the page-table change) by every flush. */
+	uint64_t tlb_gen;
 	/* CPUs that may hold its translations: set/cleared atomically. */
 	struct cpumask cpu_mask;
 

@@ -1,141 +1,620 @@
 // SPDX-License-Identifier: MIT
 /*
- * Kernel-mapping flushes.
+ * The TLB protocol: address-space switches and shootdowns.
  *
- * Kernel mappings are global (PTE_GLOBAL with CR4.PGE), so a CR3 write does
- * not remove them: they go either one page at a time with INVLPG, which
- * removes global entries too (SDM Vol. 3A, 4.10.4.1), or all at once by
- * toggling CR4.PGE, which flushes every entry, global or not.
+ * A CPU caches translations in its TLB and never notices when the page
+ * tables change. After a change, every CPU that may hold the old
+ * translation must drop it before the old page (or page table) is reused,
+ * and this file decides who must drop what, and when. It reads top to
+ * bottom: ID spaces, states, invariants; switching; flushing; teardown.
  *
- * Up to TLB_FLUSH_CEILING_DEFAULT pages are flushed one by one: each INVLPG
- * costs on the order of 100 ns on current CPUs, so 33 of them stay within
- * a few microseconds, below the cost of refilling the whole TLB afterwards
- * (the 2015 measurements behind Linux's tlb_single_page_flush_ceiling).
+ * ID spaces
+ *   context id  mm->context_id: 64 bits, never reused, names an address
+ *               space for the life of the system (kernel_mm: 0).
+ *   ASID        index of one of this CPU's slots, 0 .. asid_slots-1: which
+ *               of the CPU's few tagged contexts an address space uses here.
+ *               An address space may have different ASIDs on different CPUs.
+ *   PCID        what CR3 carries (12 bits): ASID + 1. PCID 0 is the kernel
+ *               mm, and the only PCID when PCID is off (pcid=off or not in
+ *               CPUID): then every CR3 load flushes and slot 0 alone is used.
+ *   generation  mm->tlb_gen, bumped once per change that needs a flush;
+ *               slot.tlb_gen: the generation this CPU's entries tagged with
+ *               the slot's PCID are current to.
  *
- * The kernel half is shared by every address space and every CPU may cache
- * it, so a kernel-range flush runs on every online CPU: the other CPUs
- * through smp_call_function_many, which waits until each has flushed. The
- * caller frees the pages or page tables only after this returns.
+ * Per-CPU states (struct tlb_cpu in mm/tlb.h; loaded_mm and is_lazy are
+ * read by other CPUs, everything else only by the owner):
  *
- * User mappings: every address space keeps the mask of CPUs that have it
- * loaded (switch_mm sets a CPU's bit before loading CR3 and clears it after
- * loading another). A flush goes to the CPUs in the mask; a CPU not in it
- * either never loaded the address space or reloaded CR3 since, which (no
- * PCID yet) dropped every non-global translation.
+ *   ACTIVE     loaded_mm = user mm, !is_lazy   a thread of the mm runs
+ *   LAZY       loaded_mm = user mm, is_lazy    a kernel thread runs on the
+ *                                              mm's tables (it never touches
+ *                                              the user half), so switching
+ *                                              back costs no CR3 load
+ *   KERNEL     loaded_mm = &kernel_mm          PCID 0, empty user half
+ *   SWITCHING  loaded_mm = TLB_MM_SWITCHING    inside switch_mm_irqs_off
  *
- * The race in choosing targets: a CPU may set its bit and load CR3 just as
- * we read the mask. Our page-table store must be visible before we read the
- * mask, or that CPU could load the old entry and not be sent the flush: a
- * full fence orders the two (x86 lets a load pass an earlier store). It
- * pairs with the locked OR that sets the bit in switch_mm, which is a full
- * barrier before the CR3 load.
+ * Invariants
+ *   (I1) A slot {ctx, gen} on a CPU means: the CPU's TLB holds no
+ *        translation of address space ctx older than generation gen.
+ *   (I2) Whoever changes an address space's tables bumps its tlb_gen after
+ *        the change, then flushes every CPU that could use the old entry
+ *        without first comparing generations, waits for each, and only
+ *        then frees the old pages and tables.
+ *   Example: CPU0 changes page P (gen 4 -> 5), then page Q (5 -> 6). CPU1,
+ *   at gen 4, gets both requests. On the first it reads the mm's gen, 6:
+ *   it is two behind, so it flushes the whole context and records 6, which
+ *   covers Q as well. On the second it finds itself at 6 and does nothing.
+ *
+ * Switching (switch_mm_irqs_off, interrupts off)
+ *   1. is_lazy = false, loaded_mm = SWITCHING.
+ *   2. set our bit in next->cpu_mask (a locked OR: a full barrier).
+ *   3. read next->tlb_gen.
+ *   4. choose a slot: the one holding next's context id (a hit), else the
+ *      next one round-robin (a miss, recycling whatever it held).
+ *   5. load CR3 with the slot's PCID, with the no-flush bit only on a hit
+ *      whose gen is the one read in 3; record {ctx, gen} in the slot (I1).
+ *   6. loaded_mm = next; clear our bit in prev->cpu_mask.
+ *   A kernel thread (next == NULL) does not switch: the CPU goes LAZY, or,
+ *   under lazy=off (and lazy=dynamic's back-off), switches to kernel_mm.
+ *   Coming back to the LAZY mm compares generations and flushes if behind.
+ *
+ * Flushing (flush_tlb_mm_range)
+ *   1. the caller changes the page tables;
+ *   2. new_gen = ++mm->tlb_gen (a locked add: a full barrier after 1);
+ *   3. choose the targets among mm->cpu_mask (below);
+ *   4. send them the request, flush here if this CPU has mm loaded (while
+ *      they flush, or after them with flush_concurrent=off), wait for all.
+ *   A CPU handling the request (flush_tlb_here):
+ *   - mm not loaded here any more: nothing (switching back compares gens);
+ *   - LAZY: leave for kernel_mm (lazy=ipi, dynamic; or tables were freed);
+ *   - its slot gen already equals the mm's: an earlier flush covered it;
+ *   - exactly one behind, and this request is the newest (new_gen equals
+ *     the mm's gen) and small (<= flush_ceiling pages): those pages only;
+ *   - otherwise: the whole context, and record the mm's gen read first.
+ *
+ * Whom a flush skips, and why that is safe
+ *   - CPUs not in mm->cpu_mask, and CPUs in it with another mm loaded:
+ *     they never loaded mm or have left it (a CR3 load of another root).
+ *     Their slot for mm, if any, records an older gen than new_gen, so
+ *     switching back flushes first (step 5 of switching).
+ *   - LAZY CPUs under lazy=skip, unless page tables were freed: the kernel
+ *     thread there never touches user addresses, and returning to the mm
+ *     compares generations first. When tables were freed they are flushed
+ *     all the same: the page walker may walk the user half speculatively
+ *     through the tables of the loaded PCID, and must not read a freed one.
+ *   Never skipped: a SWITCHING CPU. It may have read tlb_gen before our
+ *   bump and be about to load CR3 with the no-flush bit; it has not yet
+ *   published loaded_mm = mm. (Treating it as a non-target is the window
+ *   behind CVE-2025-37964.)
+ *
+ * Orderings
+ *   Switch: store loaded_mm = SWITCHING, locked OR on the mask, load gen.
+ *   Flush: store the PTEs, locked add on gen, load the mask and loaded_mm.
+ *   Either the flusher's loads see our bit and SWITCHING (or next), and we
+ *   get the request, or our load of gen sees its bump, and we flush at the
+ *   switch. The same pairing covers a LAZY CPU coming back: it stores
+ *   is_lazy = false, fences, loads gen; the flusher bumps gen, loads is_lazy.
  */
 #include "mm/tlb.h"
-#include "mm/kmap.h"
+#include "kernel/kprintf.h"
+#include "kernel/panic.h"
 #include "mm/layout.h"
-#include "kernel/x86.h"
-#include "smp/call.h"
-#include "smp/percpu.h"
 #include "mm/mm.h"
+#include "mm/tlb_hw.h"
 
-struct kernel_range {
-	uint64_t start, end; /* page-aligned */
+_Static_assert(TLB_ASID_SLOTS_MAX + 1 <= CR3_PCID_MASK,
+	       "every slot needs a PCID (ASID + 1) that CR3 can carry");
+
+struct tlb_policy tlb_policy = {
+	.asid_slots = TLB_ASID_SLOTS_DEFAULT,
+	.lazy = TLB_LAZY_SKIP,
+	.lazy_backoff = TLB_LAZY_BACKOFF_DEFAULT,
+	.flush_ceiling = TLB_FLUSH_CEILING_DEFAULT,
+	.flush_concurrent = true,
 };
 
-static void flush_all_including_global(void)
-{
-	uint64_t cr4 = read_cr4();
+const char *const tlb_lazy_names[] = {"skip", "ipi", "dynamic", "off", NULL};
+const char *const tlb_bug_names[TLB_BUG_COUNT + 1] = {
+	"none",
+	"skip_remote",
+	"no_wait",
+	"ack_before_flush",
+	"no_gen_check",
+	"reuse_asid_noflush",
+	"lazy_skip_freed_tables",
+	"free_before_ack",
+	NULL,
+};
 
-	if (cr4 & CR4_PGE) {
-		write_cr4(cr4 & ~CR4_PGE);
-		write_cr4(cr4);
+struct mm kernel_mm;
+struct tlb_cpu tlb_cpus[MAX_CPUS];
+
+static struct tlb_cpu *this_tlb(void)
+{
+	return &tlb_cpus[tlb_hw_cpu()];
+}
+
+/* --- ID spaces ---------------------------------------------------------------- */
+
+static uint16_t asid_to_pcid(uint16_t asid)
+{
+	if (!tlb_policy.pcid || asid == TLB_ASID_KERNEL)
+		return 0;
+	return (uint16_t)(asid + 1);
+}
+
+/* The only place a CR3 value is built. No-flush needs PCID: see tlb_hw.h. */
+static uint64_t cr3_make(uint64_t root, uint16_t pcid, bool keep_entries)
+{
+	uint64_t cr3 = root | pcid;
+
+	if (tlb_policy.pcid && keep_entries)
+		cr3 |= CR3_NOFLUSH;
+	return cr3;
+}
+
+/* Slots in use: all of them with PCID, slot 0 alone without. */
+static unsigned slot_count(void)
+{
+	return tlb_policy.pcid ? tlb_policy.asid_slots : 1;
+}
+
+/* --- Tracing (tlb_trace) ------------------------------------------------------- */
+
+/*
+ * One line per event: the CPU, the mm, its ASID here, and the generations:
+ * this CPU's slot (what its TLB is current to) against the mm's.
+ */
+static void trace(const char *event, const struct mm *mm, uint16_t asid,
+		  uint64_t local_gen, uint64_t mm_gen)
+{
+	if (!tlb_policy.trace)
+		return;
+	kprintf("tlb: cpu%u %-12s mm%llu asid%d gen %llu/%llu\n", tlb_hw_cpu(),
+		event, (unsigned long long)mm->context_id,
+		asid == TLB_ASID_KERNEL ? -1 : (int)asid,
+		(unsigned long long)local_gen, (unsigned long long)mm_gen);
+}
+
+/* --- Flushing this CPU ---------------------------------------------------------- */
+
+static uint64_t read_gen(const struct mm *mm)
+{
+	return __atomic_load_n(&mm->tlb_gen, __ATOMIC_SEQ_CST);
+}
+
+/* Drops every non-global entry of the loaded context (PCID). */
+static void flush_loaded_context(struct tlb_cpu *c)
+{
+	uint16_t pcid = asid_to_pcid(c->loaded_asid);
+
+	if (tlb_policy.invpcid)
+		tlb_hw_invpcid_context(pcid);
+	else /* reloading CR3 without the no-flush bit drops the PCID's */
+		tlb_hw_load_cr3(cr3_make(c->loaded_mm->root, pcid, false));
+	c->stats.flush_full++;
+}
+
+/* Drops the entries of [start, end) in the loaded context. */
+static void flush_loaded_pages(struct tlb_cpu *c, uint64_t start, uint64_t end,
+			       unsigned stride_shift)
+{
+	uint16_t pcid = asid_to_pcid(c->loaded_asid);
+
+	for (uint64_t va = start; va < end; va += 1ULL << stride_shift) {
+		if (tlb_policy.invpcid)
+			tlb_hw_invpcid_address(pcid, va);
+		else
+			tlb_hw_invlpg(va);
+		c->stats.flush_pages++;
+	}
+	c->stats.flush_partial++;
+}
+
+/* --- Switching ------------------------------------------------------------------ */
+
+/*
+ * kernel_mm's mask is kept only under kernel_mm_mask=touch: no flush ever
+ * targets kernel_mm (kernel mappings are flushed on every CPU), so its two
+ * locked operations per switch buy nothing (the 2018 change).
+ */
+static bool mask_tracked(const struct mm *mm)
+{
+	return mm != &kernel_mm || tlb_policy.kernel_mm_mask_touch;
+}
+
+/*
+ * Step 4 of switching: the slot for next, and whether the CR3 load must
+ * flush it. Running out of slots is the normal case: the victim's address
+ * space simply gets a new slot (and a flush) when it comes back.
+ */
+static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
+			    uint64_t next_gen, bool *flush)
+{
+	unsigned slots = slot_count();
+	uint16_t asid;
+
+	for (asid = 0; asid < slots; asid++) {
+		if (c->slots[asid].context_id != next->context_id)
+			continue;
+		c->stats.asid_hits++;
+		*flush = c->slots[asid].tlb_gen < next_gen &&
+			 tlb_policy.bug != TLB_BUG_NO_GEN_CHECK;
+		if (*flush)
+			c->stats.gen_catchups++;
+		return asid;
+	}
+	asid = c->next_asid;
+	c->next_asid = (uint16_t)((asid + 1) % slots);
+	c->stats.asid_misses++;
+	/* The slot may hold another address space's entries: flush them. */
+	*flush = tlb_policy.bug != TLB_BUG_REUSE_ASID_NOFLUSH;
+	return asid;
+}
+
+/* Steps 1-6 of switching, to next (a user mm or kernel_mm). */
+static void load_mm(struct tlb_cpu *c, struct mm *next)
+{
+	struct mm *prev = c->loaded_mm;
+	unsigned cpu = tlb_hw_cpu();
+	uint16_t asid = TLB_ASID_KERNEL;
+	uint64_t cr3;
+
+	/* Before SWITCHING: a flusher that sees loaded_mm == next later must
+	 * not see a stale is_lazy = true with it (TSO keeps store order). */
+	__atomic_store_n(&c->is_lazy, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->loaded_mm, TLB_MM_SWITCHING, __ATOMIC_RELAXED);
+	if (mask_tracked(next)) {
+		/* A full barrier: orders the SWITCHING store before the load
+		 * of tlb_gen below; pairs with the flusher's bump-then-look. */
+		cpumask_set_atomic(&next->cpu_mask, cpu);
+		c->stats.cpumask_atomics++;
+	}
+	if (next == &kernel_mm) {
+		/* PCID 0 holds no user entries: nothing to flush. */
+		cr3 = cr3_make(next->root, 0, true);
 	} else {
-		write_cr3(read_cr3());
+		uint64_t gen = read_gen(next);
+		bool flush;
+
+		asid = choose_asid(c, next, gen, &flush);
+		c->slots[asid].context_id = next->context_id;
+		c->slots[asid].tlb_gen = gen;
+		cr3 = cr3_make(next->root, asid_to_pcid(asid), !flush);
+		trace(flush ? "switch+flush" : "switch", next, asid, gen, gen);
+	}
+	tlb_hw_load_cr3(cr3);
+	c->loaded_asid = asid;
+	c->stats.mm_switches++;
+	__atomic_store_n(&c->loaded_mm, next, __ATOMIC_RELEASE);
+	if (mask_tracked(prev)) {
+		cpumask_clear_atomic(&prev->cpu_mask, cpu);
+		c->stats.cpumask_atomics++;
 	}
 }
 
-static void flush_kernel_range_here(void *arg)
+/*
+ * A kernel thread is about to run. It needs only the kernel half, which
+ * every address space maps, so keeping the user mm loaded is enough (LAZY):
+ * no CR3 load now, none when the mm comes back.
+ */
+static void enter_lazy(struct tlb_cpu *c)
 {
-	const struct kernel_range *r = arg;
+	struct mm *mm = c->loaded_mm;
 
-	if (((r->end - r->start) >> PAGE_SHIFT) > TLB_FLUSH_CEILING_DEFAULT) {
-		flush_all_including_global();
+	if (mm == &kernel_mm || c->is_lazy)
+		return;
+	if (tlb_policy.lazy == TLB_LAZY_OFF ||
+	    (tlb_policy.lazy == TLB_LAZY_DYNAMIC && c->backoff)) {
+		if (c->backoff)
+			c->backoff--;
+		load_mm(c, &kernel_mm);
 		return;
 	}
-	for (uint64_t va = r->start; va < r->end; va += PAGE_SIZE)
-		invlpg(va);
+	if (tlb_policy.lazy_mm == TLB_LAZY_MM_REFCOUNT) {
+		/* switch_mm_finish drops every earlier one first. */
+		KASSERT(!c->lazy_ref, "cpu%u still holds lazy mm%llu",
+			tlb_hw_cpu(),
+			(unsigned long long)c->lazy_ref->context_id);
+		mm_get(mm);
+		c->lazy_ref = mm;
+	}
+	__atomic_store_n(&c->is_lazy, true, __ATOMIC_RELAXED);
+	c->stats.lazy_entries++;
+}
+
+/* A thread of the LAZY mm comes back: catch up on skipped flushes. */
+static void leave_lazy(struct tlb_cpu *c)
+{
+	struct tlb_asid_slot *slot = &c->slots[c->loaded_asid];
+	uint64_t gen;
+
+	__atomic_store_n(&c->is_lazy, false, __ATOMIC_RELAXED);
+	/* is_lazy = false before reading gen: pairs with the flusher's bump
+	 * of gen before it reads is_lazy (see Orderings above). */
+	tlb_hw_fence();
+	gen = read_gen(c->loaded_mm);
+	if (slot->tlb_gen < gen && tlb_policy.bug != TLB_BUG_NO_GEN_CHECK) {
+		trace("catch-up", c->loaded_mm, c->loaded_asid, slot->tlb_gen,
+		      gen);
+		flush_loaded_context(c);
+		slot->tlb_gen = gen;
+		c->stats.gen_catchups++;
+	}
+}
+
+void switch_mm_irqs_off(struct mm *next)
+{
+	struct tlb_cpu *c = this_tlb();
+
+	if (!next)
+		enter_lazy(c);
+	else if (next != c->loaded_mm)
+		load_mm(c, next);
+	else if (c->is_lazy)
+		leave_lazy(c);
+}
+
+void switch_mm_finish(void)
+{
+	struct tlb_cpu *c = this_tlb();
+	struct mm *held = c->lazy_ref;
+
+	/* Still lazily loaded here: keep the reference. */
+	if (!held || (c->loaded_mm == held && c->is_lazy))
+		return;
+	c->lazy_ref = NULL;
+	mm_put(held); /* may be the last: frees the address space */
+}
+
+/* --- Flushing every CPU that needs it ------------------------------------------ */
+
+static enum tlb_hw_wait wait_mode(void)
+{
+	if (tlb_policy.bug == TLB_BUG_NO_WAIT)
+		return TLB_HW_NO_WAIT;
+	if (tlb_policy.bug == TLB_BUG_ACK_BEFORE_FLUSH)
+		return TLB_HW_WAIT_ACK_FIRST;
+	return TLB_HW_WAIT;
+}
+
+/* Handles a user-range request on this CPU (the cases at the top). */
+static void flush_tlb_here(void *arg)
+{
+	const struct tlb_flush_request *r = arg;
+	struct tlb_cpu *c = this_tlb();
+	struct tlb_asid_slot *slot;
+	uint64_t local_gen, mm_gen, pages;
+
+	if (r->sender != tlb_hw_cpu())
+		c->stats.ipis_received++;
+	if (c->loaded_mm != r->mm)
+		return;
+	if (c->is_lazy) {
+		trace("leave-lazy", r->mm, c->loaded_asid,
+		      c->slots[c->loaded_asid].tlb_gen, read_gen(r->mm));
+		if (tlb_policy.lazy == TLB_LAZY_DYNAMIC)
+			c->backoff = tlb_policy.lazy_backoff;
+		load_mm(c, &kernel_mm);
+		c->stats.lazy_leaves++;
+		return;
+	}
+	slot = &c->slots[c->loaded_asid];
+	local_gen = slot->tlb_gen;
+	mm_gen = read_gen(r->mm);
+	if (local_gen >= mm_gen) {
+		c->stats.flush_up_to_date++;
+		return;
+	}
+	pages = (r->end - r->start) >> r->stride_shift;
+	if (pages <= tlb_policy.flush_ceiling && r->new_gen == local_gen + 1 &&
+	    r->new_gen == mm_gen) {
+		trace("flush-pages", r->mm, c->loaded_asid, local_gen, mm_gen);
+		flush_loaded_pages(c, r->start, r->end, r->stride_shift);
+		slot->tlb_gen = r->new_gen;
+	} else {
+		trace("flush-all", r->mm, c->loaded_asid, local_gen, mm_gen);
+		flush_loaded_context(c);
+		slot->tlb_gen = mm_gen;
+	}
+}
+
+/* Whether cpu (not this one) must get the request (the skip rules). */
+static bool cpu_needs_flush(unsigned cpu, const struct tlb_flush_request *r,
+			    struct tlb_stats *stats)
+{
+	const struct tlb_cpu *c = &tlb_cpus[cpu];
+	struct mm *loaded = __atomic_load_n(&c->loaded_mm, __ATOMIC_ACQUIRE);
+	bool tables_rule = r->freed_tables &&
+			   tlb_policy.bug != TLB_BUG_LAZY_SKIP_FREED_TABLES;
+
+	if (loaded == TLB_MM_SWITCHING)
+		return true;
+	if (loaded != r->mm)
+		return false;
+	if (tlb_policy.lazy == TLB_LAZY_SKIP &&
+	    __atomic_load_n(&c->is_lazy, __ATOMIC_RELAXED) && !tables_rule) {
+		stats->lazy_skips++;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Step 4 of flushing: the request to the targets, and here if here is set,
+ * overlapping with them (flush_concurrent=on) or after them.
+ */
+static void send_request(struct cpumask *targets, bool here,
+			 void (*handler)(void *), struct tlb_flush_request *r)
+{
+	struct tlb_cpu *c = this_tlb();
+	unsigned self = tlb_hw_cpu();
+
+	c->stats.ipis_sent += cpumask_weight(targets);
+	if (here && tlb_policy.flush_concurrent)
+		cpumask_set(targets, self);
+	tlb_hw_call(targets, handler, r, wait_mode());
+	if (here && !tlb_policy.flush_concurrent) {
+		cpumask_clear_all(targets);
+		cpumask_set(targets, self);
+		tlb_hw_call(targets, handler, r, TLB_HW_WAIT);
+	}
+}
+
+/* The request goes per-CPU (flush_info=percpu) or on this stack. */
+static struct tlb_flush_request *request_for(struct tlb_cpu *c,
+					     struct tlb_flush_request *on_stack)
+{
+	return tlb_policy.flush_info_on_stack ? on_stack : &c->request;
+}
+
+void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
+			unsigned stride_shift, enum tlb_freed_tables freed)
+{
+	struct tlb_flush_request on_stack, *r;
+	struct cpumask mask, targets;
+	struct tlb_cpu *c;
+	unsigned self, cpu;
+	uint64_t stride = 1ULL << stride_shift;
+
+	if (start >= end)
+		return;
+	tlb_hw_pin();
+	self = tlb_hw_cpu();
+	c = &tlb_cpus[self];
+	r = request_for(c, &on_stack);
+	r->mm = mm;
+	r->start = ALIGN_DOWN(start, stride);
+	r->end = ALIGN_UP(end, stride);
+	r->stride_shift = stride_shift;
+	r->freed_tables = freed == TLB_TABLES_FREED;
+	r->sender = self;
+	/* A full barrier after the caller's page-table stores, before the
+	 * loads of the mask and of other CPUs' states (Orderings, above). */
+	r->new_gen = __atomic_add_fetch(&mm->tlb_gen, 1, __ATOMIC_SEQ_CST);
+
+	cpumask_copy(&mask, &mm->cpu_mask);
+	cpumask_clear_all(&targets);
+	for_each_cpu (cpu, &mask) {
+		if (cpu != self && tlb_policy.bug != TLB_BUG_SKIP_REMOTE &&
+		    cpu_needs_flush(cpu, r, &c->stats))
+			cpumask_set(&targets, cpu);
+	}
+	trace("request", mm,
+	      c->loaded_mm == mm ? c->loaded_asid : TLB_ASID_KERNEL,
+	      r->new_gen - 1, r->new_gen);
+	send_request(&targets, c->loaded_mm == mm, flush_tlb_here, r);
+	tlb_hw_unpin();
+}
+
+/* --- Kernel mappings ------------------------------------------------------------ */
+
+/*
+ * Kernel mappings are global (CR4.PGE): CR3 loads keep them. INVLPG drops
+ * an address's global entry whatever the PCID; dropping them all takes
+ * INVPCID's all-contexts type or a CR4.PGE toggle. (tlb_boot_init turns
+ * PCID on only with global pages, so no kernel entry is PCID-tagged.)
+ */
+static void flush_kernel_here(void *arg)
+{
+	const struct tlb_flush_request *r = arg;
+	struct tlb_cpu *c = this_tlb();
+
+	if (r->sender != tlb_hw_cpu())
+		c->stats.ipis_received++;
+	c->stats.flush_kernel++;
+	if (((r->end - r->start) >> PAGE_SHIFT) > tlb_policy.flush_ceiling) {
+		if (tlb_policy.invpcid)
+			tlb_hw_invpcid_all();
+		else
+			tlb_hw_flush_everything();
+		c->stats.flush_full++;
+		return;
+	}
+	for (uint64_t va = r->start; va < r->end; va += PAGE_SIZE) {
+		tlb_hw_invlpg(va);
+		c->stats.flush_pages++;
+	}
+	c->stats.flush_partial++;
 }
 
 void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 {
-	struct kernel_range r = {ALIGN_DOWN(start, PAGE_SIZE),
-				 ALIGN_UP(end, PAGE_SIZE)};
-
-	/* Every online CPU, this one included (it runs it directly). */
-	smp_call_function_many(&cpu_online_mask, flush_kernel_range_here, &r,
-			       SMP_CALL_WAIT);
-}
-
-struct user_range {
-	const struct mm *mm;
-	uint64_t start, end;
-};
-
-static void flush_user_range_here(void *arg)
-{
-	const struct user_range *r = arg;
-
-	/* Switched away meanwhile: the CR3 load already flushed it. */
-	if (this_cpu()->loaded_mm != r->mm)
-		return;
-	if (((r->end - r->start) >> PAGE_SHIFT) > TLB_FLUSH_CEILING_DEFAULT) {
-		write_cr3(read_cr3()); /* drops every non-global entry */
-		return;
-	}
-	for (uint64_t va = r->start; va < r->end; va += PAGE_SIZE)
-		invlpg(va);
-}
-
-void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
-			bool freed_tables)
-{
-	struct user_range r = {mm, ALIGN_DOWN(start, PAGE_SIZE),
-			       ALIGN_UP(end, PAGE_SIZE)};
+	struct tlb_flush_request on_stack, *r;
 	struct cpumask targets;
+	unsigned self;
 
-	/*
-	 * INVLPG also drops the paging-structure caches for the address, and
-	 * a CR3 load drops them all, so freed tables need nothing more here.
-	 */
-	(void)freed_tables;
-	if (r.start >= r.end)
+	if (start >= end)
 		return;
-	/* Page-table stores before the mask load: see the top of the file. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	cpumask_copy(&targets, &mm->cpu_mask);
-	smp_call_function_many(&targets, flush_user_range_here, &r,
-			       SMP_CALL_WAIT);
+	tlb_hw_pin();
+	self = tlb_hw_cpu();
+	r = request_for(&tlb_cpus[self], &on_stack);
+	r->mm = NULL;
+	r->start = ALIGN_DOWN(start, PAGE_SIZE);
+	r->end = ALIGN_UP(end, PAGE_SIZE);
+	r->stride_shift = PAGE_SHIFT;
+	r->freed_tables = false;
+	r->sender = self;
+	r->new_gen = 0;
+	/* Every CPU may cache the kernel half, lazy or not. */
+	cpumask_clear_all(&targets);
+	if (tlb_policy.bug != TLB_BUG_SKIP_REMOTE)
+		cpumask_copy(&targets, tlb_hw_online());
+	cpumask_clear(&targets, self);
+	send_request(&targets, true, flush_kernel_here, r);
+	tlb_hw_unpin();
 }
 
-void switch_mm(struct mm *next)
-{
-	struct percpu *p = this_cpu();
-	struct mm *prev = p->loaded_mm;
+/* --- Teardown ------------------------------------------------------------------- */
 
-	if (prev == next)
+static void leave_dead_mm_here(void *arg)
+{
+	struct tlb_cpu *c = this_tlb();
+
+	if (c->loaded_mm != arg)
 		return;
-	if (next) {
-		cpumask_set_atomic(&next->cpu_mask, p->index);
-		write_cr3(next->root);
-	} else {
-		write_cr3(kernel_root);
+	KASSERT(c->is_lazy, "cpu%u runs a thread of mm%llu, which has no users",
+		tlb_hw_cpu(),
+		(unsigned long long)((struct mm *)arg)->context_id);
+	load_mm(c, &kernel_mm);
+	c->stats.lazy_shootdowns++;
+}
+
+/*
+ * No thread uses mm any more, but CPUs that ran it may still have it loaded
+ * lazily. lazy_mm=refcount: each of them holds a reference, so this is the
+ * last of them letting go. lazy_mm=shootdown: send them to kernel_mm now
+ * (one IPI round at exit instead of two atomics on a shared counter at
+ * every lazy switch, the 2023 trade).
+ */
+void tlb_mm_teardown(struct mm *mm)
+{
+	if (tlb_policy.lazy_mm == TLB_LAZY_MM_SHOOTDOWN) {
+		struct cpumask targets;
+
+		tlb_hw_pin();
+		cpumask_copy(&targets, &mm->cpu_mask);
+		tlb_hw_call(&targets, leave_dead_mm_here, mm, TLB_HW_WAIT);
+		tlb_hw_unpin();
 	}
-	if (prev)
-		cpumask_clear_atomic(&prev->cpu_mask, p->index);
-	p->loaded_mm = next;
+	/* A CPU that just loaded another mm clears its bit right after
+	 * (switching, step 6); its last touch of mm must be over. */
+	while (!cpumask_empty(&mm->cpu_mask))
+		tlb_hw_fence();
 }
 
-void tlb_load_kernel_root(uint64_t root)
+/* --- Bring-up ------------------------------------------------------------------- */
+
+void tlb_init_cpu(uint64_t kernel_root)
 {
-	write_cr3(root);
+	struct tlb_cpu *c = this_tlb();
+
+	kernel_mm.root = kernel_root;
+	kernel_mm.refcount = 1; /* never freed */
+	c->loaded_mm = &kernel_mm;
+	c->loaded_asid = TLB_ASID_KERNEL;
+	/* CR3's PCID must be 0 when CR4.PCIDE is set. */
+	tlb_hw_load_cr3(cr3_make(kernel_root, 0, false));
+	tlb_hw_set_pcide(tlb_policy.pcid);
+	if (mask_tracked(&kernel_mm))
+		cpumask_set_atomic(&kernel_mm.cpu_mask, tlb_hw_cpu());
 }

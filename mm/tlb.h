@@ -1,39 +1,234 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * TLB maintenance: the only code that loads CR3 or invalidates translations.
+ * mm/tlb.c explains the protocol (context ids, ASID slots, tlb_gen, lazy
+ * CPUs, shootdowns); docs/tlb.md draws its states.
+ *
+ * The protocol code is plain C behind the hardware interface of
+ * mm/tlb_hw.h, so tests/host/tlb_sim compiles the very same mm/tlb.c against
+ * a simulated machine.
  */
 #ifndef MM_TLB_H
 #define MM_TLB_H
 
 #include "kernel/types.h"
+#include "smp/cpumask.h"
+
+struct mm;
+
+/* --- Policies (kernel command line, README.md) ---------------------------- */
+
+/* What a CPU does with the user address space when it runs a kernel thread. */
+enum tlb_lazy_policy {
+	TLB_LAZY_SKIP,	  /* lazy=skip: keep it; flushes skip lazy CPUs */
+	TLB_LAZY_IPI,	  /* lazy=ipi: keep it; a flush IPI makes it leave */
+	TLB_LAZY_DYNAMIC, /* lazy=dynamic: ipi, then stay non-lazy a while */
+	TLB_LAZY_OFF,	  /* lazy=off: switch to the kernel mm at once */
+};
+
+/* How an address space still loaded lazily somewhere is kept alive. */
+enum tlb_lazy_mm {
+	TLB_LAZY_MM_SHOOTDOWN, /* lazy_mm=shootdown: IPI lazy users at teardown */
+	TLB_LAZY_MM_REFCOUNT, /* lazy_mm=refcount: lazy CPUs hold a reference */
+};
+
+/* Deliberate protocol bugs (tlb_bug=), to show the tests catch them. */
+enum tlb_bug {
+	TLB_BUG_NONE,
+	TLB_BUG_SKIP_REMOTE,		/* no flush IPIs at all */
+	TLB_BUG_NO_WAIT,		/* do not wait for the targets */
+	TLB_BUG_ACK_BEFORE_FLUSH,	/* targets acknowledge, then flush */
+	TLB_BUG_NO_GEN_CHECK,		/* every ASID slot counts as current */
+	TLB_BUG_REUSE_ASID_NOFLUSH,	/* recycle a slot without a flush */
+	TLB_BUG_LAZY_SKIP_FREED_TABLES, /* skip lazy CPUs even for freed tables */
+	TLB_BUG_FREE_BEFORE_ACK, /* free pages before the flush is done */
+	TLB_BUG_COUNT
+};
+
+/* The most ASID slots a CPU may have: PCIDs 1..TLB_ASID_SLOTS_MAX. */
+#define TLB_ASID_SLOTS_MAX     32
+#define TLB_ASID_SLOTS_DEFAULT 6
+/*
+ * lazy=dynamic: after a flush IPI finds a CPU lazy, it skips laziness for
+ * this many switches to a kernel thread. A CPU that gets IPIs while idle is
+ * likely on a busy mm; 16 switches is a few timeslices of not paying for
+ * them (`bench=lazy_storm` measures it).
+ */
+#define TLB_LAZY_BACKOFF_DEFAULT 16
+#define TLB_LAZY_BACKOFF_MAX	 1000000
+/*
+ * Largest page count flushed page by page; beyond it, flush the whole
+ * context. Most flushes are of a few pages, and one INVLPG costs on the
+ * order of 100 ns, so 33 of them stay within a few microseconds, less than
+ * refilling the whole TLB afterwards would (the 2015 measurements behind
+ * Linux's single-page flush ceiling; `bench=flush_local` redoes them).
+ */
+#define TLB_FLUSH_CEILING_DEFAULT 33
+#define TLB_FLUSH_CEILING_MAX	  4096
+
+/*
+ * The policies in force. Set once at boot (mm/tlb_hw.c from the command line
+ * and CPUID), before any CPU but the boot CPU runs; read-only afterwards,
+ * except by tests and benchmarks that change one while only they run.
+ */
+struct tlb_policy {
+	bool pcid;    /* PCID requested (pcid=on) and in CPUID */
+	bool invpcid; /* INVPCID requested and in CPUID (only with pcid) */
+	unsigned asid_slots; /* dynamic ASID slots per CPU (asid_slots=) */
+	enum tlb_lazy_policy lazy;
+	unsigned lazy_backoff;	   /* lazy_backoff= */
+	unsigned flush_ceiling;	   /* flush_ceiling= */
+	bool flush_info_on_stack;  /* flush_info=stack */
+	bool flush_concurrent;	   /* flush_concurrent=on */
+	bool kernel_mm_mask_touch; /* kernel_mm_mask=touch */
+	enum tlb_lazy_mm lazy_mm;
+	enum tlb_bug bug;
+	bool trace; /* tlb_trace: print every flush event */
+};
+
+extern struct tlb_policy tlb_policy;
+
+/* The values' words, as the command line spells them (NULL-terminated). */
+extern const char *const tlb_lazy_names[];
+extern const char *const tlb_bug_names[TLB_BUG_COUNT + 1];
+
+/* --- Address spaces --------------------------------------------------------- */
+
+/*
+ * The kernel's own address space: the kernel half only, used by a CPU that
+ * has no user address space loaded. PCID 0, never in an ASID slot.
+ */
+extern struct mm kernel_mm;
+
+/*
+ * Sets up kernel_mm around the kernel page tables (physical root) and loads
+ * them on this CPU, with CR4.PCIDE on when tlb_policy.pcid. Each CPU calls
+ * it once, the boot CPU first.
+ */
+void tlb_init_cpu(uint64_t kernel_root);
+
+/*
+ * The boot CPU's tlb_init_cpu, after settling the policies the command line
+ * asked for against CPUID (mm/tlb_hw.c). Not part of the simulated code.
+ */
+void tlb_boot_init(uint64_t kernel_root);
+
+/* Loads the kernel page tables, PCID 0 (an AP leaving its trampoline). */
+void tlb_load_kernel_root(uint64_t kernel_root);
+
+/*
+ * The address-space switch of a thread switch, the one place where CR3
+ * changes: to next's address space, or, for a kernel thread (next == NULL),
+ * lazily to none (see mm/tlb.c). Interrupts off.
+ */
+void switch_mm_irqs_off(struct mm *next);
+
+/*
+ * After a switch, once the scheduler's locks are dropped: releases the
+ * reference a lazy CPU held (lazy_mm=refcount), which may free the address
+ * space. Interrupts off.
+ */
+void switch_mm_finish(void);
+
+/*
+ * The last reference to mm is gone: makes sure no CPU still has it loaded
+ * (lazy_mm=shootdown sends the lazy ones to the kernel mm) before mm/mm.c
+ * frees it.
+ */
+void tlb_mm_teardown(struct mm *mm);
+
+/* --- Flushes ---------------------------------------------------------------- */
+
+/* Says whether a flush also covers page tables that were freed. */
+enum tlb_freed_tables {
+	TLB_TABLES_KEPT,
+	TLB_TABLES_FREED,
+};
+
+/*
+ * Flushes the user translations of [start, end) in mm on every CPU that
+ * may hold them, and returns once each has. Call after changing mm's page
+ * tables and before freeing what they pointed to. stride_shift: log2 of the
+ * page size of the mappings (PAGE_SHIFT for 4 KiB pages).
+ */
+void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
+			unsigned stride_shift, enum tlb_freed_tables freed);
 
 /*
  * Flushes the kernel-half translations of [start, end) on every CPU that
  * runs. Call after changing kernel page-table entries and before freeing
- * what they pointed to (pages or page tables).
+ * what they pointed to.
  */
 void flush_tlb_kernel_range(uint64_t start, uint64_t end);
 
-struct mm;
+/* --- Per-CPU state ------------------------------------------------------------ */
+
+/* What one ASID slot remembers: whose translations it tags, how fresh. */
+struct tlb_asid_slot {
+	uint64_t context_id; /* the mm that last used it (0: none yet) */
+	uint64_t tlb_gen;    /* that mm's tlb_gen the TLB is current to */
+};
+
+/* The flush a CPU is asked to do (one per flush call). */
+struct tlb_flush_request {
+	struct mm *mm; /* NULL: kernel mappings */
+	uint64_t start, end;
+	unsigned stride_shift;
+	bool freed_tables;
+	unsigned sender;  /* the CPU that asked */
+	uint64_t new_gen; /* mm's tlb_gen after this change */
+};
+
+/* Per-CPU counters (tlb_stats prints them; benchmarks read them). */
+struct tlb_stats {
+	uint64_t ipis_sent;	   /* flush requests sent to other CPUs */
+	uint64_t ipis_received;	   /* flush requests handled from others */
+	uint64_t flush_full;	   /* whole-context flushes */
+	uint64_t flush_partial;	   /* range flushes, page by page */
+	uint64_t flush_pages;	   /* single pages invalidated */
+	uint64_t flush_kernel;	   /* kernel-range flushes handled */
+	uint64_t flush_up_to_date; /* requests found already covered */
+	uint64_t asid_hits;	   /* switch found next's slot current */
+	uint64_t asid_misses;	   /* switch took a new or stale slot */
+	uint64_t lazy_skips;	   /* lazy CPUs a flush did not interrupt */
+	uint64_t lazy_leaves;	   /* flush IPIs that made a lazy CPU leave */
+	uint64_t gen_catchups;	   /* switches that found a slot behind */
+	uint64_t cpumask_atomics;  /* locked cpumask updates */
+	uint64_t mm_switches;	   /* CR3 loads by switch_mm_irqs_off */
+	uint64_t lazy_entries;	   /* switches to a kernel thread kept lazy */
+	uint64_t lazy_shootdowns;  /* CPUs sent away at an mm's teardown */
+};
 
 /*
- * Flushes the user translations of [start, end) in mm on every CPU that may
- * hold them. freed_tables: the change also freed page tables. Call after
- * changing mm's page tables and before freeing what they pointed to.
+ * A CPU's TLB state. The first group is read by other CPUs (flushers
+ * deciding whom to interrupt) and written only by the owner, with the
+ * orderings mm/tlb.c describes; the rest belongs to the owning CPU alone.
  */
-void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
-			bool freed_tables);
+struct tlb_cpu {
+	struct mm *loaded_mm; /* whose tables CR3 holds; TLB_MM_SWITCHING */
+	bool is_lazy;	      /* a kernel thread runs on loaded_mm */
 
-/*
- * The address-space switch of a thread switch: loads next's page tables (or
- * the kernel's for a kernel thread, next == NULL). Interrupts off.
- */
-void switch_mm(struct mm *next);
+	uint16_t loaded_asid; /* slot of loaded_mm; TLB_ASID_KERNEL */
+	uint16_t next_asid;   /* round-robin victim for a new context */
+	unsigned backoff;     /* lazy=dynamic: switches left non-lazy */
+	struct mm *lazy_ref;  /* lazy_mm=refcount: the reference held */
+	struct tlb_asid_slot slots[TLB_ASID_SLOTS_MAX];
+	struct tlb_stats stats;
+	/* flush_info=percpu: this CPU's outgoing request lives here. */
+	struct tlb_flush_request request __aligned(64);
+} __aligned(64);
 
-/* Loads the kernel page tables at boot (root: physical address of a PML4). */
-void tlb_load_kernel_root(uint64_t root);
+/* loaded_mm while a CPU is between two address spaces (mm/tlb.c). */
+#define TLB_MM_SWITCHING ((struct mm *)1)
+/* loaded_asid while the kernel mm is loaded (PCID 0). */
+#define TLB_ASID_KERNEL UINT16_MAX
 
-/* Largest page count flushed page by page; beyond it, flush everything. */
-#define TLB_FLUSH_CEILING_DEFAULT 33
+extern struct tlb_cpu tlb_cpus[MAX_CPUS];
+
+/* Sums every online CPU's counters into out. */
+void tlb_stats_sum(struct tlb_stats *out);
+void tlb_stats_reset(void);
+/* Prints the per-CPU counters as a table (tlb_stats on the command line). */
+void tlb_stats_print(void);
 
 #endif

@@ -169,6 +169,8 @@ static void finish_switch(void)
 	struct thread *from = rq->switched_from;
 
 	spin_unlock(&rq->lock);
+	/* With no lock held: may free an address space (mm/tlb.c). */
+	switch_mm_finish();
 	if (!from)
 		return;
 	if (from->state == THREAD_DEAD) {
@@ -202,7 +204,7 @@ static void switch_to_locked(struct runqueue *rq, struct thread *next)
 	p->tables->tss.rsp[0] = next->stack_top;
 	p->syscall_rsp = next->stack_top;
 	/* The one place the address space changes with the thread. */
-	switch_mm(next->mm);
+	switch_mm_irqs_off(next->mm);
 	fpu_save(prev->fpu);
 	fpu_restore(next->fpu);
 	switch_context(prev, next);

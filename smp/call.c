@@ -54,6 +54,7 @@ struct call_request {
 	smp_call_fn fn;
 	void *arg;
 	uint32_t pending; /* set by the sender, cleared by the target */
+	bool ack_first;	  /* SMP_CALL_WAIT_ACK_FIRST: clear it before fn */
 	struct call_request *next; /* in the target's queue */
 } __aligned(64);
 
@@ -100,11 +101,16 @@ static unsigned serve_queue(void)
 		smp_call_fn fn = r->fn;
 		void *arg = r->arg;
 
+		bool ack_first = r->ack_first;
+
 		reversed = r->next;
+		if (ack_first)
+			__atomic_store_n(&r->pending, 0, __ATOMIC_RELEASE);
 		if (options.call_bug != CALL_BUG_DROP ||
 		    (q->stats.calls_run + ran + 1) % DROP_EVERY)
 			fn(arg);
-		__atomic_store_n(&r->pending, 0, __ATOMIC_RELEASE);
+		if (!ack_first)
+			__atomic_store_n(&r->pending, 0, __ATOMIC_RELEASE);
 		ran++;
 	}
 	q->stats.calls_run += ran;
@@ -173,6 +179,7 @@ void smp_call_function_many(const struct cpumask *mask, smp_call_fn fn,
 		wait_free(r, cpu);
 		r->fn = fn;
 		r->arg = arg;
+		r->ack_first = wait == SMP_CALL_WAIT_ACK_FIRST;
 		r->pending = 1;
 		if (push(&queues[cpu], r) &&
 		    options.call_bug != CALL_BUG_NO_IPI) {
@@ -185,7 +192,7 @@ void smp_call_function_many(const struct cpumask *mask, smp_call_fn fn,
 		fn(arg);
 	irq_restore(flags);
 
-	if (wait == SMP_CALL_WAIT) {
+	if (wait != SMP_CALL_NO_WAIT) {
 		for_each_cpu (cpu, &targets) {
 			if (cpu != self)
 				wait_free(&mine[cpu], cpu);

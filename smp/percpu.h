@@ -13,8 +13,6 @@
 
 struct thread;
 
-struct mm;
-
 /*
  * The first three fields are read by assembly (kernel/syscall_entry.asm) at the
  * offsets PERCPU_* in boot/consts.inc; static_asserts in smp/percpu.c check
@@ -33,7 +31,6 @@ struct percpu {
 	struct thread *current; /* the thread running here */
 	unsigned preempt_count; /* > 0: do not switch threads */
 	bool need_resched;	/* switch at the next preemption point */
-	struct mm *loaded_mm;	/* whose user half CR3 holds (NULL: none) */
 };
 
 static inline struct percpu *this_cpu(void)

@@ -102,6 +102,7 @@ __noreturn void ap_entry(struct percpu *p)
 	cpu_enable_features(&boot_cpu);
 	syscall_init_this_cpu();
 	kmap_init_this_cpu();
+	tlb_init_cpu(kernel_root);
 	lapic_init_this_cpu();
 	apic_timer_init_this_cpu();
 	cpus[p->index] = p;

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Batched unmapping (mm/tlb_batch.h). The rule it enforces: a page or page
+ * table is freed only after the flush of every entry that pointed to it has
+ * returned, that is after every CPU that could use the entry dropped it.
+ * Freed earlier, the frame could be reused while a remote TLB still maps it
+ * (tlb_bug=free_before_ack shows that).
+ */
+#include "mm/tlb_batch.h"
+#include "kernel/panic.h"
+#include "mm/layout.h"
+#include "mm/tlb.h"
+#include "mm/tlb_hw.h"
+
+void tlb_batch_begin(struct tlb_batch *b, struct mm *mm)
+{
+	b->mm = mm;
+	b->start = UINT64_MAX;
+	b->end = 0;
+	b->freed_tables = false;
+	b->count = 0;
+}
+
+void tlb_batch_page(struct tlb_batch *b, uint64_t va)
+{
+	b->start = MIN(b->start, va);
+	b->end = MAX(b->end, va + PAGE_SIZE);
+}
+
+void tlb_batch_free_page(struct tlb_batch *b, uint64_t frame)
+{
+	KASSERT(b->count < TLB_BATCH_FRAMES, "tlb batch overflow (%zu frames)",
+		b->count);
+	b->frames[b->count++] = frame;
+}
+
+void tlb_batch_free_table(struct tlb_batch *b, uint64_t frame)
+{
+	tlb_batch_free_page(b, frame);
+	b->freed_tables = true;
+}
+
+bool tlb_batch_full(const struct tlb_batch *b, size_t room)
+{
+	return TLB_BATCH_FRAMES - b->count < room;
+}
+
+static void free_frames(struct tlb_batch *b)
+{
+	for (size_t i = 0; i < b->count; i++)
+		tlb_hw_free_frame(b->frames[i]);
+	b->count = 0;
+}
+
+void tlb_batch_flush(struct tlb_batch *b)
+{
+	if (tlb_policy.bug == TLB_BUG_FREE_BEFORE_ACK)
+		free_frames(b);
+	flush_tlb_mm_range(b->mm, b->start, b->end, PAGE_SHIFT,
+			   b->freed_tables ? TLB_TABLES_FREED
+					   : TLB_TABLES_KEPT);
+	free_frames(b);
+	tlb_batch_begin(b, b->mm);
+}

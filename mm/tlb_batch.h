@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Batched unmapping: page-table entries are cleared in bulk, then one flush
+ * covers them all (one IPI per CPU rather than one per page), and only then
+ * are the pages and page tables freed. The shape of Linux's mmu_gather.
+ *
+ *	struct tlb_batch b;
+ *
+ *	tlb_batch_begin(&b, mm);
+ *	lock; for each page: clear its entry, tlb_batch_page(&b, va),
+ *	      tlb_batch_free_page(&b, frame); stop when tlb_batch_full(); unlock
+ *	tlb_batch_flush(&b);	(flush, wait for every CPU, then free)
+ */
+#ifndef MM_TLB_BATCH_H
+#define MM_TLB_BATCH_H
+
+#include "kernel/types.h"
+
+struct mm;
+
+/* Frames one batch holds for freeing: 4 KiB of stack at most. */
+#define TLB_BATCH_FRAMES 256
+
+struct tlb_batch {
+	struct mm *mm;
+	uint64_t start, end; /* covers every page cleared; start >= end: none */
+	bool freed_tables;
+	size_t count;
+	uint64_t frames[TLB_BATCH_FRAMES]; /* to free after the flush */
+};
+
+void tlb_batch_begin(struct tlb_batch *b, struct mm *mm);
+/* The entry of the 4 KiB page at va was cleared or changed. */
+void tlb_batch_page(struct tlb_batch *b, uint64_t va);
+/* Frees frame (a page the entry pointed to) once the flush is done. */
+void tlb_batch_free_page(struct tlb_batch *b, uint64_t frame);
+/* Frees a page table once the flush is done (the flush covers its walks). */
+void tlb_batch_free_table(struct tlb_batch *b, uint64_t frame);
+/* True when fewer than room frames still fit. */
+bool tlb_batch_full(const struct tlb_batch *b, size_t room);
+/* Flushes what was batched on every CPU, then frees; b is empty after. */
+void tlb_batch_flush(struct tlb_batch *b);
+
+#endif

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mm/tlb_hw.h on real hardware: one instruction or one kernel service per
+ * function. tests/host/tlb_sim implements the same interface on a simulated
+ * machine.
+ */
+#include "mm/tlb_hw.h"
+#include "kernel/cpu.h"
+#include "kernel/x86.h"
+#include "mm/pmm.h"
+#include "mm/tlb.h"
+#include "sched/sched.h"
+#include "smp/call.h"
+#include "smp/percpu.h"
+
+unsigned tlb_hw_cpu(void)
+{
+	return this_cpu_index();
+}
+
+const struct cpumask *tlb_hw_online(void)
+{
+	return &cpu_online_mask;
+}
+
+void tlb_hw_fence(void)
+{
+	mfence();
+}
+
+void tlb_hw_pin(void)
+{
+	preempt_disable();
+}
+
+void tlb_hw_unpin(void)
+{
+	preempt_enable();
+}
+
+void tlb_hw_load_cr3(uint64_t cr3)
+{
+	write_cr3(cr3);
+}
+
+void tlb_hw_set_pcide(bool on)
+{
+	uint64_t cr4 = read_cr4();
+
+	write_cr4(on ? cr4 | CR4_PCIDE : cr4 & ~CR4_PCIDE);
+}
+
+void tlb_hw_invlpg(uint64_t va)
+{
+	invlpg(va);
+}
+
+void tlb_hw_invpcid_address(uint16_t pcid, uint64_t va)
+{
+	invpcid(INVPCID_ADDRESS, pcid, va);
+}
+
+void tlb_hw_invpcid_context(uint16_t pcid)
+{
+	invpcid(INVPCID_CONTEXT, pcid, 0);
+}
+
+void tlb_hw_invpcid_all(void)
+{
+	invpcid(INVPCID_ALL_GLOBAL, 0, 0);
+}
+
+void tlb_hw_flush_everything(void)
+{
+	uint64_t cr4 = read_cr4();
+
+	if (cr4 & CR4_PGE) {
+		write_cr4(cr4 & ~CR4_PGE);
+		write_cr4(cr4);
+	} else {
+		write_cr3(read_cr3()); /* no global entries to keep */
+	}
+}
+
+void tlb_hw_call(const struct cpumask *targets, void (*fn)(void *arg),
+		 void *arg, enum tlb_hw_wait wait)
+{
+	static const enum smp_call_wait modes[] = {
+		[TLB_HW_NO_WAIT] = SMP_CALL_NO_WAIT,
+		[TLB_HW_WAIT] = SMP_CALL_WAIT,
+		[TLB_HW_WAIT_ACK_FIRST] = SMP_CALL_WAIT_ACK_FIRST,
+	};
+
+	smp_call_function_many(targets, fn, arg, modes[wait]);
+}
+
+void tlb_hw_free_frame(uint64_t phys)
+{
+	pmm_free_frame(phys);
+}
+
+void tlb_boot_init(uint64_t kernel_root)
+{
+	/*
+	 * PCID only with global pages: kernel entries must survive CR3 loads
+	 * and INVLPG must reach them in every PCID (mm/tlb.c, kernel
+	 * mappings). INVPCID only with PCID: without it, there is one
+	 * context and INVLPG or a CR3 load does the job.
+	 */
+	tlb_policy.pcid = tlb_policy.pcid && boot_cpu.pcid && boot_cpu.pge;
+	tlb_policy.invpcid =
+		tlb_policy.invpcid && tlb_policy.pcid && boot_cpu.invpcid;
+	tlb_init_cpu(kernel_root);
+}
+
+void tlb_load_kernel_root(uint64_t kernel_root)
+{
+	write_cr3(kernel_root);
+}

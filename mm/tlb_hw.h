@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The machine under the TLB protocol: everything mm/tlb.c and
+ * mm/tlb_batch.c need from the CPU and from other CPUs, and nothing more.
+ *
+ * Two implementations: mm/tlb_hw.c (real instructions, the local APIC,
+ * smp_call_function_many) and tests/host/tlb_sim (a simulated machine with
+ * PCID-tagged TLBs, delayed IPIs and an interleaving scheduler). Every call
+ * here is a point where, in the simulator, other CPUs may run.
+ */
+#ifndef MM_TLB_HW_H
+#define MM_TLB_HW_H
+
+#include "kernel/types.h"
+#include "smp/cpumask.h"
+
+/* CR3 = page-table root | PCID (bits 11:0) | no-flush (bit 63, with PCID). */
+#define CR3_PCID_MASK 0xfffULL
+#define CR3_NOFLUSH   (1ULL << 63)
+
+/* This CPU's index (0 .. MAX_CPUS-1). Preemption off or interrupts off. */
+unsigned tlb_hw_cpu(void);
+/* The CPUs online. */
+const struct cpumask *tlb_hw_online(void);
+
+/*
+ * A full memory barrier (MFENCE): orders this CPU's earlier stores before
+ * its later loads, which x86 otherwise lets pass them. mm/tlb.c says at each
+ * use what it orders and what it pairs with.
+ */
+void tlb_hw_fence(void);
+
+/* Keeps the caller on this CPU (no preemption) until unpinned. */
+void tlb_hw_pin(void);
+void tlb_hw_unpin(void);
+
+/*
+ * Loads CR3. Without CR3_NOFLUSH (or without CR4.PCIDE) it drops the
+ * non-global translations of the PCID it loads; with it, it keeps them.
+ */
+void tlb_hw_load_cr3(uint64_t cr3);
+/* Sets CR4.PCIDE (CR3's PCID must be 0) or leaves PCID off. */
+void tlb_hw_set_pcide(bool on);
+
+/* INVLPG: drops va in the current PCID, and va's global entry. */
+void tlb_hw_invlpg(uint64_t va);
+/* INVPCID type 0: va in pcid (not global entries). */
+void tlb_hw_invpcid_address(uint16_t pcid, uint64_t va);
+/* INVPCID type 1: every non-global entry of pcid. */
+void tlb_hw_invpcid_context(uint16_t pcid);
+/* INVPCID type 2: everything, global entries included, every PCID. */
+void tlb_hw_invpcid_all(void);
+/* Without INVPCID: toggles CR4.PGE, which drops everything, global too. */
+void tlb_hw_flush_everything(void);
+
+enum tlb_hw_wait {
+	TLB_HW_NO_WAIT,	       /* return once every request is queued */
+	TLB_HW_WAIT,	       /* return once every target has run fn */
+	TLB_HW_WAIT_ACK_FIRST, /* tlb_bug=ack_before_flush: targets
+				  acknowledge before running fn */
+};
+
+/*
+ * Runs fn(arg) on every CPU in targets, this one included if it is in
+ * targets (here, directly, after the requests to the others are sent, so
+ * its work overlaps theirs). Waits as told; while waiting, this CPU keeps
+ * running requests sent to it.
+ */
+void tlb_hw_call(const struct cpumask *targets, void (*fn)(void *arg),
+		 void *arg, enum tlb_hw_wait wait);
+
+/* Gives a frame (a page or a page table) back once no TLB can use it. */
+void tlb_hw_free_frame(uint64_t phys);
+
+#endif

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The TLB counters (struct tlb_stats): each CPU counts its own events
+ * without atomics; readers add them up while the counts may still move,
+ * which is exact once the CPUs are quiet (benchmarks read between runs).
+ */
+#include "kernel/format.h"
+#include "kernel/kprintf.h"
+#include "kernel/string.h"
+#include "mm/tlb.h"
+#include "mm/tlb_hw.h"
+
+/* One column per counter, in the order of struct tlb_stats. */
+static const struct {
+	const char *name;
+	size_t offset;
+} columns[] = {
+	{"ipi-sent", offsetof(struct tlb_stats, ipis_sent)},
+	{"ipi-recv", offsetof(struct tlb_stats, ipis_received)},
+	{"full", offsetof(struct tlb_stats, flush_full)},
+	{"partial", offsetof(struct tlb_stats, flush_partial)},
+	{"pages", offsetof(struct tlb_stats, flush_pages)},
+	{"kernel", offsetof(struct tlb_stats, flush_kernel)},
+	{"current", offsetof(struct tlb_stats, flush_up_to_date)},
+	{"asid-hit", offsetof(struct tlb_stats, asid_hits)},
+	{"asid-miss", offsetof(struct tlb_stats, asid_misses)},
+	{"lazy-skip", offsetof(struct tlb_stats, lazy_skips)},
+	{"lazy-leave", offsetof(struct tlb_stats, lazy_leaves)},
+	{"catch-up", offsetof(struct tlb_stats, gen_catchups)},
+	{"mask-atomic", offsetof(struct tlb_stats, cpumask_atomics)},
+	{"cr3-load", offsetof(struct tlb_stats, mm_switches)},
+	{"lazy-enter", offsetof(struct tlb_stats, lazy_entries)},
+	{"lazy-shoot", offsetof(struct tlb_stats, lazy_shootdowns)},
+};
+
+_Static_assert(sizeof(struct tlb_stats) ==
+		       ARRAY_SIZE(columns) * sizeof(uint64_t),
+	       "every counter has a column");
+
+static uint64_t counter(const struct tlb_stats *s, size_t i)
+{
+	return *(const uint64_t *)((const char *)s + columns[i].offset);
+}
+
+void tlb_stats_sum(struct tlb_stats *out)
+{
+	uint64_t *sum = (uint64_t *)out;
+	unsigned cpu;
+
+	*out = (struct tlb_stats){0};
+	for_each_cpu (cpu, tlb_hw_online()) {
+		for (size_t i = 0; i < ARRAY_SIZE(columns); i++)
+			sum[i] += counter(&tlb_cpus[cpu].stats, i);
+	}
+}
+
+void tlb_stats_reset(void)
+{
+	unsigned cpu;
+
+	for_each_cpu (cpu, tlb_hw_online())
+		tlb_cpus[cpu].stats = (struct tlb_stats){0};
+}
+
+static void print_row(const char *label, const struct tlb_stats *s)
+{
+	char line[ARRAY_SIZE(columns) * 12 + 16];
+	size_t used =
+		(size_t)ksnprintf(line, sizeof(line), "tlb_stats: %-5s", label);
+
+	for (size_t i = 0; i < ARRAY_SIZE(columns) && used < sizeof(line); i++)
+		used += (size_t)ksnprintf(line + used, sizeof(line) - used,
+					  " %*llu",
+					  (int)strlen(columns[i].name),
+					  (unsigned long long)counter(s, i));
+	kprintf("%s\n", line);
+}
+
+void tlb_stats_print(void)
+{
+	char header[ARRAY_SIZE(columns) * 12 + 16];
+	size_t used = (size_t)ksnprintf(header, sizeof(header),
+					"tlb_stats: %-5s", "cpu");
+	struct tlb_stats total;
+	unsigned cpu;
+
+	for (size_t i = 0; i < ARRAY_SIZE(columns) && used < sizeof(header);
+	     i++)
+		used += (size_t)ksnprintf(header + used, sizeof(header) - used,
+					  " %s", columns[i].name);
+	kprintf("%s\n", header);
+	for_each_cpu (cpu, tlb_hw_online()) {
+		char label[8];
+
+		ksnprintf(label, sizeof(label), "%u", cpu);
+		print_row(label, &tlb_cpus[cpu].stats);
+	}
+	tlb_stats_sum(&total);
+	print_row("all", &total);
+}
