@@ -239,8 +239,11 @@ static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 		c->stats.asid_hits++;
 		*flush = c->slots[asid].tlb_gen < next_gen &&
 			 tlb_policy.bug != TLB_BUG_NO_GEN_CHECK;
-		if (*flush)
+		if (*flush) {
+			trace("switch-behind", next, asid,
+			      c->slots[asid].tlb_gen, next_gen);
 			c->stats.gen_catchups++;
+		}
 		return asid;
 	}
 	asid = c->next_asid;
@@ -280,7 +283,6 @@ static void load_mm(struct tlb_cpu *c, struct mm *next)
 		c->slots[asid].context_id = next->context_id;
 		c->slots[asid].tlb_gen = gen;
 		cr3 = cr3_make(next->root, asid_to_pcid(asid), !flush);
-		trace(flush ? "switch+flush" : "switch", next, asid, gen, gen);
 	}
 	tlb_hw_load_cr3(cr3);
 	c->loaded_asid = asid;
@@ -402,6 +404,7 @@ static void flush_tlb_here(void *arg)
 	local_gen = slot->tlb_gen;
 	mm_gen = read_gen(r->mm);
 	if (local_gen >= mm_gen) {
+		trace("up-to-date", r->mm, c->loaded_asid, local_gen, mm_gen);
 		c->stats.flush_up_to_date++;
 		return;
 	}
