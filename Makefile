@@ -106,6 +106,13 @@ KERNEL_C := \
 	mm/tlb_batch.c \
 	mm/tlb_hw.c \
 	mm/tlb_stats.c \
+	bench/harness.c \
+	bench/tlb_view.c \
+	bench/fixture.c \
+	bench/prim.c \
+	bench/switch.c \
+	bench/flush.c \
+	bench/scale.c \
 	tests/ktest.c \
 	tests/kernel/test_format.c \
 	tests/kernel/test_mm.c \
@@ -123,7 +130,7 @@ KERNEL_OBJS := $(BOOT_ASM:%.asm=$(BUILD)/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/%.o) \
 KERNEL_ELF := $(BUILD)/shootdown.elf
 
 # User programs: one .c file each, linked with the runtime in user/lib/.
-USER_PROGRAMS := hello spin fault fuzz pingpong threads
+USER_PROGRAMS := hello spin fault fuzz pingpong threads bench
 USER_LIB_C := user/lib/syscall.c user/lib/ulib.c
 USER_LIB_H := user/lib/syscall.h user/lib/ulib.h
 USER_C := $(USER_LIB_C) $(USER_PROGRAMS:%=user/%.c)

@@ -12,6 +12,7 @@
 #include "apic/pic.h"
 #include "apic/timer.h"
 #include "apic/tsc.h"
+#include "bench/bench.h"
 #include "kernel/acpi.h"
 #include "kernel/acpi_tables.h"
 #include "kernel/bootinfo.h"
@@ -264,6 +265,12 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 		finish(ktest_run(options.test_suites));
 	}
 	kprintf("shootdown: boot complete\n");
-	finish(options.init_programs ? run_init_programs(options.init_programs)
-				     : true);
+	if (options.init_programs && !run_init_programs(options.init_programs))
+		finish(false);
+	/* The default job: the benchmarks, all unless bench= names some. */
+	if (!options.init_programs || options.run_bench)
+		finish(bench_run_selected(
+			options.run_bench ? options.bench_choices : BENCH_ALL,
+			options.bench_scale));
+	finish(true);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "kernel/options.h"
+#include "bench/bench.h"
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
 #include "kernel/format.h"
@@ -21,6 +22,8 @@ static const char *const crash_choices[] = {"none", "panic", "pagefault",
 					    "stack", NULL};
 /* Filled from the test registry: one word per suite. */
 static const char *test_choices[KTEST_MAX_SUITES + 1];
+/* Filled from the benchmark registry: groups, then benchmarks. */
+static const char *bench_choices[BENCH_MAX_CHOICES + 1];
 /* Filled from the boot modules: one word per user program. */
 static const char *init_choices[OPTION_LIST_MAX + 1];
 
@@ -47,6 +50,9 @@ enum option_index {
 	OPT_TLB_BUG,
 	OPT_TLB_STATS,
 	OPT_TLB_TRACE,
+	OPT_BENCH,	 /* bench= */
+	OPT_BENCH_SCALE, /* bench_scale= */
+	OPT_ICOUNT,	 /* icount */
 	OPTION_COUNT
 };
 
@@ -99,6 +105,13 @@ static const struct option_desc descs[OPTION_COUNT] = {
 			   "print the TLB counters when the job ends"},
 	[OPT_TLB_TRACE] = {"tlb_trace", OPTION_FLAG, NULL, 0, 0, 0,
 			   "print every TLB flush event"},
+	[OPT_BENCH] = {"bench", OPTION_LIST, bench_choices, 0, 0, 0,
+		       "run benchmarks (all, groups or names)"},
+	[OPT_BENCH_SCALE] = {"bench_scale", OPTION_UINT, NULL, BENCH_SCALE_MIN,
+			     BENCH_SCALE_MAX, BENCH_SCALE_DEFAULT,
+			     "percent of each benchmark's samples and time"},
+	[OPT_ICOUNT] = {"icount", OPTION_FLAG, NULL, 0, 0, 0,
+			"QEMU counts instructions (-icount shift=1)"},
 };
 
 static struct option_value values[OPTION_COUNT];
@@ -127,6 +140,10 @@ int options_parse(const char *cmdline)
 		test_choices[i] = ktest_suite_name(i);
 	test_choices[suites] = NULL;
 
+	for (size_t i = 0; i < bench_choice_count(); i++)
+		bench_choices[i] = bench_choice_name(i);
+	bench_choices[bench_choice_count()] = NULL;
+
 	for (size_t i = 0; i < boot_module_count() && i < OPTION_LIST_MAX; i++)
 		init_choices[i] = boot_module_name(i);
 	init_choices[MIN(boot_module_count(), OPTION_LIST_MAX)] = NULL;
@@ -143,6 +160,10 @@ int options_parse(const char *cmdline)
 	options.timeslice_us = values[OPT_TIMESLICE].number;
 	options.init_programs = values[OPT_INIT].words;
 	options.tlb_stats = values[OPT_TLB_STATS].flag;
+	options.run_bench = values[OPT_BENCH].given;
+	options.bench_choices = values[OPT_BENCH].words;
+	options.bench_scale = (unsigned)values[OPT_BENCH_SCALE].number;
+	options.icount = values[OPT_ICOUNT].flag;
 	/* What the command line asks for; tlb_boot_init checks CPUID. */
 	tlb_policy.pcid = values[OPT_PCID].choice == 0;
 	tlb_policy.invpcid = values[OPT_INVPCID].choice == 0;

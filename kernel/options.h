@@ -34,6 +34,11 @@ struct kernel_options {
 	uint32_t init_programs; /* init=: bit i = boot module i */
 	bool tlb_stats; /* tlb_stats: print the TLB counters at the end */
 	/* The TLB options (pcid= ... tlb_trace) go to tlb_policy (mm/tlb.h). */
+	/* Benchmarks (bench/bench.h): the default job when nothing else is. */
+	bool run_bench;		/* bench= given */
+	uint32_t bench_choices; /* bit i: bench_choice_name(i) */
+	unsigned bench_scale;	/* bench_scale=: percent of samples */
+	bool icount;		/* icount: QEMU runs with -icount shift=1 */
 };
 
 extern struct kernel_options options;

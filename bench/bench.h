@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The in-kernel benchmarks. Each benchmark lives in a linker section, like
+ * the tests (tests/ktest.h), under a group and a name, and says which
+ * experiment it reproduces:
+ *
+ *	BENCH(cr3, prim, "CR3 write with and without the no-flush bit")
+ *	{
+ *		bench_begin(1, "noflush=%d", 0);
+ *		while (bench_more()) {
+ *			uint64_t flags = irq_save(), start = bench_clock();
+ *
+ *			write_cr3(cr3);
+ *			bench_add(bench_clock() - start);
+ *			irq_restore(flags);
+ *		}
+ *		bench_end();
+ *	}
+ *
+ * A benchmark produces rows ("results"): one per set of parameters. A row is
+ * a series of samples: bench_more() says whether another sample is wanted
+ * (the first few are a warm-up and are dropped; then samples are taken
+ * until the row has enough of them or has used its time budget), and
+ * bench_end() prints the median, p10, p90, minimum and count. A row that
+ * cannot be measured here (no PCID, one CPU) is printed by bench_na() with
+ * the reason, so it never silently disappears. bench/harness.c describes
+ * the method and the output format (also docs/bench.md).
+ *
+ * Benchmarks run in the boot thread on CPU 0, one at a time, with nothing
+ * else running but what they start.
+ */
+#ifndef BENCH_BENCH_H
+#define BENCH_BENCH_H
+
+#include "apic/tsc.h"
+#include "kernel/types.h"
+
+struct bench {
+	const char *name;
+	const char *group;
+	const char *experiment; /* what it measures and reproduces */
+	void (*run)(void);
+};
+
+#define BENCH(bench_name, group_name, desc)                              \
+	static void bench_run_##bench_name(void);                        \
+	static const struct bench bench_##bench_name __used __section(   \
+		".bench." #group_name "." #bench_name) __aligned(8) = {  \
+		#bench_name, #group_name, desc, bench_run_##bench_name}; \
+	static void bench_run_##bench_name(void)
+
+/* The most benchmarks plus groups bench= can name (its mask is 32 bits). */
+#define BENCH_MAX_CHOICES 32
+#define BENCH_ALL	  UINT32_MAX /* every group: bench=all */
+
+/* bench_scale=: percent of the default samples and time budget per row. */
+#define BENCH_SCALE_MIN	    1
+#define BENCH_SCALE_DEFAULT 100
+#define BENCH_SCALE_MAX	    1000
+
+/* Words bench= accepts, in order: the groups, then every benchmark. */
+size_t bench_choice_count(void);
+const char *bench_choice_name(size_t i);
+
+/*
+ * Runs the benchmarks that bench= selected (bit i: bench_choice_name(i));
+ * scale_percent scales every row's sample count and time budget (the
+ * tests run with few samples). Returns true when every one printed at
+ * least one result.
+ */
+bool bench_run_selected(uint32_t choices, unsigned scale_percent);
+
+/* --- Writing a benchmark ------------------------------------------------ */
+
+/* The TSC, ordered against the instructions before and after it. */
+static inline uint64_t bench_clock(void)
+{
+	return tsc_read_ordered();
+}
+
+/* Longest parameter text of a row ("pcid=on,pages=512"). */
+#define BENCH_PARAMS_MAX 48
+
+/*
+ * Starts a row timed in TSC cycles. batch: operations in one sample; the
+ * row reports the cost of one (sample / batch, after the cost of reading
+ * the clock twice is taken off). params: printf-style, "key=value" pairs
+ * separated by commas, or NULL for none.
+ */
+void bench_begin(unsigned batch, const char *params, ...) __printf(2, 3);
+
+/* Starts a row counted in another unit (no clock overhead, no batch). */
+void bench_begin_unit(const char *unit, const char *params, ...) __printf(2, 3);
+
+/*
+ * True while the row wants another sample. The first calls are the
+ * warm-up: bench_add drops what they measure.
+ */
+bool bench_more(void);
+
+/* One sample: TSC cycles for a timed row, a count for the others. */
+void bench_add(uint64_t value);
+
+/* Ends the row: statistics, TLB counters, one line of output. */
+void bench_end(void);
+
+/* A row that cannot be measured here, and why ("no PCID"). */
+void bench_na(const char *why, const char *params, ...) __printf(2, 3);
+
+/*
+ * Starts a row measured elsewhere (by a user program), in TSC cycles: the
+ * TLB counters start now; each bench_add is then one operation with the
+ * clock's cost already taken off (the producer did its own warm-up and
+ * kept to bench_max_samples, bench_min_samples and bench_budget_ns).
+ */
+void bench_begin_external(const char *params, ...) __printf(1, 2);
+
+/*
+ * An external row's producer starts measuring (true: the TLB counters
+ * start over) or has stopped (false: they stop), so that the counters
+ * cover its samples and not its start and end.
+ */
+void bench_external_window(bool measuring);
+
+/*
+ * How many samples a row of this benchmark takes at most, and its time
+ * budget, after bench_scale= (a benchmark sizing its own loops, e.g. a
+ * user program, asks here).
+ */
+unsigned bench_max_samples(void);
+unsigned bench_min_samples(void);
+uint64_t bench_budget_ns(void);
+
+/* TSC cycles two back-to-back bench_clock() calls take (taken off). */
+uint64_t bench_clock_overhead(void);
+
+#endif

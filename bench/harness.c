@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The benchmark harness: the registry, the method, the output.
+ *
+ * Method (docs/bench.md):
+ *  1. Time is the TSC read with LFENCE on both sides (bench_clock), so the
+ *     read waits for what came before and nothing after starts early; RDTSCP
+ *     would do the same for the first half but is not on every CPU.
+ *  2. The cost of reading the clock twice is measured once at start-up
+ *     (the minimum of many back-to-back pairs) and taken off every timed
+ *     sample, so a row reports the operation alone. Under TCG with icount
+ *     that makes a row an exact instruction count.
+ *  3. Each row first runs a few warm-up samples (caches, TLB, branch
+ *     predictors, lazily built state) and drops them, then samples until it
+ *     has its maximum count, or at least the minimum count and its time
+ *     budget is used up: cheap operations get many samples, slow ones (a
+ *     wake-up across emulated CPUs) still finish in bounded time.
+ *  4. A row reports the median, p10, p90 (nearest rank, rounded down), the
+ *     minimum and the count, in cycles and the median in ns; under icount
+ *     also in instructions.
+ *  5. Whoever measures keeps its CPU: samples of kernel operations run with
+ *     interrupts off or with the CPU's tick stopped (bench/fixture.h), and
+ *     the TLB counters of every CPU are summed over the row's samples.
+ *
+ * Output: a title line per benchmark, a column header, then one line per
+ * row, which is both the human table and the machine-readable record:
+ *
+ *	@ name params unit median p10 p90 min count median_ns insns counters
+ *	@ name params n/a: reason
+ *
+ * Fields are separated by spaces and never contain one (params: key=value
+ * pairs joined by commas, "-" for none; counters: name=value pairs of the
+ * TLB counters that moved, joined by commas, "-" for none; "-" also for ns
+ * and insns where they do not apply), except the n/a reason, which runs to
+ * the end of the line. Around them: one `bench: env ...` line (platform,
+ * CPUs, TSC, CPU model and features, selection), the `options:` and
+ * `bench: tlb ...` lines with every policy in force, a `bench: NAME: N
+ * results in T ms` line after each benchmark and `bench: end ...` last.
+ * tools/bench.py reads exactly this.
+ */
+#include "bench/bench.h"
+#include "bench/fixture.h"
+#include "bench/tlb_view.h"
+#include "kernel/cpu.h"
+#include "kernel/format.h"
+#include "kernel/kprintf.h"
+#include "kernel/options.h"
+#include "kernel/panic.h"
+#include "kernel/platform.h"
+#include "kernel/string.h"
+#include "kernel/x86.h"
+#include "smp/percpu.h"
+
+/*
+ * Rows sample up to BENCH_SAMPLES_DEFAULT times within BENCH_BUDGET_NS, but
+ * at least BENCH_SAMPLES_MIN times: with 11 samples p10 and p90 are still
+ * distinct from the extremes. The default suite has about 80 rows (more
+ * with more CPUs); at 200 ms each it stays well inside the 2 minutes it
+ * may take under TCG on a 2-core host.
+ */
+#define BENCH_SAMPLES_DEFAULT 1001
+#define BENCH_SAMPLES_MIN     11
+#define BENCH_SAMPLES_FLOOR   3 /* the least a scaled-down row takes */
+#define BENCH_BUDGET_NS	      (200 * NSEC_PER_MSEC)
+#define BENCH_WARMUP	      5
+#define OVERHEAD_PAIRS	      101
+#define PERCENT		      100
+#define P10		      10
+#define P90		      90
+/* Under QEMU's -icount shift=1 the TSC counts 2 per instruction. */
+#define ICOUNT_CYCLES_PER_INSN 2
+#define NS_TENTHS	       10
+/* Room for every TLB counter with a large value. */
+#define BENCH_COUNTERS_MAX 320
+
+extern const struct bench bench_table_start[], bench_table_end[];
+
+/* The groups in the order they run; benchmarks sort by name within one. */
+static const char *const groups[] = {"prim", "switch", "flush", "scale"};
+
+static const char *choices[BENCH_MAX_CHOICES];
+static const struct bench *choice_bench[BENCH_MAX_CHOICES]; /* NULL: group */
+static size_t choice_count;
+
+/* The row being measured; only the boot thread writes it. */
+static struct {
+	const struct bench *bench;
+	bool open;
+	bool timed;    /* TSC cycles: overhead off, per operation, ns */
+	bool external; /* samples come measured: keep them as they are */
+	bool measuring;
+	const char *unit;
+	unsigned batch;
+	unsigned warmup_left;
+	size_t count;
+	uint64_t started;
+	char params[BENCH_PARAMS_MAX];
+	struct bench_counters before;
+	bool frozen; /* delta holds the counters' change: stop reading */
+	struct bench_counters delta;
+} row;
+
+static uint64_t samples[BENCH_SAMPLES_DEFAULT * (BENCH_SCALE_MAX / PERCENT)];
+static unsigned scale = BENCH_SCALE_DEFAULT;
+static uint64_t clock_overhead;
+static unsigned rows_printed;
+
+/* Linker symbols: compare them as numbers, not as C objects. */
+static size_t bench_count(void)
+{
+	return ((uintptr_t)bench_table_end - (uintptr_t)bench_table_start) /
+	       sizeof(struct bench);
+}
+
+static void collect_choices(void)
+{
+	if (choice_count)
+		return;
+	for (size_t g = 0; g < ARRAY_SIZE(groups); g++)
+		choices[choice_count++] = groups[g];
+	for (size_t g = 0; g < ARRAY_SIZE(groups); g++) {
+		for (size_t i = 0; i < bench_count(); i++) {
+			if (strcmp(bench_table_start[i].group, groups[g]))
+				continue;
+			KASSERT(choice_count < BENCH_MAX_CHOICES,
+				"more than %d benchmarks and groups",
+				BENCH_MAX_CHOICES);
+			choice_bench[choice_count] = &bench_table_start[i];
+			choices[choice_count++] = bench_table_start[i].name;
+		}
+	}
+	KASSERT(choice_count == ARRAY_SIZE(groups) + bench_count(),
+		"a benchmark names a group not in the groups table");
+}
+
+size_t bench_choice_count(void)
+{
+	collect_choices();
+	return choice_count;
+}
+
+const char *bench_choice_name(size_t i)
+{
+	collect_choices();
+	return i < choice_count ? choices[i] : NULL;
+}
+
+/* Benchmark i of the run order is selected by its name or its group. */
+static bool selected(uint32_t mask, size_t i)
+{
+	for (size_t g = 0; g < ARRAY_SIZE(groups); g++) {
+		if (mask >> g & 1 && !strcmp(groups[g], choice_bench[i]->group))
+			return true;
+	}
+	return mask >> i & 1;
+}
+
+/* --- Samples and statistics ---------------------------------------------- */
+
+unsigned bench_max_samples(void)
+{
+	return MAX(BENCH_SAMPLES_DEFAULT * scale / PERCENT,
+		   BENCH_SAMPLES_FLOOR);
+}
+
+unsigned bench_min_samples(void)
+{
+	return MAX(BENCH_SAMPLES_MIN * scale / PERCENT, BENCH_SAMPLES_FLOOR);
+}
+
+uint64_t bench_budget_ns(void)
+{
+	return BENCH_BUDGET_NS * scale / PERCENT;
+}
+
+uint64_t bench_clock_overhead(void)
+{
+	return clock_overhead;
+}
+
+static void measure_clock_overhead(void)
+{
+	uint64_t least = UINT64_MAX;
+
+	for (int i = 0; i < OVERHEAD_PAIRS; i++) {
+		uint64_t flags = irq_save();
+		uint64_t start = bench_clock();
+		uint64_t end = bench_clock();
+
+		irq_restore(flags);
+		least = MIN(least, end - start);
+	}
+	clock_overhead = least;
+}
+
+static void open_row(bool timed, const char *unit, unsigned batch,
+		     const char *fmt, va_list ap)
+{
+	KASSERT(!row.open, "benchmark %s began a row inside another",
+		row.bench->name);
+	row.open = true;
+	row.timed = timed;
+	row.external = false;
+	row.unit = unit;
+	row.batch = batch ? batch : 1;
+	row.warmup_left = BENCH_WARMUP;
+	row.count = 0;
+	row.measuring = false;
+	row.frozen = false;
+	if (fmt)
+		kvsnprintf(row.params, sizeof(row.params), fmt, ap);
+	else
+		strlcpy(row.params, "-", sizeof(row.params));
+}
+
+void bench_begin(unsigned batch, const char *params, ...)
+{
+	va_list ap;
+
+	va_start(ap, params);
+	open_row(true, "cycles", batch, params, ap);
+	va_end(ap);
+}
+
+void bench_begin_unit(const char *unit, const char *params, ...)
+{
+	va_list ap;
+
+	va_start(ap, params);
+	open_row(false, unit, 1, params, ap);
+	va_end(ap);
+}
+
+bool bench_more(void)
+{
+	KASSERT(row.open, "bench_more outside a row (%s)", row.bench->name);
+	if (row.warmup_left)
+		return true;
+	if (!row.measuring) {
+		/* The samples start now: so do the budget and the counters. */
+		row.measuring = true;
+		bench_counters_read(&row.before);
+		row.started = bench_clock();
+	}
+	if (row.count >= bench_max_samples())
+		return false;
+	return row.count < bench_min_samples() ||
+	       tsc_to_ns(bench_clock() - row.started) < bench_budget_ns();
+}
+
+void bench_add(uint64_t value)
+{
+	if (row.warmup_left) {
+		row.warmup_left--;
+		return;
+	}
+	if (row.timed && !row.external)
+		value = (value > clock_overhead ? value - clock_overhead : 0) /
+			row.batch;
+	if (row.count < ARRAY_SIZE(samples))
+		samples[row.count++] = value;
+}
+
+/* Heapsort: O(n log n) on a few hundred samples, no recursion, in place. */
+static void sift_down(uint64_t *v, size_t root, size_t n)
+{
+	for (size_t child; (child = 2 * root + 1) < n; root = child) {
+		uint64_t tmp;
+
+		if (child + 1 < n && v[child + 1] > v[child])
+			child++;
+		if (v[root] >= v[child])
+			return;
+		tmp = v[root];
+		v[root] = v[child];
+		v[child] = tmp;
+	}
+}
+
+static void sort_samples(uint64_t *v, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(v, i, n);
+	for (size_t end = n; end-- > 1;) {
+		uint64_t tmp = v[0];
+
+		v[0] = v[end];
+		v[end] = tmp;
+		sift_down(v, 0, end);
+	}
+}
+
+/* Nearest rank, rounded down: the median of an even count is the lower. */
+static uint64_t percentile(const uint64_t *sorted, size_t n, unsigned p)
+{
+	return sorted[(n - 1) * p / PERCENT];
+}
+
+static void print_header(void)
+{
+	kprintf("# %-16s %-30s %-8s %9s %9s %9s %9s %6s %9s %7s %s\n",
+		"benchmark", "parameters", "unit", "median", "p10", "p90",
+		"min", "count", "median_ns", "insns", "tlb counters");
+}
+
+static void print_row(const uint64_t *sorted, size_t n,
+		      const struct bench_counters *delta)
+{
+	char ns[24] = "-", insns[24] = "-", counters[BENCH_COUNTERS_MAX];
+	uint64_t median = percentile(sorted, n, PERCENT / 2);
+
+	if (row.timed) {
+		uint64_t tenths = tsc_to_ns(median * NS_TENTHS);
+
+		ksnprintf(ns, sizeof(ns), "%llu.%llu",
+			  (unsigned long long)(tenths / NS_TENTHS),
+			  (unsigned long long)(tenths % NS_TENTHS));
+		if (options.icount)
+			ksnprintf(insns, sizeof(insns), "%llu",
+				  (unsigned long long)(median /
+						       ICOUNT_CYCLES_PER_INSN));
+	}
+	bench_counters_format(delta, counters, sizeof(counters));
+	kprintf("@ %-16s %-30s %-8s %9llu %9llu %9llu %9llu %6zu %9s %7s %s\n",
+		row.bench->name, row.params, row.unit,
+		(unsigned long long)median,
+		(unsigned long long)percentile(sorted, n, P10),
+		(unsigned long long)percentile(sorted, n, P90),
+		(unsigned long long)sorted[0], n, ns, insns, counters);
+	rows_printed++;
+}
+
+/* The counters' change since the row's samples started. */
+static void counters_delta(struct bench_counters *delta)
+{
+	bench_counters_read(delta);
+	bench_counters_sub(delta, &row.before);
+}
+
+static void close_row(void)
+{
+	if (!row.frozen)
+		counters_delta(&row.delta);
+	if (!row.count) {
+		kprintf("@ %-16s %-30s n/a: no samples were taken\n",
+			row.bench->name, row.params);
+		rows_printed++;
+	} else {
+		sort_samples(samples, row.count);
+		print_row(samples, row.count, &row.delta);
+	}
+	row.open = false;
+}
+
+void bench_end(void)
+{
+	KASSERT(row.open, "bench_end outside a row (%s)", row.bench->name);
+	if (!row.measuring)
+		bench_counters_read(&row.before);
+	close_row();
+}
+
+void bench_na(const char *why, const char *params, ...)
+{
+	char text[BENCH_PARAMS_MAX];
+	va_list ap;
+
+	va_start(ap, params);
+	kvsnprintf(text, sizeof(text), params, ap);
+	va_end(ap);
+	kprintf("@ %-16s %-30s n/a: %s\n", row.bench->name, text, why);
+	rows_printed++;
+}
+
+void bench_begin_external(const char *params, ...)
+{
+	va_list ap;
+
+	va_start(ap, params);
+	open_row(true, "cycles", 1, params, ap);
+	va_end(ap);
+	row.external = true;
+	row.warmup_left = 0;
+	row.measuring = true;
+	bench_counters_read(&row.before);
+}
+
+void bench_external_window(bool measuring)
+{
+	KASSERT(row.open && row.external,
+		"bench_external_window outside an external row");
+	if (measuring)
+		bench_counters_read(&row.before);
+	else if (!row.frozen)
+		counters_delta(&row.delta);
+	row.frozen = !measuring;
+}
+
+/* --- The run ---------------------------------------------------------------- */
+
+static const char *platform_name(void)
+{
+	if (platform_get() == PLATFORM_QEMU_TCG && options.icount)
+		return "tcg+icount";
+	return platform_accel_name();
+}
+
+static void print_environment(uint32_t mask)
+{
+	const struct cpu_features *f = &boot_cpu;
+	char list[256];
+	size_t used = 0;
+
+	for (size_t i = ARRAY_SIZE(groups); i < choice_count; i++) {
+		if (selected(mask, i))
+			used += (size_t)ksnprintf(
+				list + MIN(used, sizeof(list)),
+				sizeof(list) - MIN(used, sizeof(list)), "%s%s",
+				used ? "," : "", choices[i]);
+	}
+	kprintf("bench: env platform=%s cpus=%u tsc_hz=%llu tsc_source=%s "
+		"invariant_tsc=%d clock_overhead=%llu scale=%u vendor=%s "
+		"family=%u model=%u stepping=%u pcid=%d invpcid=%d pge=%d "
+		"x2apic=%d tsc_deadline=%d smep=%d smap=%d xsave=%d "
+		"hypervisor=%s selected=%s brand=%s\n",
+		platform_name(), cpu_count, (unsigned long long)tsc_hz(),
+		tsc_source(), f->invariant_tsc,
+		(unsigned long long)clock_overhead, scale, f->vendor, f->family,
+		f->model, f->stepping, f->pcid, f->invpcid, f->pge, f->x2apic,
+		f->tsc_deadline, f->smep, f->smap, f->xsave,
+		f->hypervisor[0] ? f->hypervisor : "-", list, f->brand);
+	options_report();
+	bench_policy_report();
+}
+
+bool bench_run_selected(uint32_t mask, unsigned scale_percent)
+{
+	uint64_t start = bench_clock();
+	unsigned ran = 0;
+	bool every_one_reported = true;
+	struct tlb_policy boot_policy;
+
+	collect_choices();
+	KASSERT(this_cpu_index() == 0, "benchmarks run on CPU 0, not %u",
+		this_cpu_index());
+	scale = scale_percent;
+	measure_clock_overhead();
+	kprintf("bench: shootdown benchmarks (docs/bench.md); rows: @ name "
+		"params unit median p10 p90 min count median_ns insns "
+		"counters\n");
+	print_environment(mask);
+	for (size_t i = ARRAY_SIZE(groups); i < choice_count; i++) {
+		const struct bench *b = choice_bench[i];
+		unsigned rows_before = rows_printed;
+		uint64_t begun = bench_clock();
+
+		if (!selected(mask, i))
+			continue;
+		row.bench = b;
+		kprintf("bench: %s (%s): %s\n", b->name, b->group,
+			b->experiment);
+		print_header();
+		boot_policy = tlb_policy;
+		b->run();
+		KASSERT(!row.open, "benchmark %s left a row open", b->name);
+		if (bench_policy_changed()) {
+			bench_policy_set(&boot_policy);
+			bench_policy_changed();
+		}
+		if (rows_printed == rows_before) {
+			kprintf("bench: %s printed no result\n", b->name);
+			every_one_reported = false;
+		}
+		kprintf("bench: %s: %u results in %llu ms\n", b->name,
+			rows_printed - rows_before,
+			(unsigned long long)(tsc_to_ns(bench_clock() - begun) /
+					     NSEC_PER_MSEC));
+		ran++;
+	}
+	kprintf("bench: end benchmarks=%u results=%u seconds=%llu\n", ran,
+		rows_printed,
+		(unsigned long long)(tsc_to_ns(bench_clock() - start) /
+				     NSEC_PER_SEC));
+	return every_one_reported;
+}
