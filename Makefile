@@ -141,7 +141,8 @@ USER_OBJS := $(USER_PROGRAMS:%=$(BUILD)/user/%.o)
 USER_ELFS := $(USER_PROGRAMS:%=$(BUILD)/user/%.elf)
 ISO := $(BUILD)/shootdown.iso
 
-.PHONY: all iso run test deps clean format check qemu-gdb help host-tests
+.PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
+	bench bench-compare plots
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -241,11 +242,29 @@ RUN_ENV := $(foreach v,$(RUN_VARS),$(if $(filter-out undefined,$(origin $(v))),$
 deps:
 	@tools/deps.sh
 
+# ICOUNT=1 also tells the kernel (option icount) that its TSC counts
+# instructions; tools/bench.py does the same for bench and bench-compare.
+ICOUNT_ON := $(filter-out 0 no false off,$(ICOUNT))
+RUN_CMDLINE := $(if $(ICOUNT_ON),CMDLINE="$(strip $(CMDLINE) icount)")
+
+# The kernel's default job is the benchmark suite (bench/).
 run: deps all
-	@env $(RUN_ENV) $(PYTHON) tools/boot.py run $(KERNEL_ELF)
+	@env $(RUN_ENV) $(RUN_CMDLINE) $(PYTHON) tools/boot.py run $(KERNEL_ELF)
 
 qemu-gdb: deps all
 	@env $(RUN_ENV) $(PYTHON) tools/boot.py gdb $(KERNEL_ELF)
+
+# --- Benchmarks --------------------------------------------------------------
+# Results: $(BUILD)/bench/<timestamp>.json. A and B: kernel options, e.g.
+# make bench-compare A="pcid=on" B="pcid=off". Plots: $(BUILD)/bench/plots.
+bench: deps all
+	@env $(RUN_ENV) $(PYTHON) tools/bench.py run $(KERNEL_ELF)
+
+bench-compare: deps all
+	@env $(RUN_ENV) $(PYTHON) tools/bench.py compare $(KERNEL_ELF) "$(A)" "$(B)"
+
+plots: deps
+	@$(PYTHON) tools/bench.py plots --dir $(BUILD)/bench
 
 # --- Tests -----------------------------------------------------------------
 HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
@@ -297,7 +316,10 @@ help:
 	@echo "  all       build the kernel (build/shootdown.elf, .lst, .map) and"
 	@echo "            the user programs (build/user/*.elf)"
 	@echo "  iso       build the bootable hybrid BIOS/UEFI image build/shootdown.iso"
-	@echo "  run       install what is missing, build, boot in QEMU, print the report"
+	@echo "  run       install what is missing, build, boot in QEMU, run the benchmarks"
+	@echo "  bench     the same, and keep the results in build/bench/<timestamp>.json"
+	@echo "  bench-compare  two runs, kernel options A=\"...\" and B=\"...\", side by side"
+	@echo "  plots     PNG charts of the newest results (build/bench/plots, gnuplot)"
 	@echo "  test      host unit tests plus every QEMU/Bochs configuration; ends 'N passed, N failed'"
 	@echo "  deps      install the packages run and test need (apt-get)"
 	@echo "  qemu-gdb  boot and wait for gdb on localhost:1234"

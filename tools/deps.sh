@@ -14,7 +14,7 @@ arch=$(uname -m)
 
 # The packages, each with what shows it is installed: a command, or
 # a path (a glob; one match is enough). Order: build, image, emulators,
-# hygiene.
+# hygiene, plots.
 requirements() {
 	need make cmd make
 	need nasm cmd nasm
@@ -48,6 +48,7 @@ requirements() {
 	need bsdutils cmd script # gives Bochs's term display a terminal
 	need clang-format cmd clang-format
 	need cppcheck cmd cppcheck
+	need gnuplot-nox cmd gnuplot # make plots
 }
 
 missing=()

@@ -32,6 +32,7 @@ from pathlib import Path
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import boot  # noqa: E402  (tools/boot.py)
+import bench  # noqa: E402  (tools/bench.py)
 
 ROOT = boot.ROOT
 TEST_DIR = ROOT / "build" / "test"
@@ -58,6 +59,13 @@ class TestConfig:
           "message"    the kernel cannot start (e.g. no long mode): the
                        first string of `expect` must appear on serial, then
                        the run is stopped: one result
+          "bench"      boot with bench=all: every benchmark must run to its
+                       end and print results that parse (tools/bench.py),
+                       and the kernel must end with success: one result per
+                       benchmark
+          "bench-compare"  two boots with the kernel options of `compare`
+                       added: the side-by-side table must have both
+                       columns (make bench-compare): one result
     needs: "kvm" = run only where KVM is hardware virtualization.
     expect: strings the serial log must contain (every kind).
     """
@@ -66,6 +74,7 @@ class TestConfig:
     settings: boot.Settings
     needs: str = ""
     expect: tuple[str, ...] = ()
+    compare: tuple[str, str] = ("", "")  # kind "bench-compare": A and B
 
 
 def cfg(name: str, kind: str = "ktap", needs: str = "", expect: tuple[str, ...] = (),
@@ -130,6 +139,16 @@ CONFIGS = [
     cfg("bochs-xapic", emu="bochs", cpu="corei7_skylake_x", mem_mib=128, smp=2,
         cmdline=["x2apic=off"], expect=("apic: xapic",)),
     cfg("kvm", needs="kvm", accel="kvm", cpu="host", mem_mib=256, smp=2),
+    # Every benchmark, with a tenth of the samples (no timing thresholds).
+    cfg("bench-tcg", "bench", **TCG, mem_mib=128, smp=2, cmdline=["bench_scale=10"]),
+    cfg("bench-tcg-icount", "bench", **TCG, mem_mib=128, smp=2, icount=True,
+        cmdline=["bench_scale=10"]),
+    cfg("bench-bochs", "bench", emu="bochs", cpu="corei7_skylake_x", mem_mib=128, smp=2,
+        cmdline=["bench_scale=10"]),
+    TestConfig("bench-compare", "bench-compare",
+               boot.Settings(**TCG, mem_mib=128, smp=2,
+                             cmdline=["bench=switch", "bench_scale=10"]),
+               compare=("lazy=skip", "lazy=off")),
 ]
 
 
@@ -412,6 +431,8 @@ def run_config(tc: TestConfig, kernel: str) -> tuple[list[Result], str, str]:
     run_dir = TEST_DIR / tc.name
     log = rel(run_dir / "serial.log")
     s = dataclasses.replace(tc.settings)
+    if tc.kind in ("bench", "bench-compare"):
+        return run_bench_config(tc, kernel)
     try:
         if tc.kind == "screendump":
             s.cmdline = ["done=halt", *s.cmdline]
@@ -502,6 +523,26 @@ def run_config(tc: TestConfig, kernel: str) -> tuple[list[Result], str, str]:
                               rel(emulator_log)))
         show_tail = True
     return results, tail(result.serial) if show_tail else "", summary
+
+
+def run_bench_config(tc: TestConfig, kernel: str) -> tuple[list[Result], str, str]:
+    """A benchmark configuration: tools/bench.py boots and judges it."""
+    run_dir = TEST_DIR / tc.name
+    log = rel(run_dir / ("A" if tc.kind == "bench-compare" else "") / "serial.log")
+    started = time.monotonic()
+    try:
+        if tc.kind == "bench":
+            verdicts = bench.test_run(tc.settings, kernel, run_dir)
+        else:
+            verdicts = bench.test_compare(tc.settings, kernel, run_dir, *tc.compare)
+    except (boot.ConfigError, RuntimeError, OSError) as e:
+        return [Result(tc.name, "FAIL", str(e).strip().splitlines()[-1][:300], log)], \
+            "", "did not start"
+    results = [Result(f"{tc.name}/{name}", "ok" if ok else "FAIL", why[:300], log)
+               for name, ok, why in verdicts]
+    summary = f"{time.monotonic() - started:.1f} s"
+    failed = any(r.status == "FAIL" for r in results)
+    return results, tail(_read(run_dir / "serial.log")) if failed else "", summary
 
 
 def exit_note(result: boot.RunResult) -> str:

@@ -1,0 +1,536 @@
+#!/usr/bin/env python3
+"""Run the in-kernel benchmarks (bench/) and keep, compare and plot their
+results: `make bench`, `make bench-compare`, `make plots`.
+
+    tools/bench.py run <kernel.elf>            boot once, show the run, write
+                                               <build>/bench/<timestamp>.json
+    tools/bench.py compare <kernel.elf> A B    boot with kernel options A, then
+                                               B; print both side by side with
+                                               B/A ratios (and keep both JSONs)
+    tools/bench.py plots [--dir D] [results.json]
+                                               PNG charts with gnuplot (in D/plots),
+                                               from the newest results in D
+                                               (default build/bench)
+    tools/bench.py check <serial.log>          parse a run's output; say what is
+                                               missing (exit status 1 if any)
+
+The machine comes from the same variables as tools/boot.py (EMU SMP MEM
+ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT). ICOUNT=1 also
+passes `icount` to the kernel, so that it labels its results as counted
+instructions. Without `bench=` in the options the kernel runs its default
+job, every benchmark.
+
+The kernel's output is read as docs/bench.md describes: `@ ` rows, one per
+result, and `bench: ...` lines around them. Python 3.11 standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import boot  # noqa: E402  (tools/boot.py)
+
+SCHEMA = 1
+# Fields of a result row after `@ name params`, in order (bench/harness.c).
+ROW_FIELDS = ("unit", "median", "p10", "p90", "min", "count", "median_ns", "insns",
+              "counters")
+STATS = ("median", "p10", "p90", "min")
+# A suite that takes longer than this is stuck (the default one takes well
+# under a minute under TCG); Bochs is some 50 times slower.
+TIMEOUT_QEMU = 600
+TIMEOUT_BOCHS = 3600
+
+
+# --- Parsing ----------------------------------------------------------------------
+
+ANSI = re.compile(r"\x1b\[[0-9;?=]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b.")
+TITLE = re.compile(r"bench: (\S+) \((\S+)\): (.*)$")
+DONE = re.compile(r"bench: (\S+): (\d+) results in (\d+) ms$")
+
+
+def clean_lines(text: str) -> list[str]:
+    """Serial text as lines, without CRs and terminal escapes."""
+    text = ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return [line.rstrip() for line in text.split("\n")]
+
+
+def key_values(text: str, last: str | None = None) -> dict[str, str]:
+    """'a=1 b=x y' -> {'a': '1', 'b': 'x'}; with last='b', b's value runs
+    to the end of the line ('x y')."""
+    out: dict[str, str] = {}
+    if last:
+        head, sep, tail = text.partition(f" {last}=")
+        if sep:
+            out[last] = tail
+            text = head
+    for word in text.split():
+        key, sep, value = word.partition("=")
+        if sep:
+            out[key] = value
+    return out
+
+
+def number(text: str) -> int | float | None:
+    if text == "-":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def parse_params(text: str) -> dict[str, str]:
+    return {} if text == "-" else dict(p.split("=", 1) for p in text.split(","))
+
+
+class ParseError(Exception):
+    pass
+
+
+def parse_row(line: str) -> dict:
+    """One `@ ` row as a dict; raises ParseError if it breaks the format."""
+    words = line[2:].split()
+    if len(words) < 3:
+        raise ParseError(f"too few fields: {line!r}")
+    name, params = words[0], words[1]
+    try:
+        row: dict = {"name": name, "params_text": params, "params": parse_params(params)}
+    except ValueError:
+        raise ParseError(f"bad parameters {params!r}: {line!r}") from None
+    if words[2] == "n/a:":
+        row["na"] = " ".join(words[3:]) or "?"
+        return row
+    if len(words) != 2 + len(ROW_FIELDS):
+        raise ParseError(f"expected {2 + len(ROW_FIELDS)} fields: {line!r}")
+    values = dict(zip(ROW_FIELDS, words[2:]))
+    row["unit"] = values["unit"]
+    try:
+        for key in (*STATS, "count", "median_ns", "insns"):
+            row[key] = number(values[key])
+        row["counters"] = ({} if values["counters"] == "-" else
+                           {k: int(v) for k, v in
+                            (c.split("=", 1) for c in values["counters"].split(","))})
+    except ValueError:
+        raise ParseError(f"a field is not a number: {line!r}") from None
+    if any(row[k] is None for k in (*STATS, "count")):
+        raise ParseError(f"a statistic is missing: {line!r}")
+    return row
+
+
+@dataclasses.dataclass
+class Run:
+    """What one boot's serial output says about its benchmarks."""
+    env: dict = dataclasses.field(default_factory=dict)
+    options: dict = dataclasses.field(default_factory=dict)
+    tlb: dict = dataclasses.field(default_factory=dict)
+    benchmarks: dict = dataclasses.field(default_factory=dict)  # name -> dict
+    end: dict = dataclasses.field(default_factory=dict)
+    problems: list = dataclasses.field(default_factory=list)
+
+    @property
+    def selected(self) -> list[str]:
+        text = self.env.get("selected", "")
+        return text.split(",") if text else []
+
+    def missing(self) -> list[str]:
+        """Why this run does not count as complete: one line per problem."""
+        out = list(self.problems)
+        if not self.env:
+            out.append("no `bench: env` line: the benchmarks did not start")
+        for name in self.selected:
+            b = self.benchmarks.get(name)
+            if b is None:
+                out.append(f"{name}: did not run")
+            elif not b["results"]:
+                out.append(f"{name}: no results")
+            elif not b["complete"]:
+                out.append(f"{name}: did not finish")
+        if self.env and not self.end:
+            out.append("no `bench: end` line: the run stopped early")
+        return out
+
+
+def parse(text: str) -> Run:
+    run = Run()
+    current = None
+    for line in clean_lines(text):
+        if line.startswith("bench: env "):
+            run.env = key_values(line[len("bench: env "):], last="brand")
+        elif line.startswith("options:") and run.env:
+            run.options = key_values(line[len("options:"):])
+        elif line.startswith("bench: tlb "):
+            run.tlb = key_values(line[len("bench: tlb "):])
+        elif line.startswith("bench: end "):
+            run.end = {k: int(v) for k, v in key_values(line[len("bench: end "):]).items()}
+        elif m := DONE.match(line):
+            b = run.benchmarks.get(m.group(1))
+            if b is not None:
+                b["complete"] = int(m.group(2)) == len(b["results"])
+                b["ms"] = int(m.group(3))
+                if not b["complete"]:
+                    run.problems.append(f"{b['name']}: says {m.group(2)} results, "
+                                        f"{len(b['results'])} were read")
+        elif m := TITLE.match(line):
+            current = {"name": m.group(1), "group": m.group(2),
+                       "experiment": m.group(3), "results": [], "complete": False}
+            run.benchmarks[current["name"]] = current
+        elif line.startswith("@ "):
+            try:
+                row = parse_row(line)
+            except ParseError as e:
+                run.problems.append(str(e))
+                continue
+            if current is None or row["name"] != current["name"]:
+                run.problems.append(f"a row outside its benchmark: {line!r}")
+                continue
+            current["results"].append(row)
+    tsc_hz = int(run.env.get("tsc_hz", "0") or 0)
+    for b in run.benchmarks.values():
+        for row in b["results"]:
+            if tsc_hz and row.get("unit") == "cycles":
+                row["ns"] = {k: row[k] * 1e9 / tsc_hz for k in STATS}
+    return run
+
+
+# --- Running ------------------------------------------------------------------------
+
+def results_dir(kernel: str | Path) -> Path:
+    """<build>/bench, next to the kernel (build/bench for the default BUILD)."""
+    return Path(kernel).resolve().parent / "bench"
+
+
+def settings(extra: list[str]) -> boot.Settings:
+    s = boot.settings_from_env(boot.Settings(serial="file"))
+    s.cmdline = s.cmdline + list(extra)
+    if s.icount and "icount" not in s.cmdline:
+        s.cmdline.append("icount")
+    if "TIMEOUT" not in boot.env_overrides():
+        s.timeout = TIMEOUT_BOCHS if s.emu == "bochs" else TIMEOUT_QEMU
+    return s.resolve()
+
+
+def boot_once(kernel: str, extra: list[str], run_dir: Path, label: str) -> tuple[Run, dict]:
+    """Boots with the benchmarks; returns the parsed run and a record of it."""
+    s = settings(extra)
+    print(f"# {label}{s.describe()}, kernel options: {' '.join(s.cmdline) or '(none)'}",
+          flush=True)
+    result = boot.run(s, kernel, run_dir, stream=True)
+    run = parse(result.serial)
+    record = {
+        "schema": SCHEMA,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": s.describe(),
+        "cmdline": s.cmdline,
+        "serial_log": str(result.serial_path),
+        "exit": "timeout" if result.timed_out else result.status,
+        "duration_s": round(result.duration, 1),
+        "env": run.env, "options": run.options, "tlb": run.tlb, "end": run.end,
+        "benchmarks": list(run.benchmarks.values()),
+        "problems": run.missing(),
+    }
+    if result.error:
+        record["problems"].append(result.error)
+    return run, record
+
+
+def write_json(record: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n")
+
+
+def cmd_run(kernel: str) -> int:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = results_dir(kernel)
+    run, record = boot_once(kernel, [], out / f"run-{stamp}", "")
+    path = out / f"{stamp}.json"
+    write_json(record, path)
+    print(f"\nbench: {sum(len(b['results']) for b in record['benchmarks'])} results "
+          f"in {record['duration_s']} s -> {path}")
+    for problem in record["problems"]:
+        print(f"bench: problem: {problem}", file=sys.stderr)
+    return 1 if record["problems"] else 0
+
+
+# --- Comparing ----------------------------------------------------------------------
+
+def shown(row: dict | None) -> str:
+    if row is None:
+        return "-"
+    if "na" in row:
+        return "n/a"
+    return f"{row['median']}"
+
+
+def ratio(a: dict | None, b: dict | None) -> str:
+    if not a or not b or "na" in a or "na" in b:
+        return "-"
+    if a["median"] == 0:
+        return "-" if b["median"] else "1.00"
+    return f"{b['median'] / a['median']:.2f}"
+
+
+def paired(a: dict, b: dict) -> list[tuple[tuple[str, str], dict | None, dict | None]]:
+    """Every (benchmark, parameters) of either record, with its row in A
+    and in B (None where that run lacks it), in A's order."""
+    def rows(record: dict) -> dict:
+        return {(r["name"], r["params_text"]): r
+                for bench in record["benchmarks"] for r in bench["results"]}
+
+    ra, rb = rows(a), rows(b)
+    keys = list(ra) + [k for k in rb if k not in ra]
+    return [(k, ra.get(k), rb.get(k)) for k in keys]
+
+
+def comparison(a: dict, b: dict, a_label: str, b_label: str) -> list[str]:
+    """Both runs' medians side by side, row by row, with B/A."""
+    lines = [f"A: {a_label}", f"B: {b_label}",
+             f"{'benchmark':<16} {'parameters':<30} {'unit':<8} {'A median':>10} "
+             f"{'B median':>10} {'B/A':>6}"]
+    for key, row_a, row_b in paired(a, b):
+        unit = (row_a or row_b).get("unit", "")
+        lines.append(f"{key[0]:<16} {key[1]:<30} {unit:<8} {shown(row_a):>10} "
+                     f"{shown(row_b):>10} {ratio(row_a, row_b):>6}")
+    return lines
+
+
+def cmd_compare(kernel: str, a_opts: str, b_opts: str) -> int:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = results_dir(kernel)
+    records = []
+    for label, opts in (("A", a_opts), ("B", b_opts)):
+        _, record = boot_once(kernel, shlex.split(opts), out / f"run-{stamp}-{label}",
+                              f"{label}: ")
+        write_json(record, out / f"{stamp}-{label}.json")
+        records.append(record)
+    lines = comparison(records[0], records[1], a_opts or "(no options)",
+                       b_opts or "(no options)")
+    (out / f"{stamp}-compare.txt").write_text("\n".join(lines) + "\n")
+    print("\n" + "\n".join(lines))
+    print(f"\nbench: {out / f'{stamp}-A.json'}, {out / f'{stamp}-B.json'}, "
+          f"{out / f'{stamp}-compare.txt'}")
+    problems = [f"{label}: {p}" for label, r in zip("AB", records) for p in r["problems"]]
+    for problem in problems:
+        print(f"bench: problem: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+# --- Plots --------------------------------------------------------------------------
+
+def newest_results(directory: Path) -> Path | None:
+    files = sorted(p for p in directory.glob("*.json") if re.match(r"\d{8}-\d{6}", p.name))
+    return files[-1] if files else None
+
+
+def rows_of(record: dict, name: str) -> list[dict]:
+    for bench in record["benchmarks"]:
+        if bench["name"] == name:
+            return [r for r in bench["results"] if "na" not in r]
+    return []
+
+
+def ns(row: dict) -> float:
+    return row["median_ns"] if row.get("median_ns") is not None else row["median"]
+
+
+def series(rows: list[dict], x: str, **match: str) -> list[tuple[float, float]]:
+    """(x, median ns) of the rows whose parameters include match."""
+    points = [(float(r["params"][x]), ns(r)) for r in rows
+              if x in r["params"] and all(r["params"].get(k) == v for k, v in match.items())]
+    return sorted(points)
+
+
+def gnuplot(script: str, data: dict[str, list], out: Path) -> None:
+    """Runs gnuplot; each data block is inlined as a named datablock."""
+    blocks = []
+    for name, points in data.items():
+        body = "\n".join(" ".join(f'"{v}"' if isinstance(v, str) else f"{v}" for v in p)
+                         for p in points)
+        blocks.append(f"${name} << EOD\n{body}\nEOD")
+    text = "\n".join(blocks) + "\n" + \
+        "set terminal png size 960,600\n" + f"set output '{out}'\n" + script
+    subprocess.run(["gnuplot"], input=text, text=True, check=True)
+
+
+def cmd_plots(path: str | None, directory: Path) -> int:
+    if shutil.which("gnuplot") is None:
+        print("bench: gnuplot is missing (apt-get install gnuplot-nox, or make deps)",
+              file=sys.stderr)
+        return 1
+    source = Path(path) if path else newest_results(directory)
+    if source is None or not source.is_file():
+        print(f"bench: no results in {directory} (make bench first)", file=sys.stderr)
+        return 1
+    record = json.loads(source.read_text())
+    plots = directory / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    title = f"{record.get('machine', '')} ({source.name})".replace("_", "\\_")
+    made = []
+
+    flush = rows_of(record, "flush_local")
+    if flush:
+        data = {"pages": series(flush, "pages", how="pages"),
+                "full": series(flush, "pages", how="full")}
+        out = plots / "flush_local.png"
+        gnuplot(f"set title 'Local flush of N pages + refill of 512: {title}'\n"
+                "set xlabel 'pages flushed'\nset ylabel 'ns (median)'\n"
+                "set logscale x 2\nset grid\nset key left top\n"
+                "plot $pages with linespoints title 'page by page', "
+                "$full with linespoints title 'whole context'\n", data, out)
+        made.append(out)
+
+    shoot = rows_of(record, "shootdown")
+    if shoot:
+        data = {"active": series(shoot, "targets", state="active"),
+                "skip": series(shoot, "targets", state="lazy", lazy="skip"),
+                "ipi": series(shoot, "targets", state="lazy", lazy="ipi")}
+        out = plots / "shootdown.png"
+        gnuplot(f"set title 'Shootdown of one page: {title}'\n"
+                "set xlabel 'target CPUs'\nset ylabel 'ns (median)'\n"
+                "set xtics 1\nset grid\nset key left top\n"
+                "plot $active with linespoints title 'active targets', "
+                "$skip with linespoints title 'lazy targets, lazy=skip', "
+                "$ipi with linespoints title 'lazy targets, lazy=ipi'\n", data, out)
+        made.append(out)
+
+    bars = []
+    for name in ("thread_switch", "mm_switch", "idle_lazy", "cpumask"):
+        for r in rows_of(record, name):
+            if r.get("unit") == "cycles":
+                bars.append((f"{name} {r['params_text']}".replace("_", "-"), ns(r)))
+    if bars:
+        out = plots / "switch.png"
+        gnuplot(f"set title 'Context switch per policy: {title}'\n"
+                "set ylabel 'ns per switch (median)'\nset style fill solid 0.6\n"
+                "set boxwidth 0.7\nset xtics rotate by -35 font ',9'\nset grid ytics\n"
+                "set bmargin 10\nset yrange [0:*]\n"
+                "plot $bars using 0:2:xtic(1) with boxes notitle\n", {"bars": bars}, out)
+        made.append(out)
+
+    for out in made:
+        print(f"bench: {out}")
+    if not made:
+        print(f"bench: {source} has none of flush_local, shootdown or the switch "
+              "benchmarks", file=sys.stderr)
+        return 1
+    return 0
+
+
+# --- Tests (tools/run-tests.py) ----------------------------------------------------
+
+def verdicts(run: Run, result: boot.RunResult) -> list[tuple[str, bool, str]]:
+    """(benchmark, ok, why) for every selected benchmark, then the run's
+    own problems (output that does not parse, no end, a bad exit)."""
+    out = []
+    for name in run.selected:
+        b = run.benchmarks.get(name)
+        why = ("did not run" if b is None else "no results" if not b["results"]
+               else "did not finish" if not b["complete"] else "")
+        out.append((name, not why, why))
+    for problem in run.problems:
+        out.append(("(output)", False, problem))
+    if not run.env:
+        out.append(("(run)", False, result.error or "the benchmarks did not start"))
+    elif not run.end:
+        out.append(("(run)", False, result.error or "no `bench: end` line"))
+    elif not result.passed_exit():
+        out.append(("(exit)", False, f"the kernel did not end the run with success "
+                                     f"(status {result.status})"))
+    return out
+
+
+def test_run(s: boot.Settings, kernel: str, run_dir: Path) -> list[tuple[str, bool, str]]:
+    """Boots s with bench=all (unless its options choose) and judges it."""
+    s = dataclasses.replace(s, cmdline=list(s.cmdline))
+    if not any(w.startswith("bench=") for w in s.cmdline):
+        s.cmdline.insert(0, "bench=all")
+    if s.icount and "icount" not in s.cmdline:
+        s.cmdline.append("icount")
+    result = boot.run(s, kernel, run_dir)
+    return verdicts(parse(result.serial), result)
+
+
+def test_compare(s: boot.Settings, kernel: str, run_dir: Path, a: str,
+                 b: str) -> list[tuple[str, bool, str]]:
+    """Two boots, A and B, and the side-by-side table: every row must have
+    a value (or n/a) in both columns."""
+    records = []
+    for label, opts in (("A", a), ("B", b)):
+        sb = dataclasses.replace(s, cmdline=list(s.cmdline) + shlex.split(opts))
+        result = boot.run(sb, kernel, run_dir / label)
+        run = parse(result.serial)
+        bad = [v for v in verdicts(run, result) if not v[1]]
+        if bad:
+            return [(f"{label}:{bad[0][0]}", False, bad[0][2])]
+        records.append({"benchmarks": list(run.benchmarks.values())})
+    lines = comparison(records[0], records[1], a, b)
+    (run_dir / "compare.txt").write_text("\n".join(lines) + "\n")
+    pairs = paired(records[0], records[1])
+    if not pairs:
+        return [("columns", False, "the comparison has no rows")]
+    for key, row_a, row_b in pairs:
+        if row_a is None or row_b is None:
+            return [("columns", False, f"{' '.join(key)} is only in "
+                                        f"{'B' if row_a is None else 'A'}")]
+    return [("columns", True, "")]
+
+
+# --- Checking -----------------------------------------------------------------------
+
+def cmd_check(log: str) -> int:
+    run = parse(Path(log).read_text(errors="replace"))
+    missing = run.missing()
+    for line in missing:
+        print(f"bench: {line}")
+    results = sum(len(b["results"]) for b in run.benchmarks.values())
+    print(f"bench: {len(run.benchmarks)} benchmarks, {results} results, "
+          f"{len(missing)} problems")
+    return 1 if missing else 0
+
+
+def main(argv: list[str]) -> int:
+    boot.interrupt_on_sigterm()
+    parser = argparse.ArgumentParser(prog="tools/bench.py", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("run", help="boot once and keep the results")
+    p.add_argument("kernel")
+    p = sub.add_parser("compare", help="two boots, side by side")
+    p.add_argument("kernel")
+    p.add_argument("a", help="kernel options of run A")
+    p.add_argument("b", help="kernel options of run B")
+    p = sub.add_parser("plots", help="PNG charts with gnuplot")
+    p.add_argument("results", nargs="?", help="a results JSON (default: the newest)")
+    p.add_argument("--dir", default=str(boot.ROOT / "build" / "bench"),
+                   help="where the results are and the plots go")
+    p = sub.add_parser("check", help="parse a run's serial output")
+    p.add_argument("log")
+    args = parser.parse_args(argv[1:])
+    try:
+        if args.command == "run":
+            return cmd_run(args.kernel)
+        if args.command == "compare":
+            return cmd_compare(args.kernel, args.a, args.b)
+        if args.command == "plots":
+            return cmd_plots(args.results, Path(args.dir))
+        return cmd_check(args.log)
+    except boot.ConfigError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        boot.stop_all()
+        print("\nbench: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
