@@ -288,6 +288,20 @@ $(BUILD)/host/test_%:
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TEST_CFLAGS) -o $@ $(filter %.c,$^)
 
+# The TLB protocol (mm/tlb.c, mm/tlb_batch.c, unchanged) on a simulated
+# machine with threads for CPUs (docs/tlb-simulator.md).
+TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
+	tests/host/tlb_sim_mmu.c tests/host/tlb_sim_kernel.c \
+	tests/host/tlb_sim_oracle.c tests/host/tlb_sim_workload.c \
+	tests/host/tlb_sim_policy.c tests/host/tlb_sim_trace.c \
+	tests/host/tlb_sim_search.c mm/tlb.c mm/tlb_batch.c
+HOST_TEST_BINS += $(BUILD)/host/tlb_sim
+
+$(BUILD)/host/tlb_sim: $(TLB_SIM_C) tests/host/tlb_sim.h mm/tlb.h \
+		mm/tlb_hw.h mm/tlb_batch.h mm/mm.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TEST_CFLAGS) -pthread -o $@ $(TLB_SIM_C)
+
 host-tests: $(HOST_TEST_BINS)
 
 test: deps all host-tests

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The TLB protocol (mm/tlb.c, mm/tlb_batch.c) on the simulated machine of
+ * tests/host/tlb_sim*.c: scenarios, policy sets, the search over
+ * schedules, and KTAP (docs/tlb-simulator.md).
+ *
+ * Every case is a scenario under a policy set. Small scenarios (2 or 3
+ * CPUs, a few operations each) are searched exhaustively: every schedule
+ * with at most a few preemptions of the running CPU (the bound keeps the
+ * search finite; most concurrency bugs need one or two). The random
+ * scenario draws a machine (2-8 CPUs), a workload and a schedule with
+ * hardware events from each of RANDOM_SEEDS seeds. With the protocol as
+ * written, every case must find nothing; with each tlb_bug= switched on,
+ * some search must find a violation ("bug <name> caught").
+ *
+ *	tlb_sim                        every case, KTAP
+ *	tlb_sim -l                     the case names
+ *	tlb_sim 'lazy pcid2-skip' ...  the cases named
+ *	tlb_sim -w lazy -p pcid2-skip [-b bug]
+ *	                               search one scenario, report in words;
+ *	                               -p also takes option words, such as
+ *	                               -p 'asid_slots=1 lazy=ipi'
+ *	tlb_sim -W 'run 1, read 0' -W 'run 1, remap 1 0' -p defaults [-P 3]
+ *	                               search a workload typed in (one -W per
+ *	                               CPU; -P: the preemption bound)
+ *	... -c choices | -s seed [-v]  one run of it: a schedule the search
+ *	                               printed, or a random one; -v prints
+ *	                               the trace as it goes
+ */
+#include "tests/host/tlb_sim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * The search bounds. Each searched scenario bounds the preemptions of the
+ * running CPU (two or three cover the races the protocol must survive: a
+ * flush against a switch, two flushes against each other, an IPI held up
+ * in between); the run cap keeps a case within a second or two under ASan
+ * on two cores, as do the random seeds per policy set.
+ */
+#define DFS_MAX_RUNS	    3000
+#define CUSTOM_PREEMPTIONS  2
+#define BUG_MAX_RUNS	    20000 /* a bug case's searches, all told */
+#define TRACE_SHOWN	    30	  /* trace lines printed after a failure */
+#define REPRODUCE_LINE_SIZE 1024
+
+/* Pages 0-3 are in page table 0, pages 4-7 in page table 1. */
+static const struct sim_scenario scenarios[] = {
+	{"shootdown",
+	 "two CPUs on one mm: changes against accesses",
+	 false,
+	 3,
+	 2,
+	 {"run 1, write 0, remap 1 0, protect 1 1, unmap 1 2 2",
+	  "run 1, read 0, write 1, read 2, write 0"}},
+	{"crossfire",
+	 "two CPUs flush each other at once",
+	 false,
+	 3,
+	 1,
+	 {"run 1, read 4, remap 1 0, write 4",
+	  "run 1, read 0, remap 1 4, write 0"}},
+	{"switch",
+	 "switching into an mm while it is flushed",
+	 false,
+	 2,
+	 2,
+	 {"run 1, remap 1 0, protect 1 1, unmap 1 2 1",
+	  "run 2, run 1, read 0, write 1, kthread, run 1, read 2"}},
+	{"lazy",
+	 "a lazy CPU while its mm changes and loses a table",
+	 false,
+	 3,
+	 2,
+	 {"run 2, remap 1 0, free-table 1 1, run 1",
+	  "run 1, read 0, read 4, kthread, run 1, read 0"}},
+	{"asid",
+	 "slots recycled and revisited while an mm changes",
+	 false,
+	 2,
+	 3,
+	 {"run 3, remap 1 0, unmap 1 1 1, write 0",
+	  "run 1, read 0, run 2, read 0, run 1, read 0, read 1"}},
+	{"exit",
+	 "teardown with lazy CPUs; kernel-page flushes",
+	 false,
+	 2,
+	 2,
+	 {"run 1, write 0, kremap 0, kthread, exit 1, run 2",
+	  "run 1, read 0, kread 0, kthread, run 2, read 0"}},
+	{"three",
+	 "three CPUs: one changes, one lazy, one switching",
+	 false,
+	 1,
+	 2,
+	 {"run 1, remap 1 0, free-table 1 1, exit 1",
+	  "run 1, read 4, kthread, run 1", "run 2, run 1, read 0, run 2"}},
+	{"random",
+	 "2-8 CPUs, random workloads, schedules, TLB events",
+	 true,
+	 0,
+	 0,
+	 {NULL}},
+};
+
+/* -W: a workload typed on the command line. */
+static struct sim_scenario custom = {"custom",		 "typed in", false,
+				     CUSTOM_PREEMPTIONS, 0,	     {NULL}};
+
+struct policy_set {
+	const char *name;
+	const char *words; /* kernel command line; the rest are defaults */
+};
+
+/*
+ * Together they give every policy every value at least once, and pair
+ * the risky ones: one or two ASID slots (recycling all the time) with
+ * each lazy policy, INVPCID and CR3 reloads, requests on the stack.
+ */
+static const struct policy_set policy_sets[] = {
+	{"nopcid-off", "pcid=off lazy=off"},
+	{"nopcid-skip", "pcid=off flush_ceiling=1 flush_info=stack "
+			"flush_concurrent=off kernel_mm_mask=touch "
+			"lazy_mm=refcount"},
+	{"pcid1-ipi", "invpcid=off asid_slots=1 lazy=ipi flush_info=stack"},
+	{"pcid2-skip", "asid_slots=2 flush_ceiling=1 kernel_mm_mask=touch "
+		       "lazy_mm=refcount"},
+	{"pcid2-dynamic", "invpcid=off asid_slots=2 lazy=dynamic "
+			  "lazy_backoff=1 flush_concurrent=off "
+			  "lazy_mm=refcount"},
+	{"pcid1-off", "asid_slots=1 lazy=off flush_ceiling=0 "
+		      "flush_info=stack flush_concurrent=off "
+		      "kernel_mm_mask=touch"},
+	{"defaults", ""},
+	{"pcid3-skip", "invpcid=off asid_slots=3 flush_ceiling=2 "
+		       "flush_info=stack kernel_mm_mask=touch"},
+};
+
+/* -p with option words rather than a set's name. */
+static struct policy_set custom_policy = {"custom", ""};
+
+/*
+ * Where each bug shows first, and why there: the bug cases search these
+ * first, then every other scenario under every policy set.
+ */
+static const struct {
+	enum tlb_bug bug;
+	const char *scenario, *policy, *why;
+} bug_hints[] = {
+	{TLB_BUG_SKIP_REMOTE, "shootdown", "defaults",
+	 "the other CPU keeps the old entry"},
+	{TLB_BUG_NO_WAIT, "shootdown", "defaults",
+	 "the page is freed before the other CPU flushed"},
+	{TLB_BUG_ACK_BEFORE_FLUSH, "shootdown", "defaults",
+	 "the wait ends before the other CPU flushed"},
+	{TLB_BUG_NO_GEN_CHECK, "asid", "pcid2-skip",
+	 "a slot behind in generation is loaded without a flush"},
+	{TLB_BUG_REUSE_ASID_NOFLUSH, "asid", "pcid1-ipi",
+	 "one slot: the next mm sees the previous one's entries"},
+	{TLB_BUG_LAZY_SKIP_FREED_TABLES, "lazy", "pcid2-skip",
+	 "the lazy CPU's loaded PCID still caches the freed table"},
+	{TLB_BUG_FREE_BEFORE_ACK, "shootdown", "defaults",
+	 "the page is freed while the other CPU still maps it"},
+};
+
+static const char *program = "tlb_sim";
+
+/* --- Reports ------------------------------------------------------------------- */
+
+static void reproduce_line(const struct sim_scenario *sc,
+			   const struct policy_set *ps, enum tlb_bug bug,
+			   const struct sim_outcome *out, char *buf,
+			   size_t size)
+{
+	size_t used = (size_t)snprintf(buf, size, "%s", program);
+
+	if (sc == &custom) {
+		for (unsigned c = 0; c < SIM_CPUS_MAX && sc->cpu[c]; c++)
+			used += (size_t)snprintf(buf + used, size - used,
+						 " -W '%s'", sc->cpu[c]);
+	} else {
+		used += (size_t)snprintf(buf + used, size - used, " -w %s",
+					 sc->name);
+	}
+	if (ps == &custom_policy)
+		used += (size_t)snprintf(buf + used, size - used, " -p '%s'",
+					 ps->words);
+	else
+		used += (size_t)snprintf(buf + used, size - used, " -p %s",
+					 ps->name);
+	used += (size_t)snprintf(buf + used, size - used, " -b %s",
+				 tlb_bug_names[bug]);
+	if (sc->random)
+		snprintf(buf + used, size - used, " -s %#llx -v",
+			 (unsigned long long)out->seed);
+	else
+		snprintf(buf + used, size - used, " -c '%s' -v", out->choices);
+}
+
+/*
+ * Prints the failure, how to repeat it, and the end of its trace, from a
+ * replay with the protocol's own trace (tlb_trace) on.
+ */
+static void report_failure(const struct sim_scenario *sc,
+			   const struct policy_set *ps, enum tlb_bug bug,
+			   const struct sim_outcome *out)
+{
+	static uint8_t prefix[SIM_CHOICES_MAX];
+	size_t len = search_parse_choices(out->choices, prefix);
+	char line[REPRODUCE_LINE_SIZE];
+
+	printf("# %s under %s: %s\n", sc->name, ps->name, out->failure);
+	reproduce_line(sc, ps, bug, out, line, sizeof(line));
+	printf("# reproduce: %s\n", line);
+	search_run(sc, ps->words, bug, prefix, len,
+		   sc->random ? &out->seed : NULL, true);
+	if (!sim_last.failed || strcmp(sim_last.failure, out->failure))
+		printf("# the replay did not fail the same way: the run is "
+		       "not deterministic (%s)\n",
+		       sim_last.failed ? sim_last.failure : "it passed");
+	printf("# policy: %s\n", policy_print(&tlb_policy, line, sizeof(line)));
+	printf("# workload:\n");
+	workload_print(&sim_workload, "#   ");
+	printf("# last events:\n");
+	sim_trace_print("#   ", TRACE_SHOWN);
+}
+
+static void print_counts(const struct sim_counts *before)
+{
+	printf("# %llu accesses checked (%llu stale within a running flush, "
+	       "%llu faults), %llu flushes, %llu frees, %llu IPIs, %llu mms "
+	       "freed\n",
+	       (unsigned long long)(sim_counts.accesses - before->accesses),
+	       (unsigned long long)(sim_counts.stale_ok - before->stale_ok),
+	       (unsigned long long)(sim_counts.faults - before->faults),
+	       (unsigned long long)(sim_counts.flushes - before->flushes),
+	       (unsigned long long)(sim_counts.frees - before->frees),
+	       (unsigned long long)(sim_counts.ipis - before->ipis),
+	       (unsigned long long)(sim_counts.mm_deaths - before->mm_deaths));
+}
+
+/* Searches sc under ps, reports what it found; true if nothing. */
+static bool search_and_report(const struct sim_scenario *sc,
+			      const struct policy_set *ps, enum tlb_bug bug)
+{
+	struct sim_counts before = sim_counts;
+	struct sim_outcome out;
+
+	search(sc, ps->words, bug, DFS_MAX_RUNS, &out);
+	if (sc->random)
+		printf("# %llu random runs (seeds %#llx..)\n",
+		       (unsigned long long)out.runs,
+		       (unsigned long long)SIM_RANDOM_BASE_SEED);
+	else
+		printf("# %llu runs, %s %u preemptions\n",
+		       (unsigned long long)out.runs,
+		       out.failed     ? "the last one failed; bound"
+		       : out.complete ? "every schedule with at most"
+				      : "stopped at the run limit; bound",
+		       sc->preemptions);
+	print_counts(&before);
+	if (out.failed)
+		report_failure(sc, ps, bug, &out);
+	return !out.failed;
+}
+
+static const struct sim_scenario *find_scenario(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(scenarios); i++) {
+		if (!strcmp(scenarios[i].name, name))
+			return &scenarios[i];
+	}
+	fprintf(stderr, "tlb_sim: no scenario named %s\n", name);
+	exit(2);
+}
+
+/* A policy set by name, or option words ("pcid=off lazy=ipi"). */
+static const struct policy_set *find_policy(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(policy_sets); i++) {
+		if (!strcmp(policy_sets[i].name, name))
+			return &policy_sets[i];
+	}
+	if (!strchr(name, '=')) {
+		fprintf(stderr, "tlb_sim: no policy set named %s\n", name);
+		exit(2);
+	}
+	custom_policy.name = custom_policy.words = name;
+	return &custom_policy;
+}
+
+static enum tlb_bug find_bug(const char *name)
+{
+	for (unsigned b = 0; b < TLB_BUG_COUNT; b++) {
+		if (!strcmp(tlb_bug_names[b], name))
+			return (enum tlb_bug)b;
+	}
+	fprintf(stderr, "tlb_sim: no bug named %s\n", name);
+	exit(2);
+}
+
+/* Searches sc under ps for the bug; reports and says so if caught. */
+static bool try_bug(enum tlb_bug bug, const struct sim_scenario *sc,
+		    const struct policy_set *ps, uint64_t *runs)
+{
+	struct sim_outcome out;
+
+	search(sc, ps->words, bug, BUG_MAX_RUNS - *runs, &out);
+	*runs += out.runs;
+	if (!out.failed)
+		return false;
+	printf("# caught after %llu runs\n", (unsigned long long)*runs);
+	report_failure(sc, ps, bug, &out);
+	return true;
+}
+
+/* Some search must catch the bug: the likely one first, then any. */
+static bool case_bug(enum tlb_bug bug)
+{
+	uint64_t runs = 0;
+
+	for (size_t h = 0; h < ARRAY_SIZE(bug_hints); h++) {
+		if (bug_hints[h].bug != bug)
+			continue;
+		printf("# first place to look: %s under %s (%s)\n",
+		       bug_hints[h].scenario, bug_hints[h].policy,
+		       bug_hints[h].why);
+		if (try_bug(bug, find_scenario(bug_hints[h].scenario),
+			    find_policy(bug_hints[h].policy), &runs))
+			return true;
+	}
+	for (size_t s = 0; s < ARRAY_SIZE(scenarios); s++) {
+		for (size_t p = 0; p < ARRAY_SIZE(policy_sets); p++) {
+			if (runs >= BUG_MAX_RUNS)
+				break;
+			if (try_bug(bug, &scenarios[s], &policy_sets[p], &runs))
+				return true;
+		}
+	}
+	printf("# not caught in %llu runs\n", (unsigned long long)runs);
+	return false;
+}
+
+/* --- Main ------------------------------------------------------------------------- */
+
+#define CASES_MAX \
+	(ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + TLB_BUG_COUNT)
+
+struct test_case {
+	char name[64];
+	const struct sim_scenario *sc;
+	const struct policy_set *ps;
+	enum tlb_bug bug; /* NONE: sc under ps; else the bug case */
+};
+
+static size_t list_cases(struct test_case *cases)
+{
+	size_t n = 0;
+
+	for (size_t s = 0; s < ARRAY_SIZE(scenarios); s++) {
+		for (size_t p = 0; p < ARRAY_SIZE(policy_sets); p++) {
+			struct test_case *t = &cases[n++];
+
+			snprintf(t->name, sizeof(t->name), "%s %s",
+				 scenarios[s].name, policy_sets[p].name);
+			t->sc = &scenarios[s];
+			t->ps = &policy_sets[p];
+			t->bug = TLB_BUG_NONE;
+		}
+	}
+	for (unsigned b = TLB_BUG_NONE + 1; b < TLB_BUG_COUNT; b++) {
+		struct test_case *t = &cases[n++];
+
+		*t = (struct test_case){.bug = (enum tlb_bug)b};
+		snprintf(t->name, sizeof(t->name), "bug %s caught",
+			 tlb_bug_names[b]);
+	}
+	return n;
+}
+
+static bool wanted(const char *name, int argc, char **argv)
+{
+	bool any = optind == argc;
+
+	for (int a = optind; a < argc; a++)
+		any |= !strcmp(argv[a], name);
+	return any;
+}
+
+/* Every case (or those named), as KTAP. */
+static int run_cases(int argc, char **argv, bool list)
+{
+	static struct test_case cases[CASES_MAX];
+	size_t n = list_cases(cases), selected = 0, number = 0, failed = 0;
+
+	for (int a = optind; a < argc; a++) {
+		bool known = false;
+
+		for (size_t i = 0; i < n; i++)
+			known |= !strcmp(argv[a], cases[i].name);
+		if (!known) {
+			fprintf(stderr, "tlb_sim: no case named '%s' (-l)\n",
+				argv[a]);
+			return 2;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!wanted(cases[i].name, argc, argv))
+			continue;
+		selected++;
+		if (list)
+			printf("%s\n", cases[i].name);
+	}
+	if (list)
+		return 0;
+	printf("KTAP version 1\n1..%zu\n", selected);
+	for (size_t i = 0; i < n; i++) {
+		const struct test_case *t = &cases[i];
+		bool ok;
+
+		if (!wanted(t->name, argc, argv))
+			continue;
+		if (t->bug == TLB_BUG_NONE) {
+			printf("# %s: %s\n", t->sc->name, t->sc->why);
+			ok = search_and_report(t->sc, t->ps, TLB_BUG_NONE);
+		} else {
+			ok = case_bug(t->bug);
+		}
+		printf("%sok %zu %s\n", ok ? "" : "not ", ++number, t->name);
+		failed += !ok;
+	}
+	printf("# %llu executions, %llu accesses checked\n",
+	       (unsigned long long)sim_counts.executions,
+	       (unsigned long long)sim_counts.accesses);
+	printf("# %zu passed, %zu failed\n", selected - failed, failed);
+	return failed ? 1 : 0;
+}
+
+/* -c or -s: one run, its trace, and what it found. */
+static int one_run(const struct sim_scenario *sc, const struct policy_set *ps,
+		   enum tlb_bug bug, const char *choices, const char *seed)
+{
+	static uint8_t prefix[SIM_CHOICES_MAX];
+	size_t len = search_parse_choices(choices, prefix);
+	uint64_t value = seed ? strtoull(seed, NULL, 0) : 0;
+	char words[REPRODUCE_LINE_SIZE];
+
+	if (sc->random && !seed) {
+		fprintf(stderr, "tlb_sim: the random scenario needs -s\n");
+		return 2;
+	}
+	search_run(sc, ps->words, bug, prefix, len, seed ? &value : NULL, true);
+	printf("# policy: %s\n",
+	       policy_print(&tlb_policy, words, sizeof(words)));
+	workload_print(&sim_workload, "# ");
+	if (!sim_verbose)
+		sim_trace_print("# ", SIM_TRACE_LINES);
+	printf("%s: %llu scheduling points, %zu choices\n",
+	       sim_last.failed ? sim_last.failure : "no violation",
+	       (unsigned long long)sim_last.steps, sim_last.nchoices);
+	return sim_last.failed;
+}
+
+int main(int argc, char **argv)
+{
+	const char *scenario = NULL, *policy = NULL, *bug = NULL;
+	const char *choices = NULL, *seed = NULL;
+	const struct sim_scenario *sc;
+	unsigned cpus = 0;
+	bool list = false;
+	int opt;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	program = argv[0];
+	while ((opt = getopt(argc, argv, "lvw:W:p:b:c:s:P:")) != -1) {
+		switch (opt) {
+		case 'l':
+			list = true;
+			break;
+		case 'v':
+			sim_verbose = true;
+			break;
+		case 'w':
+			scenario = optarg;
+			break;
+		case 'W':
+			if (cpus == SIM_CPUS_MAX) {
+				fprintf(stderr, "tlb_sim: at most %d CPUs\n",
+					SIM_CPUS_MAX);
+				return 2;
+			}
+			custom.cpu[cpus++] = optarg;
+			break;
+		case 'p':
+			policy = optarg;
+			break;
+		case 'b':
+			bug = optarg;
+			break;
+		case 'c':
+			choices = optarg;
+			break;
+		case 's':
+			seed = optarg;
+			break;
+		case 'P':
+			custom.preemptions = (unsigned)atoi(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: see tests/host/test_tlb_sim.c "
+					"or docs/tlb-simulator.md\n");
+			return 2;
+		}
+	}
+	if (!scenario && !cpus)
+		return run_cases(argc, argv, list);
+	if (!policy || (scenario && cpus)) {
+		fprintf(stderr, "tlb_sim: -p with one of -w or -W\n");
+		return 2;
+	}
+	sc = cpus ? &custom : find_scenario(scenario);
+	if (choices || seed)
+		return one_run(sc, find_policy(policy),
+			       bug ? find_bug(bug) : TLB_BUG_NONE, choices,
+			       seed);
+	return !search_and_report(sc, find_policy(policy),
+				  bug ? find_bug(bug) : TLB_BUG_NONE);
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The oracle: judges every simulated access.
+ *
+ * An access is checked against the page tables of the address space it is
+ * made in (or the kernel's, for kernel pages), as they are at that moment.
+ * The translation the simulated hardware produced must agree with them:
+ * the same frame, and write permission for a write. One exception: while
+ * the flush for a change has not yet returned on the CPU that made it, the
+ * translation from before the change is still allowed. The change leaves
+ * a permit {address space, page, old frame, old permission} when it edits
+ * the tables; the permit goes when its flush returns. After that no CPU
+ * may use the old translation, in any PCID, ever.
+ *
+ * A translation to a freed frame is never allowed, permit or not: pages
+ * are freed only after their flush returned, so nothing can reach them.
+ * A fault is never wrong here (a stale read-only or absent entry only
+ * costs the kernel a spurious fault); it is counted.
+ */
+#include "tests/host/tlb_sim.h"
+
+#include <stdio.h>
+
+/* Changes in flight at once: a few per CPU at most. */
+#define SIM_PERMITS_MAX 256
+
+/* A translation still allowed: its change's flush has not returned. */
+struct permit {
+	int owner;
+	unsigned page;
+	uint32_t frame;
+	bool writable;
+	unsigned token; /* the change */
+};
+
+static struct permit permits[SIM_PERMITS_MAX];
+static unsigned npermits, last_token;
+
+struct sim_counts sim_counts;
+
+void oracle_reset(void)
+{
+	npermits = 0;
+	last_token = 0;
+}
+
+unsigned oracle_begin_change(void)
+{
+	return ++last_token;
+}
+
+void oracle_permit(unsigned token, int owner, unsigned page, uint32_t frame,
+		   bool writable)
+{
+	if (npermits == SIM_PERMITS_MAX)
+		sim_fail("more than %d changes in flight", SIM_PERMITS_MAX);
+	permits[npermits++] =
+		(struct permit){owner, page, frame, writable, token};
+}
+
+void oracle_end_change(unsigned token, const struct mm *mm)
+{
+	unsigned kept = 0;
+
+	for (unsigned i = 0; i < npermits; i++) {
+		if (permits[i].token != token)
+			permits[kept++] = permits[i];
+	}
+	npermits = kept;
+	sim_counts.flushes++;
+	if (mm)
+		sim_trace("  flush returned, mm%llu gen %llu",
+			  (unsigned long long)mm->context_id,
+			  (unsigned long long)mm->tlb_gen);
+	else
+		sim_trace("  kernel flush returned");
+}
+
+unsigned oracle_pending(void)
+{
+	return npermits;
+}
+
+static bool permitted(int owner, unsigned page, uint32_t frame, bool write)
+{
+	for (unsigned i = 0; i < npermits; i++) {
+		const struct permit *p = &permits[i];
+
+		if (p->owner == owner && p->page == page && p->frame == frame &&
+		    (!write || p->writable))
+			return true;
+	}
+	return false;
+}
+
+void oracle_judge(unsigned cpu, int owner, unsigned page, bool write,
+		  struct sim_xlate x, uint32_t now, bool now_writable)
+{
+	const char *verb = write ? "writes" : "reads";
+	char what[48], got[64], want[64];
+	uint64_t va = owner < 0 ? sim_kpage_va(page) : sim_page_va(page);
+
+	if (owner < 0)
+		snprintf(what, sizeof(what), "kernel page %u", page);
+	else
+		snprintf(what, sizeof(what), "mm%d page %u", owner + 1, page);
+	sim_counts.accesses++;
+	if (!x.present || (write && !x.writable)) {
+		sim_counts.faults++;
+		sim_trace("%s %s: page fault", verb, what);
+		return;
+	}
+	mmu_name(x.frame, got, sizeof(got));
+	if (mmu_frame(x.frame)->dead)
+		sim_fail("cpu%u %s %s (%#llx) through %s (PCID %u): %s was "
+			 "freed",
+			 cpu, verb, what, (unsigned long long)va,
+			 x.tlb_hit ? "a TLB entry" : "a walk", mmu_pcid(cpu),
+			 got);
+	if (x.frame == now && (!write || now_writable)) {
+		sim_trace("%s %s: %s%s", verb, what, got,
+			  x.tlb_hit ? " (TLB hit)" : "");
+		return;
+	}
+	if (permitted(owner, page, x.frame, write)) {
+		sim_counts.stale_ok++;
+		sim_trace("%s %s: stale %s, allowed (its flush is running)",
+			  verb, what, got);
+		return;
+	}
+	if (now)
+		mmu_name(now, want, sizeof(want));
+	else
+		snprintf(want, sizeof(want), "no mapping");
+	sim_fail("cpu%u %s %s (%#llx) through %s (PCID %u, %s): got %s%s, "
+		 "but the page tables say %s%s, and no flush of that change "
+		 "is still running",
+		 cpu, verb, what, (unsigned long long)va,
+		 x.tlb_hit ? "a TLB entry" : "a walk", mmu_pcid(cpu),
+		 tlb_cpus[cpu].is_lazy ? "lazy" : "active", got,
+		 x.writable ? " writable" : "", want,
+		 now && !now_writable ? " read-only" : "");
+}
