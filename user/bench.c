@@ -180,17 +180,19 @@ static void server_thread(long ep)
  * client spinning on a flag until the server thread ends would also stall
  * QEMU's -icount mode, which runs the CPUs in turns.)
  */
-static long threads(const struct orders *o, unsigned server_cpu)
+static bool start_server_thread(unsigned server_cpu)
 {
-	long n;
-
 	server_endpoint = sys_endpoint_create();
 	server_cpu_mask = 1UL << server_cpu;
-	if (server_endpoint < 0 ||
-	    thread_start(server_thread, server_stack, sizeof(server_stack),
-			 server_endpoint) < 0)
-		return UBENCH_FAILED_SETUP;
-	n = sample(o, round_trip);
+	return server_endpoint >= 0 &&
+	       thread_start(server_thread, server_stack, sizeof(server_stack),
+			    server_endpoint) >= 0;
+}
+
+static long threads(const struct orders *o)
+{
+	long n = sample(o, round_trip);
+
 	stop_server(server_endpoint);
 	if (n < 0)
 		return UBENCH_FAILED_IPC;
@@ -215,11 +217,18 @@ int main(long arg)
 		/* Its endpoint is the one to serve: it reports nothing. */
 		return sys_set_affinity(1UL << cpu) || !serve(kernel_endpoint);
 	}
-	if (sys_set_affinity(1UL << cpu) || !get_orders(&o)) {
+	/* Set-up before asking for orders: the kernel counts TLB events
+	 * from that request on, for the measurement alone. */
+	if (sys_set_affinity(1UL << cpu) ||
+	    (role == UBENCH_ROLE_THREADS && !start_server_thread(peer))) {
 		report(NULL, 0, UBENCH_FAILED_SETUP);
 		return 1;
 	}
 	measure_clock_overhead();
+	if (!get_orders(&o)) {
+		report(NULL, 0, UBENCH_FAILED_SETUP);
+		return 1;
+	}
 	switch (role) {
 	case UBENCH_ROLE_SYSCALL:
 		measure_and_report(&o, null_syscall);
@@ -230,7 +239,7 @@ int main(long arg)
 		stop_server(server_endpoint);
 		break;
 	case UBENCH_ROLE_THREADS:
-		status = threads(&o, peer);
+		status = threads(&o);
 		if (status != UBENCH_OK)
 			report(NULL, 0, status);
 		break;
