@@ -9,9 +9,11 @@
  * with at most a few preemptions of the running CPU (the bound keeps the
  * search finite; most concurrency bugs need one or two). The random
  * scenario draws a machine (2-8 CPUs), a workload and a schedule with
- * hardware events from each of RANDOM_SEEDS seeds. With the protocol as
- * written, every case must find nothing; with each tlb_bug= switched on,
- * some search must find a violation ("bug <name> caught").
+ * hardware events from each of SIM_RANDOM_SEEDS seeds; one more case
+ * runs random machines under every combination of option values. With
+ * the protocol as written, every case must find nothing; with each
+ * tlb_bug= switched on, some search must find a violation ("bug <name>
+ * caught").
  *
  *	tlb_sim                        every case, KTAP
  *	tlb_sim -l                     the case names
@@ -344,16 +346,97 @@ static bool case_bug(enum tlb_bug bug)
 	return false;
 }
 
+/*
+ * The values of each option that change what the protocol does at this
+ * scale (6 slots behave as 2 with few address spaces; any ceiling of 1 or
+ * more flushes these small ranges page by page), for the product of all.
+ */
+static const char *const option_values[][5] = {
+	{"pcid=off", "invpcid=off asid_slots=1", "invpcid=off asid_slots=2",
+	 "asid_slots=1", "asid_slots=2"},
+	{"lazy=skip", "lazy=ipi", "lazy=dynamic lazy_backoff=1", "lazy=off"},
+	{"flush_ceiling=0", "flush_ceiling=33"},
+	{"flush_info=percpu", "flush_info=stack"},
+	{"flush_concurrent=on", "flush_concurrent=off"},
+	{"kernel_mm_mask=skip", "kernel_mm_mask=touch"},
+	{"lazy_mm=shootdown", "lazy_mm=refcount"},
+};
+
+/* Random runs per combination, each with its own seed and workload. */
+#define COMBINATION_SEEDS     8U
+#define COMBINATION_SEED_BASE (SIM_RANDOM_BASE_SEED + 0x100000)
+
+static unsigned values_of(size_t option)
+{
+	unsigned n = 0;
+
+	while (n < ARRAY_SIZE(option_values[0]) && option_values[option][n])
+		n++;
+	return n;
+}
+
+/* Every combination of option values, under random runs. */
+static bool case_combinations(void)
+{
+	static char words[REPRODUCE_LINE_SIZE];
+	const struct sim_scenario *sc = find_scenario("random");
+	struct sim_counts before = sim_counts;
+	unsigned combinations = 1;
+
+	for (size_t o = 0; o < ARRAY_SIZE(option_values); o++)
+		combinations *= values_of(o);
+	for (unsigned c = 0; c < combinations; c++) {
+		size_t used = 0;
+		unsigned rest = c;
+
+		for (size_t o = 0; o < ARRAY_SIZE(option_values); o++) {
+			used += (size_t)snprintf(
+				words + used, sizeof(words) - used, "%s%s",
+				o ? " " : "",
+				option_values[o][rest % values_of(o)]);
+			rest /= values_of(o);
+		}
+		for (unsigned k = 0; k < COMBINATION_SEEDS; k++) {
+			uint64_t seed = COMBINATION_SEED_BASE +
+					(uint64_t)c * COMBINATION_SEEDS + k;
+			struct sim_outcome out = {.runs = 1, .seed = seed};
+
+			search_run(sc, words, TLB_BUG_NONE, NULL, 0, &seed,
+				   false);
+			if (!sim_last.failed)
+				continue;
+			out.failed = true;
+			snprintf(out.failure, sizeof(out.failure), "%s",
+				 sim_last.failure);
+			report_failure(sc, find_policy(words), TLB_BUG_NONE,
+				       &out);
+			return false;
+		}
+	}
+	printf("# %u combinations, %u random runs each (seeds %#llx..)\n",
+	       combinations, COMBINATION_SEEDS,
+	       (unsigned long long)COMBINATION_SEED_BASE);
+	print_counts(&before);
+	return true;
+}
+
 /* --- Main ------------------------------------------------------------------------- */
 
+enum case_kind {
+	CASE_SEARCH,	   /* a scenario under a policy set */
+	CASE_COMBINATIONS, /* every combination of option values */
+	CASE_BUG,	   /* a tlb_bug= value must be caught */
+};
+
 #define CASES_MAX \
-	(ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + TLB_BUG_COUNT)
+	(ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 1 + TLB_BUG_COUNT)
 
 struct test_case {
 	char name[64];
+	enum case_kind kind;
 	const struct sim_scenario *sc;
 	const struct policy_set *ps;
-	enum tlb_bug bug; /* NONE: sc under ps; else the bug case */
+	enum tlb_bug bug;
 };
 
 static size_t list_cases(struct test_case *cases)
@@ -366,15 +449,20 @@ static size_t list_cases(struct test_case *cases)
 
 			snprintf(t->name, sizeof(t->name), "%s %s",
 				 scenarios[s].name, policy_sets[p].name);
+			t->kind = CASE_SEARCH;
 			t->sc = &scenarios[s];
 			t->ps = &policy_sets[p];
 			t->bug = TLB_BUG_NONE;
 		}
 	}
+	cases[n] = (struct test_case){.kind = CASE_COMBINATIONS};
+	snprintf(cases[n++].name, sizeof(cases[0].name),
+		 "random every policy combination");
 	for (unsigned b = TLB_BUG_NONE + 1; b < TLB_BUG_COUNT; b++) {
 		struct test_case *t = &cases[n++];
 
-		*t = (struct test_case){.bug = (enum tlb_bug)b};
+		*t = (struct test_case){.kind = CASE_BUG,
+					.bug = (enum tlb_bug)b};
 		snprintf(t->name, sizeof(t->name), "bug %s caught",
 			 tlb_bug_names[b]);
 	}
@@ -423,11 +511,17 @@ static int run_cases(int argc, char **argv, bool list)
 
 		if (!wanted(t->name, argc, argv))
 			continue;
-		if (t->bug == TLB_BUG_NONE) {
+		switch (t->kind) {
+		case CASE_SEARCH:
 			printf("# %s: %s\n", t->sc->name, t->sc->why);
 			ok = search_and_report(t->sc, t->ps, TLB_BUG_NONE);
-		} else {
+			break;
+		case CASE_COMBINATIONS:
+			ok = case_combinations();
+			break;
+		default:
 			ok = case_bug(t->bug);
+			break;
 		}
 		printf("%sok %zu %s\n", ok ? "" : "not ", ++number, t->name);
 		failed += !ok;
