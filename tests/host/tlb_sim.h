@@ -128,6 +128,8 @@ int sim_current(void);
 uint64_t sim_steps(void);
 /* A random number from the run's seed (SIM_RANDOM), else 0. */
 uint64_t sim_random(uint64_t below);
+/* The next number of the sequence state (any seed). */
+uint64_t sim_splitmix(uint64_t *state);
 
 /* Ends the execution as failed. */
 __noreturn void sim_fail(const char *fmt, ...) __printf(1, 2);

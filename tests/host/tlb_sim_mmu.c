@@ -508,26 +508,37 @@ struct sim_xlate mmu_translate(unsigned cpu, uint64_t va, bool write)
 	return x;
 }
 
+/* What the hardware may do on its own, equally often. */
+enum hw_event {
+	EVENT_EVICT_ENTRY, /* the TLB drops an entry */
+	EVENT_EVICT_WALK,  /* the walk cache drops one */
+	EVENT_FILL_USER,   /* the walker prefetches a user page... */
+	EVENT_FILL_KERNEL, /* ...or a kernel page, for the loaded PCID */
+	EVENT_KINDS
+};
+
 void mmu_random_event(void)
 {
 	unsigned cpu = (unsigned)sim_random(ncpus);
 	struct sim_mmu *m = &mmus[cpu];
-	uint64_t va;
 
-	switch (sim_random(3)) {
-	case 0: /* the TLB evicts an entry */
+	switch ((enum hw_event)sim_random(EVENT_KINDS)) {
+	case EVENT_EVICT_ENTRY:
 		m->tlb[sim_random(SIM_TLB_ENTRIES)].valid = false;
 		break;
-	case 1: /* the walk cache evicts one */
+	case EVENT_EVICT_WALK:
 		m->walk[sim_random(SIM_WALK_ENTRIES)].valid = false;
 		break;
-	default: /* the walker prefetches for the loaded PCID */
-		if (sim_random(2))
-			va = sim_page_va((unsigned)sim_random(SIM_PAGES));
-		else
-			va = sim_kpage_va((unsigned)sim_random(SIM_KPAGES));
+	case EVENT_FILL_USER:
 		if (m->root)
-			walk(cpu, va);
+			walk(cpu, sim_page_va((unsigned)sim_random(SIM_PAGES)));
+		break;
+	case EVENT_FILL_KERNEL:
+		if (m->root)
+			walk(cpu,
+			     sim_kpage_va((unsigned)sim_random(SIM_KPAGES)));
+		break;
+	case EVENT_KINDS:
 		break;
 	}
 }

@@ -4,8 +4,8 @@
  *
  * Each simulated CPU is a host thread, and exactly one of them runs at a
  * time: it holds the baton (S.running). At every scheduling point (every
- * tlb_hw_* call and every simulated access) the running CPU asks the
- * scheduler for the next move, one of:
+ * tlb_hw_* call that acts on the machine, and the start of every workload
+ * operation) the running CPU asks the scheduler for the next move:
  *   RUN c   CPU c runs on from where it stopped (c may be the running CPU:
  *           that is move 0, "go on", whenever the running CPU can go on);
  *   IRQ c   CPU c takes the interrupt for its pending requests, where it
@@ -85,6 +85,12 @@ struct sim_thread {
 	pthread_cond_t wake;
 };
 
+/*
+ * The scheduler's state. The fields the scheduler reads to decide (who
+ * has arrived, waits, spins, has requests queued) and the baton change
+ * under lock; the rest is touched only by the CPU holding the baton, and
+ * the lock's hand-over orders it between CPUs.
+ */
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t finished; /* the run is over; a thread left it */
@@ -213,13 +219,19 @@ static unsigned list_moves(struct move *moves, bool *go_on)
 	return n;
 }
 
-static uint64_t next_random(void)
+/* splitmix64: small, fast, and the same numbers on every host. */
+uint64_t sim_splitmix(uint64_t *state)
 {
-	uint64_t z = (S.rng += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
+}
+
+static uint64_t next_random(void)
+{
+	return sim_splitmix(&S.rng);
 }
 
 uint64_t sim_random(uint64_t below)

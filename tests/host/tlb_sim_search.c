@@ -89,6 +89,9 @@ void search_run(const struct sim_scenario *sc, const char *policy,
 	sim_counts.executions++;
 }
 
+/* Room for one more "index:pick," of format_choices. */
+#define CHOICE_TEXT_MAX 16
+
 /* The non-default picks of the last run: "index:pick,...". */
 static void format_choices(char *buf, size_t size)
 {
@@ -96,7 +99,7 @@ static void format_choices(char *buf, size_t size)
 	size_t used = 0, n = MIN(run->nchoices, (size_t)SIM_CHOICES_MAX);
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < n && used + 16 < size; i++) {
+	for (size_t i = 0; i < n && used + CHOICE_TEXT_MAX < size; i++) {
 		if (run->choices[i].pick)
 			used += (size_t)snprintf(buf + used, size - used,
 						 "%s%zu:%u", used ? "," : "", i,

@@ -29,9 +29,11 @@
 /* What each operation's numbers are, in order. */
 enum arg { ARG_MM, ARG_PAGE, ARG_KPAGE, ARG_TABLE, ARG_COUNT, ARG_NONE };
 
+#define ARGS_MAX 3 /* unmap M P N */
+
 static const struct {
 	const char *name;
-	enum arg args[3];
+	enum arg args[ARGS_MAX];
 	/* How often random workloads draw it: accesses most, switches
 	 * next, table changes rarer, exits rarest (an exited mm takes no
 	 * more work). */
@@ -106,7 +108,8 @@ static bool parse_op(const char **text, unsigned mms, struct sim_op *op,
 	}
 	*op = (struct sim_op){.kind = (uint8_t)kind};
 	s += len;
-	for (unsigned i = 0; i < 3 && ops[kind].args[i] != ARG_NONE; i++) {
+	for (unsigned i = 0; i < ARGS_MAX && ops[kind].args[i] != ARG_NONE;
+	     i++) {
 		enum arg a = ops[kind].args[i];
 		char *end;
 		unsigned long value = strtoul(s, &end, 10);
@@ -154,7 +157,7 @@ unsigned workload_mms(const struct sim_workload *w)
 		for (unsigned i = 0; i < w->nops[cpu]; i++) {
 			const struct sim_op *op = &w->ops[cpu][i];
 
-			for (unsigned a = 0; a < 3; a++) {
+			for (unsigned a = 0; a < ARGS_MAX; a++) {
 				if (ops[op->kind].args[a] == ARG_MM)
 					mms = MAX(mms, op->mm + 1U);
 			}
@@ -167,7 +170,8 @@ const char *workload_op_name(const struct sim_op *op, char *buf, size_t size)
 {
 	size_t used = (size_t)snprintf(buf, size, "%s", ops[op->kind].name);
 
-	for (unsigned i = 0; i < 3 && ops[op->kind].args[i] != ARG_NONE; i++)
+	for (unsigned i = 0; i < ARGS_MAX && ops[op->kind].args[i] != ARG_NONE;
+	     i++)
 		used += (size_t)snprintf(buf + used, size - used, " %u",
 					 get_arg(op, ops[op->kind].args[i]));
 	return buf;
@@ -187,15 +191,6 @@ void workload_print(const struct sim_workload *w, const char *prefix)
 	}
 }
 
-static uint64_t mix(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 void workload_generate(struct sim_workload *w, uint64_t seed)
 {
 	/* At least four operations each, and room to spare below the cap. */
@@ -206,18 +201,20 @@ void workload_generate(struct sim_workload *w, uint64_t seed)
 	for (size_t k = 0; k < ARRAY_SIZE(ops); k++)
 		total += ops[k].weight;
 	memset(w, 0, sizeof(*w));
-	w->cpus = 2 + (unsigned)(mix(&state) % (SIM_CPUS_MAX - 1));
-	w->mms = 2 + (unsigned)(mix(&state) % (SIM_MMS_MAX - 1));
+	w->cpus = 2 + (unsigned)(sim_splitmix(&state) % (SIM_CPUS_MAX - 1));
+	w->mms = 2 + (unsigned)(sim_splitmix(&state) % (SIM_MMS_MAX - 1));
 	for (unsigned cpu = 0; cpu < w->cpus; cpu++) {
-		w->nops[cpu] = min_ops + (unsigned)(mix(&state) % spread);
+		w->nops[cpu] =
+			min_ops + (unsigned)(sim_splitmix(&state) % spread);
 		for (unsigned i = 0; i < w->nops[cpu]; i++) {
 			struct sim_op *op = &w->ops[cpu][i];
-			unsigned r = (unsigned)(mix(&state) % total), kind = 0;
+			unsigned r = (unsigned)(sim_splitmix(&state) % total),
+				 kind = 0;
 
 			while (r >= ops[kind].weight)
 				r -= ops[kind++].weight;
 			*op = (struct sim_op){.kind = (uint8_t)kind};
-			for (unsigned a = 0; a < 3; a++) {
+			for (unsigned a = 0; a < ARGS_MAX; a++) {
 				enum arg arg = ops[kind].args[a];
 				unsigned limit = arg_limit(arg, w->mms);
 
@@ -226,11 +223,13 @@ void workload_generate(struct sim_workload *w, uint64_t seed)
 				/* mms and counts start at 1 */
 				if (arg == ARG_MM || arg == ARG_COUNT)
 					set_arg(op, arg,
-						1 + (unsigned)(mix(&state) %
+						1 + (unsigned)(sim_splitmix(
+								       &state) %
 							       (limit - 1)));
 				else
 					set_arg(op, arg,
-						(unsigned)(mix(&state) %
+						(unsigned)(sim_splitmix(
+								   &state) %
 							   limit));
 			}
 		}
