@@ -599,10 +599,16 @@ void tlb_mm_teardown(struct mm *mm)
 		tlb_hw_call(&targets, leave_dead_mm_here, mm, TLB_HW_WAIT);
 		tlb_hw_unpin();
 	}
-	/* A CPU that just loaded another mm clears its bit right after
-	 * (switching, step 6); its last touch of mm must be over. */
-	while (!cpumask_empty(&mm->cpu_mask))
-		tlb_hw_fence();
+	/*
+	 * Every CPU has let go: a CPU switching away clears its bit (step 6)
+	 * before the thread it ran is retired and drops its reference, and
+	 * a lazy CPU before it acknowledges the shootdown (or, with
+	 * refcount, before it drops its lazy reference).
+	 */
+	KASSERT(cpumask_empty(&mm->cpu_mask),
+		"mm%llu torn down while %u CPUs still have it loaded",
+		(unsigned long long)mm->context_id,
+		cpumask_weight(&mm->cpu_mask));
 }
 
 /* --- Bring-up ------------------------------------------------------------------- */

@@ -36,6 +36,11 @@ void tlb_batch_free_page(struct tlb_batch *b, uint64_t frame)
 
 void tlb_batch_free_table(struct tlb_batch *b, uint64_t frame)
 {
+	/* The flush covers a table's walks only through the range batched:
+	 * a table is emptied by unmapping a page in it. */
+	KASSERT(b->start < b->end,
+		"page table %#llx freed with no page batched",
+		(unsigned long long)frame);
 	tlb_batch_free_page(b, frame);
 	b->freed_tables = true;
 }
