@@ -122,7 +122,8 @@ KERNEL_C := \
 	tests/kernel/test_acpi.c \
 	tests/kernel/test_smp.c \
 	tests/kernel/test_sched.c \
-	tests/kernel/test_user.c
+	tests/kernel/test_user.c \
+	tests/kernel/test_tlb.c
 
 KERNEL_OBJS := $(BOOT_ASM:%.asm=$(BUILD)/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/%.o) \
 	$(KERNEL_C:%.c=$(BUILD)/%.o) $(BUILD)/kernel/font_psf.o

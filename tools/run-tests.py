@@ -66,6 +66,10 @@ class TestConfig:
           "bench-compare"  two boots with the kernel options of `compare`
                        added: the side-by-side table must have both
                        columns (make bench-compare): one result
+          "bug"        test=tlb with an injected protocol bug (tlb_bug=):
+                       passes ("bug caught") only if a tlb case reports a
+                       failure or the kernel panics, fails ("bug missed")
+                       if the suite passes: one result
     needs: "kvm" = run only where KVM is hardware virtualization.
     expect: strings the serial log must contain (every kind).
     """
@@ -150,6 +154,84 @@ CONFIGS = [
                              cmdline=["bench=switch", "bench_scale=10"]),
                compare=("lazy=skip", "lazy=off")),
 ]
+
+
+# --- The TLB oracle (tests/kernel/test_tlb.c) -----------------------------------
+# test=all above runs it with every policy at its default (TCG with 1 to 16
+# CPUs, Bochs). These run it alone under each alternative value, several
+# compatible ones to a line, so that every value runs on TCG with 2, 4 and 8
+# CPUs and on Bochs with PCID on and off. TCG has no PCID: pcid=, invpcid=
+# and asid_slots= vary on Bochs only, with a CPU model that has PCID and
+# INVPCID but no SMAP. With SMAP on, Bochs walks the page tables afresh for
+# every kernel access to a user page, which hides the stale user
+# translations the oracle looks for (docs/tlb-bugs.md).
+# Serial output only: drawing every KTAP line on the emulated screen would
+# cost Bochs most of the run (the screen has configurations of its own).
+TLB = ["test=tlb", "console=serial"]
+BOCHS_TLB = dict(emu="bochs", cpu="corei7_haswell_4770", mem_mib=128, smp=2)
+PCID_IN_FORCE = "pcid=1 invpcid=1 "  # in the boot summary
+TLB_CONFIGS = [
+    cfg("tcg-smp2-tlb-lazy-ipi", **TCG, mem_mib=128, smp=2,
+        cmdline=TLB + ["lazy=ipi", "flush_info=stack", "flush_ceiling=0"]),
+    cfg("tcg-smp2-tlb-lazy-dynamic", **TCG, mem_mib=128, smp=2,
+        cmdline=TLB + ["lazy=dynamic", "lazy_backoff=1", "flush_concurrent=off"]),
+    cfg("tcg-smp2-tlb-lazy-off", **TCG, mem_mib=128, smp=2,
+        cmdline=TLB + ["lazy=off", "kernel_mm_mask=touch", "lazy_mm=refcount"]),
+    cfg("tcg-smp4-tlb-lazy-ipi", **TCG, mem_mib=128, smp=4, timeout=SMP_TIMEOUT,
+        cmdline=TLB + ["lazy=ipi", "flush_concurrent=off", "flush_ceiling=4096",
+                       "lazy_mm=refcount"]),
+    cfg("tcg-smp4-tlb-lazy-dynamic", **TCG, mem_mib=128, smp=4, timeout=SMP_TIMEOUT,
+        cmdline=TLB + ["lazy=dynamic", "lazy_backoff=1", "flush_info=stack",
+                       "kernel_mm_mask=touch"]),
+    cfg("tcg-smp4-tlb-lazy-off", **TCG, mem_mib=128, smp=4, timeout=SMP_TIMEOUT,
+        cmdline=TLB + ["lazy=off", "flush_ceiling=0", "flush_concurrent=off"]),
+    cfg("tcg-smp8-tlb-lazy-dynamic", **TCG, mem_mib=128, smp=8, timeout=SMP_TIMEOUT,
+        cmdline=TLB + ["lazy=dynamic", "lazy_backoff=1", "lazy_mm=refcount",
+                       "flush_info=stack", "flush_ceiling=0"]),
+    cfg("tcg-smp8-tlb-lazy-off", **TCG, mem_mib=128, smp=8, timeout=SMP_TIMEOUT,
+        cmdline=TLB + ["lazy=off", "kernel_mm_mask=touch", "flush_concurrent=off",
+                       "flush_ceiling=4096"]),
+    cfg("tcg-smp8-tlb-lazy-ipi", **TCG, mem_mib=128, smp=8, timeout=SMP_TIMEOUT,
+        cmdline=TLB + ["lazy=ipi"]),
+    cfg("bochs-smp2-tlb", **BOCHS_TLB, cmdline=TLB + ["tlb_stats"],
+        expect=(PCID_IN_FORCE,)),
+    cfg("bochs-smp2-tlb-invpcid-off", **BOCHS_TLB,
+        cmdline=TLB + ["invpcid=off", "asid_slots=1", "lazy=ipi", "flush_info=stack"],
+        expect=("pcid=1 invpcid=0 ",)),
+    cfg("bochs-smp2-tlb-slots-max", **BOCHS_TLB,
+        cmdline=TLB + ["asid_slots=32", "lazy=dynamic", "lazy_backoff=1",
+                       "flush_concurrent=off", "lazy_mm=refcount", "flush_ceiling=0"],
+        expect=(PCID_IN_FORCE,)),
+    cfg("bochs-smp2-tlb-lazy-off", **BOCHS_TLB,
+        cmdline=TLB + ["lazy=off", "kernel_mm_mask=touch", "flush_ceiling=4096"],
+        expect=(PCID_IN_FORCE,)),
+    cfg("bochs-smp2-tlb-pcid-off", **BOCHS_TLB, cmdline=TLB + ["pcid=off"],
+        expect=("pcid=0 ",)),
+    cfg("bochs-smp2-tlb-pcid-off-lazy-ipi", **BOCHS_TLB,
+        cmdline=TLB + ["pcid=off", "lazy=ipi", "lazy_mm=refcount", "kernel_mm_mask=touch"],
+        expect=("pcid=0 ",)),
+]
+
+
+def tlb_bug(name: str, bug: str, **settings) -> TestConfig:
+    """A run of the tlb suite with tlb_bug=<bug>, which must be caught."""
+    return cfg(name, "bug", cmdline=TLB + [f"tlb_bug={bug}"], **settings)
+
+
+# Only the bugs each emulator shows every time (docs/tlb-bugs.md: which bug
+# shows where, and why the others need the host simulator).
+TLB_BUG_CONFIGS = [
+    tlb_bug("tcg-smp4-bug-skip-remote", "skip_remote", **TCG, mem_mib=128, smp=4,
+            timeout=SMP_TIMEOUT),
+    tlb_bug("tcg-smp4-bug-no-wait", "no_wait", **TCG, mem_mib=128, smp=4,
+            timeout=SMP_TIMEOUT),
+    tlb_bug("tcg-smp4-bug-no-gen-check", "no_gen_check", **TCG, mem_mib=128, smp=4,
+            timeout=SMP_TIMEOUT),
+    tlb_bug("bochs-smp2-bug-skip-remote", "skip_remote", **BOCHS_TLB),
+    tlb_bug("bochs-smp2-bug-no-gen-check", "no_gen_check", **BOCHS_TLB),
+]
+
+CONFIGS += TLB_CONFIGS + TLB_BUG_CONFIGS
 
 
 # --- Results --------------------------------------------------------------------
@@ -438,7 +520,7 @@ def run_config(tc: TestConfig, kernel: str) -> tuple[list[Result], str, str]:
             s.cmdline = ["done=halt", *s.cmdline]
             ppm = run_dir / "screen.ppm"
             result, err = boot.screendump(s, kernel, run_dir, ppm, wait_for="boot: ")
-        elif tc.kind == "crash":
+        elif tc.kind in ("crash", "bug"):
             result, err = boot.run(s, kernel, run_dir), ""
         elif tc.kind == "message":
             # The kernel halts after its message: stop it once it is seen.
@@ -471,6 +553,9 @@ def run_config(tc: TestConfig, kernel: str) -> tuple[list[Result], str, str]:
             why = err or f"serial log lacks {missing[0]!r}"
             return [Result(name, "FAIL", why, log)], tail(result.serial), summary
         return [Result(name, "ok")], "", summary
+
+    if tc.kind == "bug":
+        return judge_bug(tc, result, log, summary, missing)
 
     if tc.kind == "exit":
         if result.passed_exit():
@@ -543,6 +628,34 @@ def run_bench_config(tc: TestConfig, kernel: str) -> tuple[list[Result], str, st
     summary = f"{time.monotonic() - started:.1f} s"
     failed = any(r.status == "FAIL" for r in results)
     return results, tail(_read(run_dir / "serial.log")) if failed else "", summary
+
+
+# A tlb case that reported a failure ("not ok 3 TLB0003 ..."); a case cut
+# short by a hang does not count.
+FAILED_TLB_CASE = re.compile(r"^\s*not ok \d+ (TLB\d+)\b", re.M)
+
+
+def judge_bug(tc: TestConfig, result: boot.RunResult, log: str, summary: str,
+              missing: list[str]) -> tuple[list[Result], str, str]:
+    """kind "bug": caught if a tlb case failed or the kernel panicked."""
+    name = f"{tc.name}/bug"
+    bug = next((w.split("=", 1)[1] for w in tc.settings.cmdline
+                if w.startswith("tlb_bug=")), "?")
+    text = "\n".join(clean_lines(result.serial))
+    failed = FAILED_TLB_CASE.findall(text)
+    panicked = "PANIC: " in text
+    if missing:
+        return [Result(name, "FAIL", f"serial log lacks {missing[0]!r}", log)], \
+            tail(result.serial), summary
+    if failed or panicked:
+        how = ", ".join(failed) + (" and a panic" if failed and panicked else "")
+        return [Result(name, "ok")], "", f"{summary}; bug caught by {how or 'a panic'}"
+    _, complete = ktap_results(tc.name, result.serial, log)
+    if complete and not result.timed_out:
+        return [Result(name, "FAIL", f"bug missed: the tlb suite passed with tlb_bug={bug}",
+                       log)], "", summary
+    why = result.error or f"no verdict: the tlb suite did not end ({exit_note(result)})"
+    return [Result(name, "FAIL", why, log)], tail(result.serial), summary
 
 
 def exit_note(result: boot.RunResult) -> str:
