@@ -4,38 +4,6 @@
 #include "kernel/kprintf.h"
 #include "kernel/string.h"
 
-/* The counters by name: the column names of tlb_stats_print. */
-static const struct {
-	const char *name;
-	size_t offset;
-} counters[] = {
-	{"ipi-sent", offsetof(struct tlb_stats, ipis_sent)},
-	{"ipi-recv", offsetof(struct tlb_stats, ipis_received)},
-	{"full", offsetof(struct tlb_stats, flush_full)},
-	{"partial", offsetof(struct tlb_stats, flush_partial)},
-	{"pages", offsetof(struct tlb_stats, flush_pages)},
-	{"kernel", offsetof(struct tlb_stats, flush_kernel)},
-	{"current", offsetof(struct tlb_stats, flush_up_to_date)},
-	{"asid-hit", offsetof(struct tlb_stats, asid_hits)},
-	{"asid-miss", offsetof(struct tlb_stats, asid_misses)},
-	{"lazy-skip", offsetof(struct tlb_stats, lazy_skips)},
-	{"lazy-leave", offsetof(struct tlb_stats, lazy_leaves)},
-	{"catch-up", offsetof(struct tlb_stats, gen_catchups)},
-	{"mask-atomic", offsetof(struct tlb_stats, cpumask_atomics)},
-	{"cr3-load", offsetof(struct tlb_stats, mm_switches)},
-	{"lazy-enter", offsetof(struct tlb_stats, lazy_entries)},
-	{"lazy-shoot", offsetof(struct tlb_stats, lazy_shootdowns)},
-};
-
-_Static_assert(sizeof(struct tlb_stats) ==
-		       ARRAY_SIZE(counters) * sizeof(uint64_t),
-	       "every TLB counter has a name here");
-
-static uint64_t *field(struct tlb_stats *s, size_t i)
-{
-	return (uint64_t *)((char *)s + counters[i].offset);
-}
-
 void bench_counters_read(struct bench_counters *out)
 {
 	tlb_stats_sum(&out->tlb);
@@ -46,8 +14,8 @@ void bench_counters_sub(struct bench_counters *a,
 {
 	struct tlb_stats before = b->tlb;
 
-	for (size_t i = 0; i < ARRAY_SIZE(counters); i++)
-		*field(&a->tlb, i) -= *field(&before, i);
+	for (size_t i = 0; i < TLB_STATS_COUNT; i++)
+		*tlb_stats_field(&a->tlb, i) -= *tlb_stats_field(&before, i);
 }
 
 void bench_counters_format(const struct bench_counters *c, char *buf,
@@ -57,13 +25,13 @@ void bench_counters_format(const struct bench_counters *c, char *buf,
 	size_t used = 0;
 
 	strlcpy(buf, "-", size);
-	for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
-		uint64_t value = *field(&s, i);
+	for (size_t i = 0; i < TLB_STATS_COUNT; i++) {
+		uint64_t value = *tlb_stats_field(&s, i);
 
 		if (!value || used >= size)
 			continue;
 		used += (size_t)ksnprintf(buf + used, size - used, "%s%s=%llu",
-					  used ? "," : "", counters[i].name,
+					  used ? "," : "", tlb_stats_name(i),
 					  (unsigned long long)value);
 	}
 }

@@ -225,6 +225,11 @@ struct tlb_cpu {
 
 extern struct tlb_cpu tlb_cpus[MAX_CPUS];
 
+/* The counters one by one, by the names tlb_stats_print gives them. */
+#define TLB_STATS_COUNT (sizeof(struct tlb_stats) / sizeof(uint64_t))
+const char *tlb_stats_name(size_t i);
+uint64_t *tlb_stats_field(struct tlb_stats *s, size_t i);
+
 /* Sums every online CPU's counters into out. */
 void tlb_stats_sum(struct tlb_stats *out);
 void tlb_stats_reset(void);

@@ -33,9 +33,18 @@ static const struct {
 	{"lazy-shoot", offsetof(struct tlb_stats, lazy_shootdowns)},
 };
 
-_Static_assert(sizeof(struct tlb_stats) ==
-		       ARRAY_SIZE(columns) * sizeof(uint64_t),
+_Static_assert(TLB_STATS_COUNT == ARRAY_SIZE(columns),
 	       "every counter has a column");
+
+const char *tlb_stats_name(size_t i)
+{
+	return columns[i].name;
+}
+
+uint64_t *tlb_stats_field(struct tlb_stats *s, size_t i)
+{
+	return (uint64_t *)((char *)s + columns[i].offset);
+}
 
 static uint64_t counter(const struct tlb_stats *s, size_t i)
 {
