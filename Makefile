@@ -123,7 +123,9 @@ KERNEL_C := \
 	tests/kernel/test_smp.c \
 	tests/kernel/test_sched.c \
 	tests/kernel/test_user.c \
-	tests/kernel/test_tlb.c
+	tests/kernel/test_tlb.c \
+	tests/kernel/tlb_oracle.c \
+	tests/kernel/tlb_oracle_threads.c
 
 KERNEL_OBJS := $(BOOT_ASM:%.asm=$(BUILD)/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/%.o) \
 	$(KERNEL_C:%.c=$(BUILD)/%.o) $(BUILD)/kernel/font_psf.o
