@@ -37,6 +37,11 @@ import bench  # noqa: E402  (tools/bench.py)
 ROOT = boot.ROOT
 TEST_DIR = ROOT / "build" / "test"
 CHECK_SCREENDUMP = ROOT / "tools" / "check-screendump.py"
+# Screendump configurations run the default job (the benchmarks) with
+# done=halt: once it has ended on serial, its closing line must be on the
+# screen, where a user without a serial port reads the results.
+SCREEN_WAIT_FOR = "shootdown: done"
+SCREEN_TEXT = "bench: end benchmarks="
 FONT = ROOT / "build" / "kernel" / "font.psf"
 HOST_TIMEOUT = 120  # seconds for one host test binary
 PARALLEL = 2        # QEMU runs at once (the machine has 2 cores)
@@ -50,8 +55,9 @@ class TestConfig:
 
     kind: "ktap"       boot with test=all, judge the KTAP on serial
           "exit"       judge the exit status alone (33 passes): one result
-          "screendump" boot with done=halt, screendump once `boot: ` is on
-                       serial, check the text is on screen: one result
+          "screendump" boot with done=halt, screendump once the default job
+                       has ended on serial, check its closing line is on
+                       the screen: one result
           "crash"      the command line makes the kernel crash or injects a
                        bug: the exit status must say failure (35) and the
                        serial log must hold every string of `expect`: one
@@ -519,7 +525,7 @@ def run_config(tc: TestConfig, kernel: str) -> tuple[list[Result], str, str]:
         if tc.kind == "screendump":
             s.cmdline = ["done=halt", *s.cmdline]
             ppm = run_dir / "screen.ppm"
-            result, err = boot.screendump(s, kernel, run_dir, ppm, wait_for="boot: ")
+            result, err = boot.screendump(s, kernel, run_dir, ppm, wait_for=SCREEN_WAIT_FOR)
         elif tc.kind in ("crash", "bug"):
             result, err = boot.run(s, kernel, run_dir), ""
         elif tc.kind == "message":
@@ -571,7 +577,7 @@ def run_config(tc: TestConfig, kernel: str) -> tuple[list[Result], str, str]:
         if not CHECK_SCREENDUMP.is_file():
             return [Result(name, "FAIL", f"{rel(CHECK_SCREENDUMP)} is missing", log)], "", summary
         check = subprocess.run([sys.executable, str(CHECK_SCREENDUMP), str(ppm), str(FONT),
-                                "boot: "], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                SCREEN_TEXT], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, timeout=120)
         (run_dir / "check-screendump.log").write_text(check.stdout)
         if check.returncode == 0:
