@@ -3,6 +3,10 @@
 #include "kernel/format.h"
 #include "kernel/kprintf.h"
 #include "kernel/string.h"
+#include "mm/tlb_options.h"
+
+/* Every TLB option with its longest value. */
+#define BENCH_POLICY_LINE 320
 
 void bench_counters_read(struct bench_counters *out)
 {
@@ -38,16 +42,8 @@ void bench_counters_format(const struct bench_counters *c, char *buf,
 
 void bench_policy_report(void)
 {
-	const struct tlb_policy *p = &tlb_policy;
+	char line[BENCH_POLICY_LINE];
 
-	kprintf("bench: tlb pcid=%s invpcid=%s asid_slots=%u lazy=%s "
-		"lazy_backoff=%u flush_ceiling=%u flush_info=%s "
-		"flush_concurrent=%s kernel_mm_mask=%s lazy_mm=%s tlb_bug=%s\n",
-		p->pcid ? "on" : "off", p->invpcid ? "on" : "off",
-		p->asid_slots, tlb_lazy_names[p->lazy], p->lazy_backoff,
-		p->flush_ceiling, p->flush_info_on_stack ? "stack" : "percpu",
-		p->flush_concurrent ? "on" : "off",
-		p->kernel_mm_mask_touch ? "touch" : "skip",
-		p->lazy_mm == TLB_LAZY_MM_REFCOUNT ? "refcount" : "shootdown",
-		tlb_bug_names[p->bug]);
+	kprintf("bench: tlb %s\n",
+		tlb_policy_format(&tlb_policy, line, sizeof(line)));
 }

@@ -5,7 +5,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/format.h"
 #include "kernel/kprintf.h"
-#include "mm/tlb.h"
+#include "mm/tlb_options.h"
 #include "sched/sched.h"
 #include "tests/ktest.h"
 
@@ -14,9 +14,6 @@ struct kernel_options options;
 static const char *const console_choices[] = {"both", "serial", "fb", NULL};
 static const char *const done_choices[] = {"exit", "halt", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
-static const char *const flush_info_choices[] = {"percpu", "stack", NULL};
-static const char *const kernel_mm_mask_choices[] = {"skip", "touch", NULL};
-static const char *const lazy_mm_choices[] = {"shootdown", "refcount", NULL};
 static const char *const call_bug_choices[] = {"none", "drop", "no-ipi", NULL};
 static const char *const crash_choices[] = {"none", "panic", "pagefault",
 					    "stack", NULL};
@@ -37,26 +34,17 @@ enum option_index {
 	OPT_CALL_BUG,  /* call_bug= */
 	OPT_TIMESLICE, /* timeslice_us= */
 	OPT_INIT,      /* init= */
-	OPT_PCID,
-	OPT_INVPCID,
-	OPT_ASID_SLOTS,
-	OPT_LAZY,
-	OPT_LAZY_BACKOFF,
-	OPT_FLUSH_CEILING,
-	OPT_FLUSH_INFO,
-	OPT_FLUSH_CONCURRENT,
-	OPT_KERNEL_MM_MASK,
-	OPT_LAZY_MM,
-	OPT_TLB_BUG,
-	OPT_TLB_STATS,
-	OPT_TLB_TRACE,
+	OPT_TLB_STATS, /* tlb_stats */
+	OPT_TLB_FIRST, /* the TLB policies: mm/tlb_options.h */
+	OPT_TLB_LAST = OPT_TLB_FIRST + TLB_OPTION_COUNT - 1,
 	OPT_BENCH,	 /* bench= */
 	OPT_BENCH_SCALE, /* bench_scale= */
 	OPT_ICOUNT,	 /* icount */
 	OPTION_COUNT
 };
 
-static const struct option_desc descs[OPTION_COUNT] = {
+/* The TLB policies' entries are copied in from mm/tlb_options.c. */
+static struct option_desc descs[OPTION_COUNT] = {
 	[OPT_CONSOLE] = {"console", OPTION_CHOICE, console_choices, 0, 0, 0,
 			 "where output goes"},
 	[OPT_DONE] = {"done", OPTION_CHOICE, done_choices, 0, 0, 0,
@@ -74,37 +62,8 @@ static const struct option_desc descs[OPTION_COUNT] = {
 			   "scheduler time slice in microseconds"},
 	[OPT_INIT] = {"init", OPTION_LIST, init_choices, 0, 0, 0,
 		      "user programs to run at boot (boot modules)"},
-	[OPT_PCID] = {"pcid", OPTION_CHOICE, on_off, 0, 0, 0,
-		      "use PCID when the CPU has it"},
-	[OPT_INVPCID] = {"invpcid", OPTION_CHOICE, on_off, 0, 0, 0,
-			 "use INVPCID when the CPU has it"},
-	[OPT_ASID_SLOTS] = {"asid_slots", OPTION_UINT, NULL, 1,
-			    TLB_ASID_SLOTS_MAX, TLB_ASID_SLOTS_DEFAULT,
-			    "dynamic ASID slots per CPU (with PCID)"},
-	[OPT_LAZY] = {"lazy", OPTION_CHOICE, tlb_lazy_names, 0, 0, 0,
-		      "what idle and kernel threads do with the user mm"},
-	[OPT_LAZY_BACKOFF] = {"lazy_backoff", OPTION_UINT, NULL, 0,
-			      TLB_LAZY_BACKOFF_MAX, TLB_LAZY_BACKOFF_DEFAULT,
-			      "lazy=dynamic: switches to stay non-lazy"},
-	[OPT_FLUSH_CEILING] = {"flush_ceiling", OPTION_UINT, NULL, 0,
-			       TLB_FLUSH_CEILING_MAX, TLB_FLUSH_CEILING_DEFAULT,
-			       "largest page count flushed page by page"},
-	[OPT_FLUSH_INFO] = {"flush_info", OPTION_CHOICE, flush_info_choices, 0,
-			    0, 0, "where a flush request lives"},
-	[OPT_FLUSH_CONCURRENT] = {"flush_concurrent", OPTION_CHOICE, on_off, 0,
-				  0, 0,
-				  "flush locally while remote CPUs flush"},
-	[OPT_KERNEL_MM_MASK] = {"kernel_mm_mask", OPTION_CHOICE,
-				kernel_mm_mask_choices, 0, 0, 0,
-				"cpumask atomics on kernel-mm switches"},
-	[OPT_LAZY_MM] = {"lazy_mm", OPTION_CHOICE, lazy_mm_choices, 0, 0, 0,
-			 "how a lazily loaded mm is kept alive"},
-	[OPT_TLB_BUG] = {"tlb_bug", OPTION_CHOICE, tlb_bug_names, 0, 0, 0,
-			 "inject a TLB protocol bug (tests, labs)"},
 	[OPT_TLB_STATS] = {"tlb_stats", OPTION_FLAG, NULL, 0, 0, 0,
 			   "print the TLB counters when the job ends"},
-	[OPT_TLB_TRACE] = {"tlb_trace", OPTION_FLAG, NULL, 0, 0, 0,
-			   "print every TLB flush event"},
 	[OPT_BENCH] = {"bench", OPTION_LIST, bench_choices, 0, 0, 0,
 		       "run benchmarks (all, groups or names)"},
 	[OPT_BENCH_SCALE] = {"bench_scale", OPTION_UINT, NULL, BENCH_SCALE_MIN,
@@ -148,6 +107,8 @@ int options_parse(const char *cmdline)
 		init_choices[i] = boot_module_name(i);
 	init_choices[MIN(boot_module_count(), OPTION_LIST_MAX)] = NULL;
 
+	for (size_t i = 0; i < TLB_OPTION_COUNT; i++)
+		descs[OPT_TLB_FIRST + i] = tlb_option_descs[i];
 	problems = cmdline_parse(cmdline, descs, OPTION_COUNT, values, report,
 				 NULL);
 	options.console = (enum console_targets)values[OPT_CONSOLE].choice;
@@ -165,19 +126,7 @@ int options_parse(const char *cmdline)
 	options.bench_scale = (unsigned)values[OPT_BENCH_SCALE].number;
 	options.icount = values[OPT_ICOUNT].flag;
 	/* What the command line asks for; tlb_boot_init checks CPUID. */
-	tlb_policy.pcid = values[OPT_PCID].choice == 0;
-	tlb_policy.invpcid = values[OPT_INVPCID].choice == 0;
-	tlb_policy.asid_slots = (unsigned)values[OPT_ASID_SLOTS].number;
-	tlb_policy.lazy = (enum tlb_lazy_policy)values[OPT_LAZY].choice;
-	tlb_policy.lazy_backoff = (unsigned)values[OPT_LAZY_BACKOFF].number;
-	tlb_policy.flush_ceiling = (unsigned)values[OPT_FLUSH_CEILING].number;
-	tlb_policy.flush_info_on_stack = values[OPT_FLUSH_INFO].choice == 1;
-	tlb_policy.flush_concurrent = values[OPT_FLUSH_CONCURRENT].choice == 0;
-	tlb_policy.kernel_mm_mask_touch =
-		values[OPT_KERNEL_MM_MASK].choice == 1;
-	tlb_policy.lazy_mm = (enum tlb_lazy_mm)values[OPT_LAZY_MM].choice;
-	tlb_policy.bug = (enum tlb_bug)values[OPT_TLB_BUG].choice;
-	tlb_policy.trace = values[OPT_TLB_TRACE].flag;
+	tlb_policy_from_values(&tlb_policy, &values[OPT_TLB_FIRST]);
 	return problems;
 }
 

@@ -30,6 +30,7 @@
  *	                               the trace as it goes
  */
 #include "tests/host/tlb_sim.h"
+#include "mm/tlb_options.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,7 +224,8 @@ static void report_failure(const struct sim_scenario *sc,
 		printf("# the replay did not fail the same way: the run is "
 		       "not deterministic (%s)\n",
 		       sim_last.failed ? sim_last.failure : "it passed");
-	printf("# policy: %s\n", policy_print(&tlb_policy, line, sizeof(line)));
+	printf("# policy: %s\n",
+	       tlb_policy_format(&tlb_policy, line, sizeof(line)));
 	printf("# workload:\n");
 	workload_print(&sim_workload, "#   ");
 	printf("# last events:\n");
@@ -548,7 +550,7 @@ static int one_run(const struct sim_scenario *sc, const struct policy_set *ps,
 	}
 	search_run(sc, ps->words, bug, prefix, len, seed ? &value : NULL, true);
 	printf("# policy: %s\n",
-	       policy_print(&tlb_policy, words, sizeof(words)));
+	       tlb_policy_format(&tlb_policy, words, sizeof(words)));
 	workload_print(&sim_workload, "# ");
 	if (!sim_verbose)
 		sim_trace_print("# ", SIM_TRACE_LINES);

@@ -287,8 +287,6 @@ void workload_print(const struct sim_workload *w, const char *prefix);
 /* From kernel command-line words ("pcid=off lazy=ipi"), else defaults. */
 bool policy_parse(const char *text, struct tlb_policy *p, char *err,
 		  size_t size);
-/* Every option, as the command line spells it. */
-const char *policy_print(const struct tlb_policy *p, char *buf, size_t size);
 
 /* --- Search (tlb_sim_search.c) ------------------------------------------------ */
 

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The TLB policies as command-line options (README.md lists them): one
+ * table for the kernel's command line (kernel/options.c), the simulator's
+ * policy words (tests/host/tlb_sim_policy.c) and the reports that say which
+ * policies produced a result. Pure logic, compiled for the host too.
+ */
+#ifndef MM_TLB_OPTIONS_H
+#define MM_TLB_OPTIONS_H
+
+#include "kernel/cmdline.h"
+#include "mm/tlb.h"
+
+enum tlb_option {
+	TLB_OPT_PCID,
+	TLB_OPT_INVPCID,
+	TLB_OPT_ASID_SLOTS,
+	TLB_OPT_LAZY,
+	TLB_OPT_LAZY_BACKOFF,
+	TLB_OPT_FLUSH_CEILING,
+	TLB_OPT_FLUSH_INFO,
+	TLB_OPT_FLUSH_CONCURRENT,
+	TLB_OPT_KERNEL_MM_MASK,
+	TLB_OPT_LAZY_MM,
+	TLB_OPT_TLB_BUG,
+	TLB_OPT_TLB_TRACE,
+	TLB_OPTION_COUNT
+};
+
+extern const struct option_desc tlb_option_descs[TLB_OPTION_COUNT];
+
+/*
+ * The policy the parsed values ask for. pcid and invpcid say what was
+ * asked, not what the CPU has: tlb_boot_init (or the simulator) decides.
+ */
+void tlb_policy_from_values(struct tlb_policy *p,
+			    const struct option_value values[TLB_OPTION_COUNT]);
+
+/*
+ * Writes p as the command line spells it, every option in force
+ * ("pcid=on invpcid=on asid_slots=6 lazy=skip ..."); returns buf.
+ */
+const char *tlb_policy_format(const struct tlb_policy *p, char *buf,
+			      size_t size);
+
+#endif
