@@ -7,7 +7,6 @@
 #include "kernel/x86.h"
 #include "mm/heap.h"
 #include "mm/mm.h"
-#include "mm/tlb_hw.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
 #include "smp/call.h"
@@ -261,13 +260,11 @@ static void settle(void)
 	bench_space_destroy(&space);
 }
 
-/* On each CPU, on the kernel mm (PCID 0, as CR4.PCIDE needs to be set). */
+/* On each CPU, once settle() has left it on the kernel mm. */
 static void apply_pcid_here(void *arg)
 {
 	(void)arg;
-	tlb_hw_set_pcide(tlb_policy.pcid);
-	/* Entries of either mode must not survive into the other. */
-	tlb_hw_flush_everything();
+	tlb_pcid_changed_here();
 }
 
 bool bench_pcid_possible(void)

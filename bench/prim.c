@@ -19,8 +19,6 @@
 #include "smp/percpu.h"
 
 #define MEASURING_CPU 0
-/* CR3 bits 11:0 are the PCID when CR4.PCIDE is set. */
-#define CR3_PCID_BITS CR3_PCID_MASK
 
 static const unsigned refill_pages[] = {1, 8, 64, BENCH_SPACE_PAGES_MAX};
 
@@ -42,7 +40,7 @@ static void on_space(void (*fn)(void *), const char *what)
 
 static uint16_t current_pcid(void)
 {
-	return read_cr4() & CR4_PCIDE ? (uint16_t)(read_cr3() & CR3_PCID_BITS)
+	return read_cr4() & CR4_PCIDE ? (uint16_t)(read_cr3() & CR3_PCID_MASK)
 				      : 0;
 }
 

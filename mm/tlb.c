@@ -446,12 +446,10 @@ static bool cpu_needs_flush(unsigned cpu, const struct tlb_flush_request *r,
  * Step 4 of flushing: the request to the targets, and here if here is set,
  * overlapping with them (flush_concurrent=on) or after them.
  */
-static void send_request(struct cpumask *targets, bool here,
+static void send_request(struct tlb_cpu *c, unsigned self,
+			 struct cpumask *targets, bool here,
 			 void (*handler)(void *), struct tlb_flush_request *r)
 {
-	struct tlb_cpu *c = this_tlb();
-	unsigned self = tlb_hw_cpu();
-
 	c->stats.ipis_sent += cpumask_weight(targets);
 	if (here && tlb_policy.flush_concurrent)
 		cpumask_set(targets, self);
@@ -463,11 +461,16 @@ static void send_request(struct cpumask *targets, bool here,
 	}
 }
 
-/* The request goes per-CPU (flush_info=percpu) or on this stack. */
-static struct tlb_flush_request *request_for(struct tlb_cpu *c,
-					     struct tlb_flush_request *on_stack)
+/* Places the request: per-CPU (flush_info=percpu) or on the caller's stack. */
+static struct tlb_flush_request *
+place_request(struct tlb_cpu *c, struct tlb_flush_request *on_stack,
+	      const struct tlb_flush_request *request)
 {
-	return tlb_policy.flush_info_on_stack ? on_stack : &c->request;
+	struct tlb_flush_request *r =
+		tlb_policy.flush_info_on_stack ? on_stack : &c->request;
+
+	*r = *request;
+	return r;
 }
 
 void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
@@ -484,13 +487,15 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	tlb_hw_pin();
 	self = tlb_hw_cpu();
 	c = &tlb_cpus[self];
-	r = request_for(c, &on_stack);
-	r->mm = mm;
-	r->start = ALIGN_DOWN(start, stride);
-	r->end = ALIGN_UP(end, stride);
-	r->stride_shift = stride_shift;
-	r->freed_tables = freed == TLB_TABLES_FREED;
-	r->sender = self;
+	r = place_request(c, &on_stack,
+			  &(struct tlb_flush_request){
+				  .mm = mm,
+				  .start = ALIGN_DOWN(start, stride),
+				  .end = ALIGN_UP(end, stride),
+				  .stride_shift = stride_shift,
+				  .freed_tables = freed == TLB_TABLES_FREED,
+				  .sender = self,
+			  });
 	/* A full barrier after the caller's page-table stores, before the
 	 * loads of the mask and of other CPUs' states (Orderings, above). */
 	r->new_gen = __atomic_add_fetch(&mm->tlb_gen, 1, __ATOMIC_SEQ_CST);
@@ -505,7 +510,7 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	trace("request", mm,
 	      c->loaded_mm == mm ? c->loaded_asid : TLB_ASID_KERNEL,
 	      r->new_gen - 1, r->new_gen);
-	send_request(&targets, c->loaded_mm == mm, flush_tlb_here, r);
+	send_request(c, self, &targets, c->loaded_mm == mm, flush_tlb_here, r);
 	tlb_hw_unpin();
 }
 
@@ -550,20 +555,20 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 		return;
 	tlb_hw_pin();
 	self = tlb_hw_cpu();
-	r = request_for(&tlb_cpus[self], &on_stack);
-	r->mm = NULL;
-	r->start = ALIGN_DOWN(start, PAGE_SIZE);
-	r->end = ALIGN_UP(end, PAGE_SIZE);
-	r->stride_shift = PAGE_SHIFT;
-	r->freed_tables = false;
-	r->sender = self;
-	r->new_gen = 0;
+	r = place_request(&tlb_cpus[self], &on_stack,
+			  &(struct tlb_flush_request){
+				  .start = ALIGN_DOWN(start, PAGE_SIZE),
+				  .end = ALIGN_UP(end, PAGE_SIZE),
+				  .stride_shift = PAGE_SHIFT,
+				  .sender = self,
+			  });
 	/* Every CPU may cache the kernel half, lazy or not. */
 	cpumask_clear_all(&targets);
 	if (tlb_policy.bug != TLB_BUG_SKIP_REMOTE)
 		cpumask_copy(&targets, tlb_hw_online());
 	cpumask_clear(&targets, self);
-	send_request(&targets, true, flush_kernel_here, r);
+	send_request(&tlb_cpus[self], self, &targets, true, flush_kernel_here,
+		     r);
 	tlb_hw_unpin();
 }
 
@@ -612,6 +617,26 @@ void tlb_mm_teardown(struct mm *mm)
 }
 
 /* --- Bring-up ------------------------------------------------------------------- */
+
+/*
+ * tlb_policy.pcid changed at run time (the benchmarks switch it between
+ * rows) while this CPU runs on kernel_mm with CR3's PCID 0, which setting
+ * CR4.PCIDE requires: PCID follows the policy, and the TLB and every slot
+ * start empty, so no slot claims entries made in the other mode.
+ */
+void tlb_pcid_changed_here(void)
+{
+	struct tlb_cpu *c = this_tlb();
+
+	KASSERT(c->loaded_mm == &kernel_mm && !c->is_lazy,
+		"cpu%u changes PCID with a user address space loaded",
+		tlb_hw_cpu());
+	tlb_hw_set_pcide(tlb_policy.pcid);
+	tlb_hw_flush_everything();
+	for (unsigned asid = 0; asid < TLB_ASID_SLOTS_MAX; asid++)
+		c->slots[asid] = (struct tlb_asid_slot){0};
+	c->next_asid = 0;
+}
 
 void tlb_init_cpu(uint64_t kernel_root)
 {

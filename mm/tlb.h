@@ -113,6 +113,12 @@ void tlb_init_cpu(uint64_t kernel_root);
  */
 void tlb_boot_init(uint64_t kernel_root);
 
+/*
+ * After tlb_policy.pcid changed, on each CPU while it runs on kernel_mm
+ * (benchmarks): CR4.PCIDE follows, and the TLB and ASID slots start empty.
+ */
+void tlb_pcid_changed_here(void);
+
 /* Loads the kernel page tables, PCID 0 (an AP leaving its trampoline). */
 void tlb_load_kernel_root(uint64_t kernel_root);
 
