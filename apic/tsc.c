@@ -164,25 +164,6 @@ const char *tsc_source(void)
 }
 
 /*
- * RDTSC is not serializing: it may read the counter before earlier
- * instructions have finished, and later instructions may start before it
- * has read it, which makes short measurements wrong in both directions.
- * LFENCE before it waits until every earlier instruction has completed;
- * LFENCE after it keeps later ones from starting until RDTSC has (SDM
- * Vol. 2B, RDTSC). On AMD, LFENCE is dispatch-serializing like this on
- * Zen and later (earlier parts need an MSR bit the firmware usually sets).
- */
-uint64_t tsc_read_ordered(void)
-{
-	uint64_t t;
-
-	lfence();
-	t = rdtsc();
-	lfence();
-	return t;
-}
-
-/*
  * a * b / c, exactly, without a 128-bit division (freestanding code has no
  * libgcc for __udivti3): a = q * c + r, so the result is q * b + r * b / c,
  * and r * b < c * b. Callers keep c * b below 2^64 (every use here has

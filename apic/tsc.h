@@ -15,6 +15,7 @@
 #define APIC_TSC_H
 
 #include "kernel/types.h"
+#include "kernel/x86.h"
 
 #define NSEC_PER_SEC  1000000000ULL
 #define NSEC_PER_MSEC 1000000ULL
@@ -44,8 +45,26 @@ const char *tsc_source(void);
 uint64_t tsc_to_ns(uint64_t cycles);
 uint64_t ns_to_tsc(uint64_t ns);
 
-/* RDTSC ordered against the instructions around it (see tsc.c). */
-uint64_t tsc_read_ordered(void);
+/*
+ * RDTSC ordered against the instructions around it. RDTSC is not
+ * serializing: it may read the counter before earlier instructions have
+ * finished, and later instructions may start before it has read it, which
+ * makes short measurements wrong in both directions. LFENCE before it waits
+ * until every earlier instruction has completed; LFENCE after it keeps
+ * later ones from starting until RDTSC has (SDM Vol. 2B, RDTSC). On AMD,
+ * LFENCE is dispatch-serializing like this on Zen and later (earlier parts
+ * need an MSR bit the firmware usually sets). Inline, so that benchmarks
+ * (user/bench.c too) pay no call around it.
+ */
+static inline uint64_t tsc_read_ordered(void)
+{
+	uint64_t t;
+
+	lfence();
+	t = rdtsc();
+	lfence();
+	return t;
+}
 
 /* Busy-waits at least ns nanoseconds (before tsc_init too: longer then). */
 void tsc_delay_ns(uint64_t ns);

@@ -18,8 +18,8 @@
  * twice costs (measured here first): under QEMU with -icount the samples
  * are then exact instruction counts (times two) of the kernel path.
  */
+#include "apic/tsc.h"
 #include "bench/user_abi.h"
-#include "kernel/x86.h"
 #include "user/lib/ulib.h"
 
 /* Enough for bench_scale=1000 (bench/harness.c: 1001 samples x 10). */
@@ -36,24 +36,13 @@ static long kernel_endpoint;
 static uint64_t clock_overhead;
 static uint64_t samples[SAMPLES_MAX];
 
-/* As the kernel's bench_clock: LFENCE, RDTSC, LFENCE. */
-static uint64_t clock_now(void)
-{
-	uint64_t t;
-
-	lfence();
-	t = rdtsc();
-	lfence();
-	return t;
-}
-
 static void measure_clock_overhead(void)
 {
 	uint64_t least = UINT64_MAX;
 
 	for (int i = 0; i < OVERHEAD_PAIRS; i++) {
-		uint64_t start = clock_now();
-		uint64_t end = clock_now();
+		uint64_t start = tsc_read_ordered();
+		uint64_t end = tsc_read_ordered();
 
 		least = MIN(least, end - start);
 	}
@@ -103,15 +92,15 @@ static long sample(const struct orders *o, bool (*op)(void))
 		if (!op())
 			return -1;
 	}
-	started = clock_now();
+	started = tsc_read_ordered();
 	while (n < o->max_samples &&
 	       (n < o->min_samples ||
-		clock_now() - started < o->budget_cycles)) {
-		uint64_t start = clock_now(), t;
+		tsc_read_ordered() - started < o->budget_cycles)) {
+		uint64_t start = tsc_read_ordered(), t;
 
 		if (!op())
 			return -1;
-		t = clock_now() - start;
+		t = tsc_read_ordered() - start;
 		samples[n++] = t > clock_overhead ? t - clock_overhead : 0;
 	}
 	return (long)n;
