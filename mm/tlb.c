@@ -100,6 +100,7 @@
 #include "mm/layout.h"
 #include "mm/mm.h"
 #include "mm/tlb_hw.h"
+#include "smp/shared.h"
 
 _Static_assert(TLB_ASID_SLOTS_MAX + 1 <= CR3_PCID_MASK,
 	       "every slot needs a PCID (ASID + 1) that CR3 can carry");
@@ -131,6 +132,21 @@ struct tlb_cpu tlb_cpus[MAX_CPUS];
 static struct tlb_cpu *this_tlb(void)
 {
 	return &tlb_cpus[tlb_hw_cpu()];
+}
+
+/*
+ * This CPU's own loaded_mm and is_lazy. Only the owner writes them, but
+ * other CPUs read them, so every access goes through smp/shared.h (and
+ * the owner sees its own latest store).
+ */
+static struct mm *loaded_mm(const struct tlb_cpu *c)
+{
+	return shared_load(&c->loaded_mm, __ATOMIC_RELAXED);
+}
+
+static bool is_lazy(const struct tlb_cpu *c)
+{
+	return shared_load(&c->is_lazy, __ATOMIC_RELAXED);
 }
 
 /* --- ID spaces ---------------------------------------------------------------- */
@@ -177,9 +193,14 @@ static void trace(const char *event, const struct mm *mm, uint16_t asid,
 
 /* --- Flushing this CPU ---------------------------------------------------------- */
 
+/*
+ * The mm's generation. The store-to-load orderings around it (switching,
+ * leaving LAZY) come from a locked operation or an explicit fence before
+ * it, as each caller says; acquire keeps later accesses after it.
+ */
 static uint64_t read_gen(const struct mm *mm)
 {
-	return __atomic_load_n(&mm->tlb_gen, __ATOMIC_SEQ_CST);
+	return shared_load(&mm->tlb_gen, __ATOMIC_ACQUIRE);
 }
 
 /* Drops every non-global entry of the loaded context (PCID). */
@@ -190,7 +211,7 @@ static void flush_loaded_context(struct tlb_cpu *c)
 	if (tlb_policy.invpcid)
 		tlb_hw_invpcid_context(pcid);
 	else /* reloading CR3 without the no-flush bit drops the PCID's */
-		tlb_hw_load_cr3(cr3_make(c->loaded_mm->root, pcid, false));
+		tlb_hw_load_cr3(cr3_make(loaded_mm(c)->root, pcid, false));
 	c->stats.flush_full++;
 }
 
@@ -257,15 +278,16 @@ static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 /* Steps 1-6 of switching, to next (a user mm or kernel_mm). */
 static void load_mm(struct tlb_cpu *c, struct mm *next)
 {
-	struct mm *prev = c->loaded_mm;
+	struct mm *prev = loaded_mm(c);
 	unsigned cpu = tlb_hw_cpu();
 	uint16_t asid = TLB_ASID_KERNEL;
 	uint64_t cr3;
 
-	/* Before SWITCHING: a flusher that sees loaded_mm == next later must
-	 * not see a stale is_lazy = true with it (TSO keeps store order). */
-	__atomic_store_n(&c->is_lazy, false, __ATOMIC_RELAXED);
-	__atomic_store_n(&c->loaded_mm, TLB_MM_SWITCHING, __ATOMIC_RELAXED);
+	/* Release: a flusher that sees SWITCHING (or, later, next) must not
+	 * see a stale is_lazy = true with it; pairs with the acquire load of
+	 * loaded_mm in cpu_needs_flush. */
+	shared_store(&c->is_lazy, false, __ATOMIC_RELAXED);
+	shared_store(&c->loaded_mm, TLB_MM_SWITCHING, __ATOMIC_RELEASE);
 	if (mask_tracked(next)) {
 		/* A full barrier: orders the SWITCHING store before the load
 		 * of tlb_gen below; pairs with the flusher's bump-then-look. */
@@ -287,7 +309,8 @@ static void load_mm(struct tlb_cpu *c, struct mm *next)
 	tlb_hw_load_cr3(cr3);
 	c->loaded_asid = asid;
 	c->stats.mm_switches++;
-	__atomic_store_n(&c->loaded_mm, next, __ATOMIC_RELEASE);
+	/* Release: the slot and CR3 are set up before anyone sees next. */
+	shared_store(&c->loaded_mm, next, __ATOMIC_RELEASE);
 	if (mask_tracked(prev)) {
 		cpumask_clear_atomic(&prev->cpu_mask, cpu);
 		c->stats.cpumask_atomics++;
@@ -301,9 +324,9 @@ static void load_mm(struct tlb_cpu *c, struct mm *next)
  */
 static void enter_lazy(struct tlb_cpu *c)
 {
-	struct mm *mm = c->loaded_mm;
+	struct mm *mm = loaded_mm(c);
 
-	if (mm == &kernel_mm || c->is_lazy)
+	if (mm == &kernel_mm || is_lazy(c))
 		return;
 	if (tlb_policy.lazy == TLB_LAZY_OFF ||
 	    (tlb_policy.lazy == TLB_LAZY_DYNAMIC && c->backoff)) {
@@ -320,7 +343,9 @@ static void enter_lazy(struct tlb_cpu *c)
 		mm_get(mm);
 		c->lazy_ref = mm;
 	}
-	__atomic_store_n(&c->is_lazy, true, __ATOMIC_RELAXED);
+	/* No ordering needed: a flusher that still sees us ACTIVE only
+	 * sends an IPI we did not need. */
+	shared_store(&c->is_lazy, true, __ATOMIC_RELAXED);
 	c->stats.lazy_entries++;
 }
 
@@ -328,16 +353,18 @@ static void enter_lazy(struct tlb_cpu *c)
 static void leave_lazy(struct tlb_cpu *c)
 {
 	struct tlb_asid_slot *slot = &c->slots[c->loaded_asid];
+	struct mm *mm = loaded_mm(c);
 	uint64_t gen;
 
-	__atomic_store_n(&c->is_lazy, false, __ATOMIC_RELAXED);
-	/* is_lazy = false before reading gen: pairs with the flusher's bump
-	 * of gen before it reads is_lazy (see Orderings above). */
+	shared_store(&c->is_lazy, false, __ATOMIC_RELAXED);
+	/* is_lazy = false before reading gen: a store followed by a load,
+	 * which only a full fence keeps in order on x86. Pairs with the
+	 * flusher's locked bump of gen before it reads is_lazy (Orderings,
+	 * above). */
 	tlb_hw_fence();
-	gen = read_gen(c->loaded_mm);
+	gen = read_gen(mm);
 	if (slot->tlb_gen < gen && tlb_policy.bug != TLB_BUG_NO_GEN_CHECK) {
-		trace("catch-up", c->loaded_mm, c->loaded_asid, slot->tlb_gen,
-		      gen);
+		trace("catch-up", mm, c->loaded_asid, slot->tlb_gen, gen);
 		flush_loaded_context(c);
 		slot->tlb_gen = gen;
 		c->stats.gen_catchups++;
@@ -350,9 +377,9 @@ void switch_mm_irqs_off(struct mm *next)
 
 	if (!next)
 		enter_lazy(c);
-	else if (next != c->loaded_mm)
+	else if (next != loaded_mm(c))
 		load_mm(c, next);
-	else if (c->is_lazy)
+	else if (is_lazy(c))
 		leave_lazy(c);
 }
 
@@ -362,7 +389,7 @@ void switch_mm_finish(void)
 	struct mm *held = c->lazy_ref;
 
 	/* Still lazily loaded here: keep the reference. */
-	if (!held || (c->loaded_mm == held && c->is_lazy))
+	if (!held || (loaded_mm(c) == held && is_lazy(c)))
 		return;
 	c->lazy_ref = NULL;
 	mm_put(held); /* may be the last: frees the address space */
@@ -382,16 +409,19 @@ static enum tlb_hw_wait wait_mode(void)
 /* Handles a user-range request on this CPU (the cases at the top). */
 static void flush_tlb_here(void *arg)
 {
-	const struct tlb_flush_request *r = arg;
+	struct tlb_flush_request request, *r = &request;
 	struct tlb_cpu *c = this_tlb();
 	struct tlb_asid_slot *slot;
 	uint64_t local_gen, mm_gen, pages;
 
+	/* The sender's stores to it are ordered before the call's queueing
+	 * (a release), our read after taking the call (an acquire). */
+	shared_read(r, arg, sizeof(*r));
 	if (r->sender != tlb_hw_cpu())
 		c->stats.ipis_received++;
-	if (c->loaded_mm != r->mm)
+	if (loaded_mm(c) != r->mm)
 		return;
-	if (c->is_lazy) {
+	if (is_lazy(c)) {
 		trace("leave-lazy", r->mm, c->loaded_asid,
 		      c->slots[c->loaded_asid].tlb_gen, read_gen(r->mm));
 		if (tlb_policy.lazy == TLB_LAZY_DYNAMIC)
@@ -426,7 +456,9 @@ static bool cpu_needs_flush(unsigned cpu, const struct tlb_flush_request *r,
 			    struct tlb_stats *stats)
 {
 	const struct tlb_cpu *c = &tlb_cpus[cpu];
-	struct mm *loaded = __atomic_load_n(&c->loaded_mm, __ATOMIC_ACQUIRE);
+	/* Acquire: pairs with the release stores of loaded_mm in load_mm,
+	 * so is_lazy below is no older than the loaded_mm seen. */
+	struct mm *loaded = shared_load(&c->loaded_mm, __ATOMIC_ACQUIRE);
 	bool tables_rule = r->freed_tables &&
 			   tlb_policy.bug != TLB_BUG_LAZY_SKIP_FREED_TABLES;
 
@@ -435,7 +467,7 @@ static bool cpu_needs_flush(unsigned cpu, const struct tlb_flush_request *r,
 	if (loaded != r->mm)
 		return false;
 	if (tlb_policy.lazy == TLB_LAZY_SKIP &&
-	    __atomic_load_n(&c->is_lazy, __ATOMIC_RELAXED) && !tables_rule) {
+	    shared_load(&c->is_lazy, __ATOMIC_RELAXED) && !tables_rule) {
 		stats->lazy_skips++;
 		return false;
 	}
@@ -461,7 +493,12 @@ static void send_request(struct tlb_cpu *c, unsigned self,
 	}
 }
 
-/* Places the request: per-CPU (flush_info=percpu) or on the caller's stack. */
+/*
+ * Places the request where the targets read it: per-CPU (flush_info=percpu)
+ * or on the caller's stack. A flush never starts inside another on the same
+ * CPU (nothing that runs while a flush waits starts one): if it did, the
+ * per-CPU request would be rewritten under the targets still reading it.
+ */
 static struct tlb_flush_request *
 place_request(struct tlb_cpu *c, struct tlb_flush_request *on_stack,
 	      const struct tlb_flush_request *request)
@@ -469,48 +506,61 @@ place_request(struct tlb_cpu *c, struct tlb_flush_request *on_stack,
 	struct tlb_flush_request *r =
 		tlb_policy.flush_info_on_stack ? on_stack : &c->request;
 
-	*r = *request;
+	KASSERT(!c->request_in_flight,
+		"cpu%u starts a flush while its previous one is in flight",
+		tlb_hw_cpu());
+	c->request_in_flight = true;
+	shared_write(r, request, sizeof(*r));
 	return r;
+}
+
+/* Every target has handled the request (or was told not to wait). */
+static void request_done(struct tlb_cpu *c)
+{
+	c->request_in_flight = false;
 }
 
 void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 			unsigned stride_shift, enum tlb_freed_tables freed)
 {
-	struct tlb_flush_request on_stack, *r;
+	struct tlb_flush_request on_stack, request;
 	struct cpumask mask, targets;
 	struct tlb_cpu *c;
 	unsigned self, cpu;
 	uint64_t stride = 1ULL << stride_shift;
+	bool here;
 
 	if (start >= end)
 		return;
 	tlb_hw_pin();
 	self = tlb_hw_cpu();
 	c = &tlb_cpus[self];
-	r = place_request(c, &on_stack,
-			  &(struct tlb_flush_request){
-				  .mm = mm,
-				  .start = ALIGN_DOWN(start, stride),
-				  .end = ALIGN_UP(end, stride),
-				  .stride_shift = stride_shift,
-				  .freed_tables = freed == TLB_TABLES_FREED,
-				  .sender = self,
-			  });
-	/* A full barrier after the caller's page-table stores, before the
-	 * loads of the mask and of other CPUs' states (Orderings, above). */
-	r->new_gen = __atomic_add_fetch(&mm->tlb_gen, 1, __ATOMIC_SEQ_CST);
+	request = (struct tlb_flush_request){
+		.mm = mm,
+		.start = ALIGN_DOWN(start, stride),
+		.end = ALIGN_UP(end, stride),
+		.stride_shift = stride_shift,
+		.freed_tables = freed == TLB_TABLES_FREED,
+		.sender = self,
+		/* A locked add: a full barrier after the caller's page-table
+		 * stores, before the loads of the mask and of other CPUs'
+		 * states below (Orderings, above). */
+		.new_gen = shared_add_fetch(&mm->tlb_gen, 1, __ATOMIC_SEQ_CST),
+	};
 
 	cpumask_copy(&mask, &mm->cpu_mask);
 	cpumask_clear_all(&targets);
 	for_each_cpu (cpu, &mask) {
 		if (cpu != self && tlb_policy.bug != TLB_BUG_SKIP_REMOTE &&
-		    cpu_needs_flush(cpu, r, &c->stats))
+		    cpu_needs_flush(cpu, &request, &c->stats))
 			cpumask_set(&targets, cpu);
 	}
-	trace("request", mm,
-	      c->loaded_mm == mm ? c->loaded_asid : TLB_ASID_KERNEL,
-	      r->new_gen - 1, r->new_gen);
-	send_request(c, self, &targets, c->loaded_mm == mm, flush_tlb_here, r);
+	here = loaded_mm(c) == mm;
+	trace("request", mm, here ? c->loaded_asid : TLB_ASID_KERNEL,
+	      request.new_gen - 1, request.new_gen);
+	send_request(c, self, &targets, here, flush_tlb_here,
+		     place_request(c, &on_stack, &request));
+	request_done(c);
 	tlb_hw_unpin();
 }
 
@@ -524,9 +574,10 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
  */
 static void flush_kernel_here(void *arg)
 {
-	const struct tlb_flush_request *r = arg;
+	struct tlb_flush_request request, *r = &request;
 	struct tlb_cpu *c = this_tlb();
 
+	shared_read(r, arg, sizeof(*r)); /* as in flush_tlb_here */
 	if (r->sender != tlb_hw_cpu())
 		c->stats.ipis_received++;
 	c->stats.flush_kernel++;
@@ -547,28 +598,30 @@ static void flush_kernel_here(void *arg)
 
 void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 {
-	struct tlb_flush_request on_stack, *r;
+	struct tlb_flush_request on_stack;
 	struct cpumask targets;
+	struct tlb_cpu *c;
 	unsigned self;
 
 	if (start >= end)
 		return;
 	tlb_hw_pin();
 	self = tlb_hw_cpu();
-	r = place_request(&tlb_cpus[self], &on_stack,
-			  &(struct tlb_flush_request){
-				  .start = ALIGN_DOWN(start, PAGE_SIZE),
-				  .end = ALIGN_UP(end, PAGE_SIZE),
-				  .stride_shift = PAGE_SHIFT,
-				  .sender = self,
-			  });
+	c = &tlb_cpus[self];
 	/* Every CPU may cache the kernel half, lazy or not. */
 	cpumask_clear_all(&targets);
 	if (tlb_policy.bug != TLB_BUG_SKIP_REMOTE)
 		cpumask_copy(&targets, tlb_hw_online());
 	cpumask_clear(&targets, self);
-	send_request(&tlb_cpus[self], self, &targets, true, flush_kernel_here,
-		     r);
+	send_request(c, self, &targets, true, flush_kernel_here,
+		     place_request(c, &on_stack,
+				   &(struct tlb_flush_request){
+					   .start = ALIGN_DOWN(start, PAGE_SIZE),
+					   .end = ALIGN_UP(end, PAGE_SIZE),
+					   .stride_shift = PAGE_SHIFT,
+					   .sender = self,
+				   }));
+	request_done(c);
 	tlb_hw_unpin();
 }
 
@@ -578,9 +631,9 @@ static void leave_dead_mm_here(void *arg)
 {
 	struct tlb_cpu *c = this_tlb();
 
-	if (c->loaded_mm != arg)
+	if (loaded_mm(c) != arg)
 		return;
-	KASSERT(c->is_lazy, "cpu%u runs a thread of mm%llu, which has no users",
+	KASSERT(is_lazy(c), "cpu%u runs a thread of mm%llu, which has no users",
 		tlb_hw_cpu(),
 		(unsigned long long)((struct mm *)arg)->context_id);
 	load_mm(c, &kernel_mm);
@@ -596,6 +649,8 @@ static void leave_dead_mm_here(void *arg)
  */
 void tlb_mm_teardown(struct mm *mm)
 {
+	struct cpumask left;
+
 	if (tlb_policy.lazy_mm == TLB_LAZY_MM_SHOOTDOWN) {
 		struct cpumask targets;
 
@@ -610,10 +665,10 @@ void tlb_mm_teardown(struct mm *mm)
 	 * a lazy CPU before it acknowledges the shootdown (or, with
 	 * refcount, before it drops its lazy reference).
 	 */
-	KASSERT(cpumask_empty(&mm->cpu_mask),
+	cpumask_copy(&left, &mm->cpu_mask);
+	KASSERT(cpumask_empty(&left),
 		"mm%llu torn down while %u CPUs still have it loaded",
-		(unsigned long long)mm->context_id,
-		cpumask_weight(&mm->cpu_mask));
+		(unsigned long long)mm->context_id, cpumask_weight(&left));
 }
 
 /* --- Bring-up ------------------------------------------------------------------- */
@@ -628,7 +683,7 @@ void tlb_pcid_changed_here(void)
 {
 	struct tlb_cpu *c = this_tlb();
 
-	KASSERT(c->loaded_mm == &kernel_mm && !c->is_lazy,
+	KASSERT(loaded_mm(c) == &kernel_mm && !is_lazy(c),
 		"cpu%u changes PCID with a user address space loaded",
 		tlb_hw_cpu());
 	tlb_hw_set_pcide(tlb_policy.pcid);
@@ -644,7 +699,7 @@ void tlb_init_cpu(uint64_t kernel_root)
 
 	kernel_mm.root = kernel_root;
 	kernel_mm.refcount = 1; /* never freed */
-	c->loaded_mm = &kernel_mm;
+	shared_store(&c->loaded_mm, &kernel_mm, __ATOMIC_RELEASE);
 	c->loaded_asid = TLB_ASID_KERNEL;
 	/* CR3's PCID must be 0 when CR4.PCIDE is set. */
 	tlb_hw_load_cr3(cr3_make(kernel_root, 0, false));

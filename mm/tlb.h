@@ -220,6 +220,7 @@ struct tlb_cpu {
 	struct mm *lazy_ref;  /* lazy_mm=refcount: the reference held */
 	struct tlb_asid_slot slots[TLB_ASID_SLOTS_MAX];
 	struct tlb_stats stats;
+	bool request_in_flight; /* a flush of this CPU's is under way */
 	/* flush_info=percpu: this CPU's outgoing request lives here. */
 	struct tlb_flush_request request __aligned(64);
 } __aligned(64);

@@ -12,8 +12,12 @@
 #define SMP_CPUMASK_H
 
 #include "kernel/types.h"
+#include "smp/shared.h"
 
-#define MAX_CPUS      256
+/* The TLB simulator builds with fewer (tests/host/tlb_sim.h). */
+#ifndef MAX_CPUS
+#define MAX_CPUS 256
+#endif
 #define CPUMASK_WORDS (MAX_CPUS / 64)
 
 _Static_assert(MAX_CPUS % 64 == 0, "cpumask words are 64 bits");
@@ -38,31 +42,33 @@ static inline void cpumask_clear(struct cpumask *m, unsigned cpu)
 	m->bits[cpu / 64] &= ~(1ULL << (cpu % 64));
 }
 
+/* For masks this CPU owns, or a snapshot (cpumask_copy). */
 static inline bool cpumask_test(const struct cpumask *m, unsigned cpu)
 {
-	return (__atomic_load_n(&m->bits[cpu / 64], __ATOMIC_RELAXED) >>
-		(cpu % 64)) &
-	       1;
+	return (m->bits[cpu / 64] >> (cpu % 64)) & 1;
 }
 
 /* Atomic set/clear: a locked OR/AND; full barrier (x86 locked ops are). */
 static inline void cpumask_set_atomic(struct cpumask *m, unsigned cpu)
 {
-	__atomic_fetch_or(&m->bits[cpu / 64], 1ULL << (cpu % 64),
-			  __ATOMIC_SEQ_CST);
+	shared_fetch_or(&m->bits[cpu / 64], 1ULL << (cpu % 64),
+			__ATOMIC_SEQ_CST);
 }
 
 static inline void cpumask_clear_atomic(struct cpumask *m, unsigned cpu)
 {
-	__atomic_fetch_and(&m->bits[cpu / 64], ~(1ULL << (cpu % 64)),
-			   __ATOMIC_SEQ_CST);
+	shared_fetch_and(&m->bits[cpu / 64], ~(1ULL << (cpu % 64)),
+			 __ATOMIC_SEQ_CST);
 }
 
-/* Word-by-word snapshot of a mask other CPUs may be changing. */
+/*
+ * Word-by-word snapshot of a mask other CPUs may be changing (each word
+ * one load: a CPU's bit is either seen or not, never torn).
+ */
 static inline void cpumask_copy(struct cpumask *dst, const struct cpumask *src)
 {
 	for (int i = 0; i < CPUMASK_WORDS; i++)
-		dst->bits[i] = __atomic_load_n(&src->bits[i], __ATOMIC_RELAXED);
+		dst->bits[i] = shared_load(&src->bits[i], __ATOMIC_RELAXED);
 }
 
 static inline void cpumask_and(struct cpumask *dst, const struct cpumask *a,

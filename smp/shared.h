@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory that CPUs share without a lock: the TLB protocol's per-CPU states,
+ * address-space masks and generations, flush requests, and the cross-CPU
+ * call queues. Every access to such a variable goes through one of these,
+ * and each names the ordering it needs, in C11 terms:
+ *
+ *   shared_load(p, order)             order: RELAXED or ACQUIRE
+ *   shared_store(p, v, order)         order: RELAXED or RELEASE
+ *   shared_fetch_add(p, v, order)     locked read-modify-writes; on x86
+ *   shared_add_fetch(p, v, order)     every one is a full barrier, but
+ *   shared_fetch_or(p, v, order)      the compiler honours only the order
+ *   shared_fetch_and(p, v, order)     given
+ *   shared_exchange(p, v, order)
+ *   shared_cas(p, expected, v, success, failure)  compare-and-swap; false
+ *                                     and *expected updated on a mismatch
+ *   shared_read(dst, src, size)       a plain copy of a block that another
+ *   shared_write(dst, src, size)      CPU reads or wrote, ordered by a
+ *                                     release/acquire pair around it
+ *
+ * In the kernel they are the compiler's __atomic builtins: on x86 an
+ * aligned load or store of up to 8 bytes is a single access, a locked
+ * instruction is a full barrier, and stores become visible in program
+ * order (TSO). The orders are still written out for the compiler, which
+ * may move a relaxed store above an earlier one: a store whose order
+ * matters is a release, never a relaxed store justified by "x86 keeps
+ * store order".
+ *
+ * In the TLB simulator (tests/host/tlb_sim, built with SHOOTDOWN_SIM) each
+ * one is a scheduling point into simulated memory: per-CPU store buffers
+ * that drain at locked operations, fences and serializing instructions,
+ * loads that see their own CPU's buffered stores first, and relaxed stores
+ * that may drain out of order (what the compiler may do). That is how a
+ * missing fence or release shows there (docs/tlb-simulator.md).
+ */
+#ifndef SMP_SHARED_H
+#define SMP_SHARED_H
+
+#include "kernel/types.h"
+
+#ifndef SHOOTDOWN_SIM
+
+#define shared_load(p, order)	      __atomic_load_n((p), (order))
+#define shared_store(p, v, order)     __atomic_store_n((p), (v), (order))
+#define shared_fetch_add(p, v, order) __atomic_fetch_add((p), (v), (order))
+#define shared_add_fetch(p, v, order) __atomic_add_fetch((p), (v), (order))
+#define shared_fetch_or(p, v, order)  __atomic_fetch_or((p), (v), (order))
+#define shared_fetch_and(p, v, order) __atomic_fetch_and((p), (v), (order))
+#define shared_exchange(p, v, order)  __atomic_exchange_n((p), (v), (order))
+#define shared_cas(p, expected, v, success, failure)                       \
+	__atomic_compare_exchange_n((p), (expected), (v), false, (success), \
+				    (failure))
+#define shared_read(dst, src, size)  __builtin_memcpy((dst), (src), (size))
+#define shared_write(dst, src, size) __builtin_memcpy((dst), (src), (size))
+
+#else /* the simulator's memory: tests/host/tlb_sim_memory.c */
+
+enum sim_rmw {
+	SIM_RMW_ADD,
+	SIM_RMW_OR,
+	SIM_RMW_AND,
+	SIM_RMW_XCHG,
+};
+
+uint64_t sim_shared_load(const void *p, size_t size, int order);
+void sim_shared_store(void *p, size_t size, uint64_t v, int order);
+/* Returns the old value. */
+uint64_t sim_shared_rmw(void *p, size_t size, enum sim_rmw op, uint64_t v,
+			int order);
+bool sim_shared_cas(void *p, size_t size, void *expected, uint64_t v,
+		    int success, int failure);
+void sim_shared_read(void *dst, const void *src, size_t size);
+void sim_shared_write(void *dst, const void *src, size_t size);
+
+/* The value as the pointed-to type (integers, bools and pointers). */
+#define SIM_AS(p, x) ((__typeof__(*(p)))(uintptr_t)(x))
+#define SIM_RMW(p, op, v, order) \
+	SIM_AS(p, sim_shared_rmw((p), sizeof(*(p)), (op), (uint64_t)(v), (order)))
+
+#define shared_load(p, order) \
+	SIM_AS(p, sim_shared_load((p), sizeof(*(p)), (order)))
+#define shared_store(p, v, order) \
+	sim_shared_store((p), sizeof(*(p)), (uint64_t)(uintptr_t)(v), (order))
+#define shared_fetch_add(p, v, order) SIM_RMW(p, SIM_RMW_ADD, v, order)
+#define shared_add_fetch(p, v, order) \
+	(SIM_RMW(p, SIM_RMW_ADD, v, order) + (v))
+#define shared_fetch_or(p, v, order)  SIM_RMW(p, SIM_RMW_OR, v, order)
+#define shared_fetch_and(p, v, order) SIM_RMW(p, SIM_RMW_AND, v, order)
+#define shared_exchange(p, v, order)  SIM_RMW(p, SIM_RMW_XCHG, v, order)
+#define shared_cas(p, expected, v, success, failure)                        \
+	sim_shared_cas((p), sizeof(*(p)), (expected), (uint64_t)(uintptr_t)(v), \
+		       (success), (failure))
+#define shared_read(dst, src, size)  sim_shared_read((dst), (src), (size))
+#define shared_write(dst, src, size) sim_shared_write((dst), (src), (size))
+
+#endif
+
+#endif
