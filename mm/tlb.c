@@ -613,14 +613,15 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 	if (tlb_policy.bug != TLB_BUG_SKIP_REMOTE)
 		cpumask_copy(&targets, tlb_hw_online());
 	cpumask_clear(&targets, self);
-	send_request(c, self, &targets, true, flush_kernel_here,
-		     place_request(c, &on_stack,
-				   &(struct tlb_flush_request){
-					   .start = ALIGN_DOWN(start, PAGE_SIZE),
-					   .end = ALIGN_UP(end, PAGE_SIZE),
-					   .stride_shift = PAGE_SHIFT,
-					   .sender = self,
-				   }));
+	send_request(
+		c, self, &targets, true, flush_kernel_here,
+		place_request(c, &on_stack,
+			      &(struct tlb_flush_request){
+				      .start = ALIGN_DOWN(start, PAGE_SIZE),
+				      .end = ALIGN_UP(end, PAGE_SIZE),
+				      .stride_shift = PAGE_SHIFT,
+				      .sender = self,
+			      }));
 	request_done(c);
 	tlb_hw_unpin();
 }

@@ -47,7 +47,7 @@
 #define shared_fetch_or(p, v, order)  __atomic_fetch_or((p), (v), (order))
 #define shared_fetch_and(p, v, order) __atomic_fetch_and((p), (v), (order))
 #define shared_exchange(p, v, order)  __atomic_exchange_n((p), (v), (order))
-#define shared_cas(p, expected, v, success, failure)                       \
+#define shared_cas(p, expected, v, success, failure)                        \
 	__atomic_compare_exchange_n((p), (expected), (v), false, (success), \
 				    (failure))
 #define shared_read(dst, src, size)  __builtin_memcpy((dst), (src), (size))
@@ -74,22 +74,22 @@ void sim_shared_write(void *dst, const void *src, size_t size);
 
 /* The value as the pointed-to type (integers, bools and pointers). */
 #define SIM_AS(p, x) ((__typeof__(*(p)))(uintptr_t)(x))
-#define SIM_RMW(p, op, v, order) \
-	SIM_AS(p, sim_shared_rmw((p), sizeof(*(p)), (op), (uint64_t)(v), (order)))
+#define SIM_RMW(p, op, v, order)                                         \
+	SIM_AS(p, sim_shared_rmw((p), sizeof(*(p)), (op), (uint64_t)(v), \
+				 (order)))
 
 #define shared_load(p, order) \
 	SIM_AS(p, sim_shared_load((p), sizeof(*(p)), (order)))
 #define shared_store(p, v, order) \
 	sim_shared_store((p), sizeof(*(p)), (uint64_t)(uintptr_t)(v), (order))
 #define shared_fetch_add(p, v, order) SIM_RMW(p, SIM_RMW_ADD, v, order)
-#define shared_add_fetch(p, v, order) \
-	(SIM_RMW(p, SIM_RMW_ADD, v, order) + (v))
+#define shared_add_fetch(p, v, order) (SIM_RMW(p, SIM_RMW_ADD, v, order) + (v))
 #define shared_fetch_or(p, v, order)  SIM_RMW(p, SIM_RMW_OR, v, order)
 #define shared_fetch_and(p, v, order) SIM_RMW(p, SIM_RMW_AND, v, order)
 #define shared_exchange(p, v, order)  SIM_RMW(p, SIM_RMW_XCHG, v, order)
-#define shared_cas(p, expected, v, success, failure)                        \
-	sim_shared_cas((p), sizeof(*(p)), (expected), (uint64_t)(uintptr_t)(v), \
-		       (success), (failure))
+#define shared_cas(p, expected, v, success, failure)  \
+	sim_shared_cas((p), sizeof(*(p)), (expected), \
+		       (uint64_t)(uintptr_t)(v), (success), (failure))
 #define shared_read(dst, src, size)  sim_shared_read((dst), (src), (size))
 #define shared_write(dst, src, size) sim_shared_write((dst), (src), (size))
 
