@@ -523,11 +523,18 @@ static void request_done(struct tlb_cpu *c)
 void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 			unsigned stride_shift, enum tlb_freed_tables freed)
 {
-	struct tlb_flush_request on_stack, request;
+	uint64_t stride = 1ULL << stride_shift;
+	struct tlb_flush_request on_stack,
+		request = {
+			.mm = mm,
+			.start = ALIGN_DOWN(start, stride),
+			.end = ALIGN_UP(end, stride),
+			.stride_shift = stride_shift,
+			.freed_tables = freed == TLB_TABLES_FREED,
+		};
 	struct cpumask mask, targets;
 	struct tlb_cpu *c;
 	unsigned self, cpu;
-	uint64_t stride = 1ULL << stride_shift;
 	bool here;
 
 	if (start >= end)
@@ -535,18 +542,11 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	tlb_hw_pin();
 	self = tlb_hw_cpu();
 	c = &tlb_cpus[self];
-	request = (struct tlb_flush_request){
-		.mm = mm,
-		.start = ALIGN_DOWN(start, stride),
-		.end = ALIGN_UP(end, stride),
-		.stride_shift = stride_shift,
-		.freed_tables = freed == TLB_TABLES_FREED,
-		.sender = self,
-		/* A locked add: a full barrier after the caller's page-table
-		 * stores, before the loads of the mask and of other CPUs'
-		 * states below (Orderings, above). */
-		.new_gen = shared_add_fetch(&mm->tlb_gen, 1, __ATOMIC_SEQ_CST),
-	};
+	request.sender = self;
+	/* A locked add: a full barrier after the caller's page-table stores,
+	 * before the loads of the mask and of other CPUs' states below
+	 * (Orderings, above). */
+	request.new_gen = shared_add_fetch(&mm->tlb_gen, 1, __ATOMIC_SEQ_CST);
 
 	cpumask_copy(&mask, &mm->cpu_mask);
 	cpumask_clear_all(&targets);
