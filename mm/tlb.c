@@ -93,6 +93,13 @@
  *   get the request, or our load of gen sees its bump, and we flush at the
  *   switch. The same pairing covers a LAZY CPU coming back: it stores
  *   is_lazy = false, fences, loads gen; the flusher bumps gen, loads is_lazy.
+ *   Each is a store followed by a load of another variable, the one order
+ *   x86 does not keep by itself: a locked operation or MFENCE keeps it.
+ *   Every shared access goes through smp/shared.h and names its order for
+ *   the compiler as well: the stores of loaded_mm are releases (the state
+ *   before them is visible first), the flusher's load of it an acquire.
+ *   tests/host/tlb_sim runs this file on x86-TSO store buffers, with
+ *   relaxed stores free to pass each other as the compiler may make them.
  */
 #include "mm/tlb.h"
 #include "kernel/kprintf.h"
@@ -567,10 +574,19 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 /* --- Kernel mappings ------------------------------------------------------------ */
 
 /*
- * Kernel mappings are global (CR4.PGE): CR3 loads keep them. INVLPG drops
- * an address's global entry whatever the PCID; dropping them all takes
- * INVPCID's all-contexts type or a CR4.PGE toggle. (tlb_boot_init turns
- * PCID on only with global pages, so no kernel entry is PCID-tagged.)
+ * Kernel mappings are global whenever PCID is on (tlb_boot_init turns PCID
+ * on only with global pages, and kmap refuses a kernel mapping without the
+ * global bit then): CR3 loads keep their TLB entries, and INVLPG drops an
+ * address's global entry whatever the PCID. Dropping them all takes
+ * INVPCID's all-contexts type or a CR4.PGE toggle.
+ *
+ * The paging-structure caches are another matter (SDM Vol. 3A, 4.10.3):
+ * they are never global. A CPU caches walks through the kernel half under
+ * whatever PCID is loaded, and INVLPG drops only the current PCID's, so a
+ * kernel flush leaves cached kernel walks in every other PCID of the CPU.
+ * That is safe only because kernel-half page tables are never freed
+ * (mm/pagetable.c, docs/tlb.md): such a walk still leads to a live table
+ * of the kernel's, whose entries the walker reads afresh.
  */
 static void flush_kernel_here(void *arg)
 {
