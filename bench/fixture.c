@@ -9,6 +9,7 @@
 #include "mm/mm.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
+#include "smp/shared.h"
 #include "smp/call.h"
 #include "smp/percpu.h"
 
@@ -156,8 +157,7 @@ void bench_threads_wait(void)
 
 void bench_wait_loaded(unsigned cpu, const struct mm *mm)
 {
-	while (__atomic_load_n(&tlb_cpus[cpu].loaded_mm, __ATOMIC_ACQUIRE) !=
-	       mm)
+	while (shared_load(&tlb_cpus[cpu].loaded_mm, __ATOMIC_ACQUIRE) != mm)
 		cpu_relax();
 }
 

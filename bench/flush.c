@@ -26,6 +26,7 @@
 #include "mm/tlb.h"
 #include "sched/sched.h"
 #include "smp/percpu.h"
+#include "smp/shared.h"
 
 #define MEASURING_CPU	 0
 #define OTHER_CPU	 1
@@ -114,9 +115,9 @@ static bool cpu_lazy(unsigned cpu)
 {
 	const struct tlb_cpu *c = &tlb_cpus[cpu];
 
-	return __atomic_load_n(&c->loaded_mm, __ATOMIC_ACQUIRE) ==
+	return shared_load(&c->loaded_mm, __ATOMIC_ACQUIRE) ==
 		       targets.space->mm &&
-	       __atomic_load_n(&c->is_lazy, __ATOMIC_RELAXED);
+	       shared_load(&c->is_lazy, __ATOMIC_RELAXED);
 }
 
 /*
