@@ -34,24 +34,34 @@
 #define SIM_CPUS_MAX 8 /* the largest machine the workloads use */
 #define SIM_MMS_MAX  6 /* address spaces of one execution */
 /*
- * Each address space has SIM_TABLES page tables (one 2 MiB region each)
- * with SIM_SLOTS pages in use: enough to free one table while the other
- * stays, and to unmap ranges both under and over a small flush ceiling.
+ * Each address space has SIM_TABLES regions of SIM_SLOTS anonymous pages,
+ * one page table each: region 0 at 0x400000 (PML4 slot 0), region 1 in a
+ * PML4 slot of its own (slot 1), so that freeing region 1's table frees
+ * its page directory and PDPT too. Then SIM_SHM_PAGES pages of one
+ * shared-memory object every address space maps (page table 2 of region
+ * 0's page directory). Pages count 0 .. SIM_ALL_PAGES-1 in that order.
  */
-#define SIM_TABLES 2
-#define SIM_SLOTS  4
-#define SIM_PAGES  (SIM_TABLES * SIM_SLOTS)
-#define SIM_KPAGES 2 /* kernel pages that workloads remap */
+#define SIM_TABLES    2
+#define SIM_SLOTS     4
+#define SIM_PAGES     (SIM_TABLES * SIM_SLOTS) /* anonymous pages */
+#define SIM_SHM_PAGES 2
+#define SIM_ALL_PAGES (SIM_PAGES + SIM_SHM_PAGES)
+#define SIM_KPAGES    2 /* kernel pages that workloads remap */
+#define SIM_KSTACKS   3 /* kernel stacks workloads allocate and free */
 /* Where the simulated user pages and kernel pages live. */
-#define SIM_USER_BASE	0x400000ULL /* where user programs are linked */
-#define SIM_KERNEL_BASE IOREMAP_BASE
+#define SIM_USER_BASE	  0x400000ULL	  /* where user programs are linked */
+#define SIM_USER_FAR_BASE 0x8000000000ULL /* PML4 slot 1 */
+#define SIM_SHM_BASE	  0x800000ULL
+#define SIM_KERNEL_BASE	  IOREMAP_BASE
 /* Frames of one execution: far more than any workload allocates. */
-#define SIM_FRAMES_MAX 4096
+#define SIM_FRAMES_MAX 2048
 /*
  * Physical address of frame 1 (frame 0 means "none"): above the first
  * megabyte, so that no frame is at physical address 0.
  */
 #define SIM_PHYS_BASE MiB(1)
+/* Addresses the walker fills in the speculative-refill mode, at most. */
+#define SIM_FILL_VAS_MAX 32
 
 /* --- Scheduler (tlb_sim_sched.c) ----------------------------------------------- */
 
@@ -148,57 +158,70 @@ extern bool sim_verbose;
 
 /* --- Machine (tlb_sim_mmu.c) --------------------------------------------------- */
 
-/* What a simulated frame holds. */
+/* What a simulated frame holds (for messages; the tables are real). */
 enum sim_frame_kind {
 	FRAME_UNUSED,
+	FRAME_DATA,  /* handed out, not named yet */
 	FRAME_PAGE,  /* a user page */
-	FRAME_TABLE, /* a page table (last level) */
-	FRAME_ROOT,  /* a root: points at SIM_TABLES page tables */
+	FRAME_TABLE, /* a page table below the root (level in .level) */
+	FRAME_ROOT,  /* a PML4 */
 	FRAME_KPAGE, /* a kernel page (global mapping) */
+	FRAME_KSTACK,
 };
 
 struct sim_frame {
 	uint8_t kind;
-	bool dead;		  /* freed: hardware must never use it again */
-	int8_t owner;		  /* address space (index), -1: kernel */
-	uint32_t next[SIM_SLOTS]; /* roots: tables; tables: pages (0: none) */
-	bool writable[SIM_SLOTS]; /* tables: the write permission per page */
+	uint8_t level; /* tables: 1 PT, 2 PD, 3 PDPT */
+	bool dead;     /* freed: hardware must never use it again */
+	int8_t owner;  /* address space (index), -1: kernel */
 };
 
 /* A translation the hardware produced for an access. */
 struct sim_xlate {
-	bool present;
+	bool present, writable, user;
+	bool tlb_hit; /* from a TLB entry, not a fresh walk */
 	uint32_t frame;
-	bool writable;
-	bool tlb_hit;	    /* from a TLB entry, not a fresh walk */
-	uint32_t via_table; /* the page table the walk read (0: TLB hit) */
 };
 
 void mmu_reset(unsigned cpus);
-uint32_t mmu_alloc(enum sim_frame_kind kind, int owner);
+/* Frames for mm/pmm.h (tlb_sim_host.c): zeroed, never reused in a run. */
+uint64_t mmu_alloc_frame(void);
+/* Marks a frame freed, after checking that no CPU can still use it. */
+void mmu_free_frame(uint64_t phys, const char *why);
+/* Who frames this CPU allocates from now on belong to (-1: kernel). */
+void mmu_set_owner(int owner);
+void mmu_label(uint64_t phys, enum sim_frame_kind kind, int owner);
 struct sim_frame *mmu_frame(uint32_t frame);
 uint64_t mmu_phys(uint32_t frame);
+uint32_t mmu_frame_at(uint64_t phys, const char *what);
+void *mmu_phys_to_virt(uint64_t phys);
+uint64_t mmu_virt_to_phys(const void *virt);
 /* "frame 12 (page of mm2)", for messages. */
 const char *mmu_name(uint32_t frame, char *buf, size_t size);
-/* Marks a frame freed, after checking that no CPU can still use it. */
-void mmu_free(uint32_t frame, const char *why);
-/* Translates va on cpu as its hardware would, filling the TLB. */
+/*
+ * Translates va on cpu as its hardware would, filling the TLB and the
+ * paging-structure caches; a failed translation (a page fault) drops
+ * what it used.
+ */
 struct sim_xlate mmu_translate(unsigned cpu, uint64_t va, bool write);
 /* This CPU's CR3 root frame and current PCID. */
 uint32_t mmu_root(unsigned cpu);
 uint16_t mmu_pcid(unsigned cpu);
-/* The kernel page table and root (shared by every address space). */
-uint32_t mmu_kernel_root(void);
-uint32_t mmu_kernel_table(void);
 /* Whether a CPU runs user code (so its TLB entries are in use). */
 void mmu_set_user_active(unsigned cpu, bool active);
+/* The speculative-refill mode: refill after every invalidation. */
+void mmu_set_refill(bool on);
+/* INVPCID type 3 (mm/tlb.c has no caller: not in mm/tlb_hw.h). */
+void mmu_invpcid_all_nonglobal(void);
 /* SIM_RANDOM: the hardware drops or speculatively fills an entry. */
 void mmu_random_event(void);
 
-/* User page index (0 .. SIM_PAGES-1) to address, and back. */
+/* User page index (0 .. SIM_ALL_PAGES-1) to address. */
 static inline uint64_t sim_page_va(unsigned page)
 {
-	return SIM_USER_BASE + (uint64_t)(page / SIM_SLOTS) * LARGE_PAGE_SIZE +
+	if (page >= SIM_PAGES)
+		return SIM_SHM_BASE + (uint64_t)(page - SIM_PAGES) * PAGE_SIZE;
+	return (page / SIM_SLOTS ? SIM_USER_FAR_BASE : SIM_USER_BASE) +
 	       (uint64_t)(page % SIM_SLOTS) * PAGE_SIZE;
 }
 
@@ -214,7 +237,8 @@ struct sim_counts {
 	uint64_t executions;
 	uint64_t accesses;  /* accesses judged by the oracle */
 	uint64_t stale_ok;  /* stale but allowed: the flush was running */
-	uint64_t faults;    /* accesses that faulted */
+	uint64_t faults;    /* accesses the page tables refuse, faulted */
+	uint64_t spurious;  /* faults the page tables allow: retried */
 	uint64_t flushes;   /* page-table changes flushed */
 	uint64_t frees;	    /* frames freed and checked */
 	uint64_t ipis;	    /* IPIs delivered */
@@ -226,19 +250,24 @@ extern struct sim_counts sim_counts;
 void oracle_reset(void);
 /* A change of the tables starts: its permits share the returned token. */
 unsigned oracle_begin_change(void);
-/* Until the change's flush returns, owner's page may still map frame. */
-void oracle_permit(unsigned token, int owner, unsigned page, uint32_t frame,
+/*
+ * Until the change's call returns, owner's (-1: the kernel's) va may
+ * still translate to frame.
+ */
+void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
 		   bool writable);
-/* The change's flush returned (mm: NULL for kernel pages). */
+/* The change's call returned (mm: NULL for kernel mappings). */
 void oracle_end_change(unsigned token, const struct mm *mm);
 /* Permits not yet revoked. */
 unsigned oracle_pending(void);
 /*
- * Judges an access cpu made to page of owner (-1: kernel page), which
- * the hardware translated to x and the tables now map to frame now.
+ * Judges an access cpu made to va of owner (-1: the kernel half), which
+ * the hardware translated to x and the page tables now map to frame now
+ * (0: not mapped). what names it for messages.
  */
-void oracle_judge(unsigned cpu, int owner, unsigned page, bool write,
-		  struct sim_xlate x, uint32_t now, bool now_writable);
+void oracle_judge(unsigned cpu, int owner, uint64_t va, const char *what,
+		  bool write, struct sim_xlate x, uint32_t now,
+		  bool now_writable);
 
 /* --- Workloads (tlb_sim_workload.c) -------------------------------------------- */
 
@@ -255,12 +284,15 @@ enum sim_op_kind {
 	OP_FREE_TABLE,
 	OP_KREMAP,
 	OP_EXIT,
+	OP_KSTACK_ALLOC,
+	OP_KSTACK_FREE,
+	OP_KSTACK_TOUCH,
 };
 
 struct sim_op {
 	uint8_t kind;
 	uint8_t mm;   /* index (mm1 is 0) */
-	uint8_t page; /* page; kernel page; table for OP_FREE_TABLE */
+	uint8_t page; /* page; kernel page; table; kernel stack */
 	uint8_t count;
 };
 
@@ -298,6 +330,7 @@ struct sim_scenario {
 	unsigned preemptions; /* searched: the bound */
 	unsigned mms;
 	const char *cpu[SIM_CPUS_MAX]; /* tlb_sim_workload.c's language */
+	bool refill;		       /* the MMU's speculative-refill mode */
 };
 
 /* What one search found. */
@@ -338,8 +371,10 @@ size_t search_parse_choices(const char *text, uint8_t *prefix);
 /* --- Kernel (tlb_sim_kernel.c) ------------------------------------------------- */
 
 /*
- * Sets up the kernel tables and nmms address spaces, each with every page
- * mapped writable and one reference (its task's).
+ * Sets up the kernel half (a root, the PDPTs of the PML4 slots the
+ * simulator uses, SIM_KPAGES kernel pages, kernel stack 0) and nmms
+ * address spaces (mm_create, every page mapped writable, the shared
+ * object mapped), each with one reference (its task's).
  */
 void kern_reset(unsigned cpus, unsigned nmms);
 uint64_t kern_kernel_root(void);
@@ -348,5 +383,15 @@ void kern_op(const struct sim_op *op);
 void kern_sweep(bool last_cpu);
 /* After an execution: references and frames add up. */
 void kern_final_check(void);
+/* Addresses the kernel uses, for speculative fills; how many. */
+size_t kern_fill_vas(uint64_t *vas, size_t max);
+/* kfree of a struct mm the simulator tracks: checks, keeps it; true. */
+bool kern_mm_freed(void *p);
+
+/* File-scope state of the host-compiled kernel files, between runs. */
+void sim_kfiles_reset(uint64_t kernel_root);
+void sim_mmfile_reset(void);
+/* tlb_sim_sched.c: a turn of a spin loop (cpu_relax). */
+void sim_spin_point(void);
 
 #endif

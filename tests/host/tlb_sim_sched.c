@@ -632,3 +632,20 @@ void sim_run(struct sim_run *run, sim_body body)
 		pthread_cond_wait(&S.finished, &S.lock);
 	pthread_mutex_unlock(&S.lock);
 }
+
+/*
+ * One turn of a spin loop (cpu_relax in smp/spinlock.h, through
+ * tests/host/sim_include/kernel/x86.h): a scheduling point, and, as for
+ * two fences in a row, a CPU that spins twice with nothing in between
+ * waits for another CPU to take a step.
+ */
+void sim_spin_point(void)
+{
+	struct sim_cpu *me = &S.cpu[sim_cpu()];
+
+	pthread_mutex_lock(&S.lock);
+	me->spinning = me->last_was_fence;
+	me->last_was_fence = true;
+	point_locked();
+	pthread_mutex_unlock(&S.lock);
+}

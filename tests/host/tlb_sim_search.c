@@ -85,6 +85,7 @@ void search_run(const struct sim_scenario *sc, const char *policy,
 	run->prefix_len = len;
 	run->seed = seed ? *seed : 0;
 	kern_reset(sim_workload.cpus, sim_workload.mms);
+	mmu_set_refill(sc->refill);
 	sim_run(run, body);
 	sim_counts.executions++;
 }
