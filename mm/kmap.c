@@ -213,7 +213,8 @@ int kmap_map_page(uint64_t va, uint64_t pa, uint64_t flags)
 	uint64_t irq;
 	int err;
 
-	if (va < USER_TOP)
+	/* Refused before any table is allocated: see kmap.h. */
+	if (va < USER_TOP || (flags & global_bit) != global_bit)
 		return -EINVAL;
 	irq = spin_lock_irqsave(&kernel_tables_lock);
 	err = pt_map(kernel_root, va, pa, PAGE_4K, flags);

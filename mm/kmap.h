@@ -36,7 +36,10 @@ void *ioremap(uint64_t phys, uint64_t size, uint64_t cache);
  * one lock: two CPUs must not edit the same kernel page table at once (both
  * could find a table missing and link one each, losing the other's entry).
  *
- * kmap_map_page returns -EINVAL for a user-half va.
+ * kmap_map_page returns -EINVAL for a user-half va, and, when the CPU uses
+ * global pages, for flags without PTE_GLOBAL: with PCID on, a non-global
+ * kernel entry is tagged with the PCID it was cached under, and an INVLPG
+ * issued under another PCID would not drop it (docs/tlb.md).
  *
  * kmap_unmap_page frees nothing: the caller flushes (flush_tlb_kernel_range)
  * before it frees the frame in *old. The page tables the unmap emptied stay

@@ -179,6 +179,37 @@ KTEST(MM0005, mm, "RAM above 4 GiB is direct-mapped and usable")
 		"frame %#llx not accessible", (unsigned long long)high);
 }
 
+KTEST(MM0006, mm, "kmap refuses kernel entries it could not flush everywhere")
+{
+	uint64_t frame = pmm_alloc_frame(), free_before;
+	int err;
+
+	if (!KEXPECT(frame, "no frame"))
+		return;
+	free_before = pmm_free_count();
+	/* A user-half address is not kmap's. */
+	err = kmap_map_page(PAGE_SIZE, frame,
+			    PTE_WRITE | PTE_NX | kernel_global());
+	KEXPECT(err == -EINVAL, "mapping user address %#llx returned %d",
+		(unsigned long long)PAGE_SIZE, err);
+	if (boot_cpu.pge) {
+		/* Not global: with PCID, INVLPG under another PCID would
+		 * leave it cached under the one it was used in. */
+		err = kmap_map_page(SCRATCH_VA, frame, PTE_WRITE | PTE_NX);
+		KEXPECT(err == -EINVAL,
+			"a non-global kernel mapping returned %d", err);
+		KEXPECT(pt_translate(kernel_root, SCRATCH_VA, NULL, NULL) ==
+				-ENOENT,
+			"the refused mapping is in the tables");
+	}
+	KEXPECT(pmm_free_count() == free_before, "refusing took %lld frames",
+		(long long)(free_before - pmm_free_count()));
+	if (!boot_cpu.pge)
+		ktest_note("no global pages: kernel mappings are not global, "
+			   "and PCID is off, so none is refused for that");
+	pmm_free_frame(frame);
+}
+
 /* A user address whose PML4 slot nothing else uses (programs load low). */
 #define USER_SCRATCH_VA 0x0000300000000000ULL
 #define PML4_SHIFT	39
