@@ -12,7 +12,8 @@
  * CPU that may hold them, and only then free the frames and the page tables
  * the unmap emptied; a struct tlb_batch (mm/tlb_batch.h) collects them so
  * one flush covers many pages. pt_unmap hands the tables it empties to the
- * batch itself: a user-half table is freed through a batch or not at all. The address-space lock covers the table
+ * batch itself: while the address space lives, a user-half table is freed
+ * through a batch or not at all. The address-space lock covers the table
  * edits only, never the flush: a CPU waiting for that lock with interrupts
  * off would not answer the flush's IPI.
  */
