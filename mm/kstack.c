@@ -11,12 +11,12 @@
  * PCID only, so another PCID on some CPU (a user ASID slot, or PCID 0)
  * could keep a walk through a freed table and use it after a no-flush CR3
  * load. The tables stay linked and map the next stack given the slot (or
- * one of the 31 others in the same 2 MiB). What bounds their memory: the
- * window stacks are handed out in, the first KSTACK_MAX slots of the
- * kernel-stack window (256 MiB), under one page directory (allocated once)
- * with at most 128 page tables: 516 KiB in all. Slots above the highest
- * ever handed out have none. Every freed slot fits on the free list, so a
- * slot is never abandoned and the tables never spread further.
+ * one of the 31 others in the same 2 MiB). What bounds their memory is the
+ * part of the kernel-stack window that slots come from: its first
+ * KSTACK_MAX slots (256 MiB), under one page directory and at most 128 page
+ * tables, 516 KiB in all; slots above the highest handed out so far have
+ * none. Every freed slot fits on the free list, so none is ever abandoned
+ * for a fresh one further up.
  */
 #include "mm/kstack.h"
 #include "mm/kmap.h"
@@ -31,7 +31,7 @@
 #define KSTACK_SLOTS_END (KSTACK_BASE + KSTACK_MAX * KSTACK_SLOT_SIZE)
 
 _Static_assert(KSTACK_SIZE < KSTACK_SLOT_SIZE, "a slot keeps a guard");
-_Static_assert(KSTACK_MAX *KSTACK_SLOT_SIZE <= KSTACK_WINDOW,
+_Static_assert(KSTACK_SLOTS_END - KSTACK_BASE <= KSTACK_WINDOW,
 	       "the slots fit in the kernel-stack window");
 
 static struct spinlock lock = SPINLOCK_INIT;
