@@ -42,13 +42,15 @@
 #include "kernel/panic.h"
 #include "kernel/trap.h"
 #include "kernel/x86.h"
-#include "mm/heap.h"
+#include "mm/layout.h"
+#include "mm/pmm.h"
 #include "sched/sched.h"
 #include "smp/percpu.h"
 
 /* Generous: a vCPU of an overcommitted emulator can stall for seconds. */
 #define CALL_TIMEOUT_NS 10000000000ULL
 #define DROP_EVERY	64 /* call_bug=drop: one request in this many */
+#define CACHE_LINE	64 /* bytes: requests and queues each have their own */
 
 struct call_request {
 	smp_call_fn fn;
@@ -56,16 +58,24 @@ struct call_request {
 	uint32_t pending; /* set by the sender, cleared by the target */
 	bool ack_first;	  /* SMP_CALL_WAIT_ACK_FIRST: clear it before fn */
 	struct call_request *next; /* in the target's queue */
-} __aligned(64);
+} __aligned(CACHE_LINE);
+
+_Static_assert(sizeof(struct call_request) == CACHE_LINE,
+	       "a request fills one cache line, which no other request shares");
+
+/* One sender's requests, one per target, in whole pages. */
+#define SLOT_PAGES                                                     \
+	(ALIGN_UP(MAX_CPUS * sizeof(struct call_request), PAGE_SIZE) / \
+	 PAGE_SIZE)
 
 struct call_queue {
 	struct call_request *head; /* pushed by senders, taken by the owner */
 	uint64_t checks; /* times the owner looked at it; others read it */
 	struct smp_call_stats stats;
-} __aligned(64);
+} __aligned(CACHE_LINE);
 
 static struct call_queue queues[MAX_CPUS];
-/* slots[sender]: an array of MAX_CPUS requests, one per target. */
+/* slots[sender]: MAX_CPUS requests, one per target (smp_call_init_cpu). */
 static struct call_request *slots[MAX_CPUS];
 
 static bool push(struct call_queue *q, struct call_request *r)
@@ -228,9 +238,17 @@ void smp_send_ipi_mask(const struct cpumask *mask, uint8_t vector)
 
 void smp_call_init_cpu(struct percpu *p)
 {
-	slots[p->index] = kzalloc(MAX_CPUS * sizeof(struct call_request));
-	if (!slots[p->index])
+	/* Whole zeroed frames, through the direct map, never freed: kmalloc
+	 * aligns to 16 bytes only, so a request would straddle two cache
+	 * lines, each shared with a neighbour that another target writes. */
+	uint64_t frames = pmm_alloc_frames(SLOT_PAGES, 1);
+
+	if (!frames)
 		panic("smp: no memory for CPU %u's call slots", p->index);
+	slots[p->index] = phys_to_virt(frames);
+	KASSERT(IS_ALIGNED((uint64_t)slots[p->index], CACHE_LINE),
+		"CPU %u's call slots at %p straddle cache lines", p->index,
+		(void *)slots[p->index]);
 	if (p->index == 0)
 		trap_set_handler(VECTOR_CALL_FUNCTION, call_function_interrupt);
 }
