@@ -422,16 +422,15 @@ static void free_table(struct sim_mm *sm, unsigned index)
 
 /*
  * A kernel page gets a new frame: unmapped, mapped again, flushed, and
- * only then the old frame (and any table the unmap emptied) freed.
+ * only then the old frame freed (kernel page tables are never freed).
  */
 static void kremap(unsigned kpage)
 {
 	uint64_t va = sim_kpage_va(kpage), old, frame;
-	struct pt_freed freed = {0};
 	unsigned token = oracle_begin_change();
 
 	permit_current(token, KERNEL_OWNER, kernel_root_phys, va);
-	if (kmap_unmap_page(va, &old, &freed)) {
+	if (kmap_unmap_page(va, &old)) {
 		oracle_end_change(token, NULL);
 		return; /* another CPU is remapping it */
 	}
@@ -445,7 +444,6 @@ static void kremap(unsigned kpage)
 	flush_tlb_kernel_range(va, va + PAGE_SIZE);
 	oracle_end_change(token, NULL);
 	pmm_free_frame(old & PTE_ADDR_MASK);
-	pt_freed_release(&freed);
 }
 
 static void kstack_op(enum sim_op_kind kind, unsigned s)
