@@ -256,6 +256,12 @@ unsigned oracle_begin_change(void);
  */
 void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
 		   bool writable);
+/*
+ * A call just mapped va to frame (no other CPU ran since the store): the
+ * changes of va still running may clear that mapping too, so each gets a
+ * permit for it.
+ */
+void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable);
 /* The change's call returned (mm: NULL for kernel mappings). */
 void oracle_end_change(unsigned token, const struct mm *mm);
 /* Permits not yet revoked. */

@@ -333,16 +333,37 @@ static void thread_switch(unsigned cpu, int next)
 
 /* --- Changes ---------------------------------------------------------------------- */
 
-/* Permits the translation va has in root now, if any, under token. */
+/*
+ * Permits the translation va has in root now under token. Unmapped, the
+ * permit names no frame (0) but marks the change of va as running, so
+ * that what another CPU maps there meanwhile is permitted to it too.
+ */
 static void permit_current(unsigned token, int owner, uint64_t root,
 			   uint64_t va)
 {
 	uint64_t pa, pte;
 
-	if (pt_translate(root, va, &pa, &pte))
+	if (pt_translate(root, va, &pa, &pte)) {
+		oracle_permit(token, owner, va, 0, false);
 		return;
+	}
 	oracle_permit(token, owner, va, mmu_frame_at(pa, "permit"),
 		      pte & PTE_WRITE);
+}
+
+/*
+ * What a call just mapped at va (or changed: mm_protect) may be cleared by
+ * another change still running there: the oracle permits it to those.
+ * Called right after the call returns: no other CPU ran since its store
+ * (the unlock after the edit is no scheduling point).
+ */
+static void mapped_now(int owner, uint64_t root, uint64_t va)
+{
+	uint64_t pa, pte;
+
+	if (!pt_translate(root, va, &pa, &pte))
+		oracle_mapped(owner, va, mmu_frame_at(pa, "mapped_now"),
+			      pte & PTE_WRITE);
 }
 
 /* Unmaps pages [first, first+count) of one region: one mm_unmap call. */
@@ -384,6 +405,8 @@ static void remap(struct sim_mm *sm, unsigned page)
 	unmap_run(sm, page, 1);
 	mmu_set_owner(owner);
 	err = mm_map_anon(sm->mm, va, PAGE_SIZE, MM_PROT_READ | MM_PROT_WRITE);
+	if (!err)
+		mapped_now(owner, sm->mm->root, va);
 	mmu_set_owner(KERNEL_OWNER);
 	if (err && err != -EEXIST) /* another CPU's remap may win */
 		sim_fail("mm_map_anon of mm%d page %u: %d", owner + 1, page,
@@ -438,6 +461,7 @@ static void kremap(unsigned kpage)
 	mmu_label(frame, FRAME_KPAGE, KERNEL_OWNER);
 	if (kmap_map_page(va, frame, PTE_WRITE | PTE_NX | PTE_GLOBAL))
 		sim_fail("kmap_map_page of kernel page %u failed", kpage);
+	mapped_now(KERNEL_OWNER, kernel_root_phys, va);
 	sim_trace("remaps kernel page %u: frame %u -> %u, then flushes", kpage,
 		  mmu_frame_at(old & PTE_ADDR_MASK, "kremap"),
 		  mmu_frame_at(frame, "kremap"));

@@ -62,6 +62,24 @@ void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
 		(struct permit){owner, va, frame, writable, token};
 }
 
+void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable)
+{
+	unsigned n = npermits;
+
+	for (unsigned i = 0; i < n; i++) {
+		bool seen = false;
+
+		if (permits[i].owner != owner || permits[i].va != va)
+			continue;
+		for (unsigned j = 0; j < i && !seen; j++)
+			seen = permits[j].token == permits[i].token &&
+			       permits[j].owner == owner && permits[j].va == va;
+		if (!seen)
+			oracle_permit(permits[i].token, owner, va, frame,
+				      writable);
+	}
+}
+
 void oracle_end_change(unsigned token, const struct mm *mm)
 {
 	unsigned kept = 0;
