@@ -44,7 +44,7 @@
  * in between); the run cap keeps a case within a second or two under ASan
  * on two cores, as do the random seeds per policy set.
  */
-#define DFS_MAX_RUNS	    3000
+#define DFS_MAX_RUNS	    2000
 #define CUSTOM_PREEMPTIONS  2
 #define BUG_MAX_RUNS	    20000 /* a bug case's searches, all told */
 #define TRACE_SHOWN	    30	  /* trace lines printed after a failure */
@@ -278,11 +278,12 @@ static void report_failure(const struct sim_scenario *sc,
 static void print_counts(const struct sim_counts *before)
 {
 	printf("# %llu accesses checked (%llu stale within a running flush, "
-	       "%llu faults), %llu flushes, %llu frees, %llu IPIs, %llu mms "
-	       "freed\n",
+	       "%llu faults, %llu spurious faults retried), %llu flushes, "
+	       "%llu frees, %llu IPIs, %llu mms freed\n",
 	       (unsigned long long)(sim_counts.accesses - before->accesses),
 	       (unsigned long long)(sim_counts.stale_ok - before->stale_ok),
 	       (unsigned long long)(sim_counts.faults - before->faults),
+	       (unsigned long long)(sim_counts.spurious - before->spurious),
 	       (unsigned long long)(sim_counts.flushes - before->flushes),
 	       (unsigned long long)(sim_counts.frees - before->frees),
 	       (unsigned long long)(sim_counts.ipis - before->ipis),
@@ -571,9 +572,11 @@ static int run_cases(int argc, char **argv, bool list)
 		printf("%sok %zu %s\n", ok ? "" : "not ", ++number, t->name);
 		failed += !ok;
 	}
-	printf("# %llu executions, %llu accesses checked\n",
+	printf("# %llu executions, %llu accesses checked, %llu spurious "
+	       "faults retried\n",
 	       (unsigned long long)sim_counts.executions,
-	       (unsigned long long)sim_counts.accesses);
+	       (unsigned long long)sim_counts.accesses,
+	       (unsigned long long)sim_counts.spurious);
 	printf("# %zu passed, %zu failed\n", selected - failed, failed);
 	return failed ? 1 : 0;
 }
