@@ -466,16 +466,49 @@ static bool case_combinations(void)
 	return true;
 }
 
+/* The MMU's invalidations against SDM 4.10.4.1, on one CPU. */
+static void selftest_body(unsigned cpu)
+{
+	tlb_init_cpu(kern_kernel_root());
+	mmu_selftest(kern_mm_root(0), kern_mm_root(1), sim_page_va(0),
+		     sim_kpage_va(0));
+	for (unsigned phase = 0; phase < SIM_PHASES; phase++)
+		sim_barrier();
+	(void)cpu;
+}
+
+static bool case_mmu(void)
+{
+	static struct sim_run run;
+	char err[128];
+
+	if (!policy_parse("", &tlb_policy, err, sizeof(err)))
+		return false;
+	run = (struct sim_run){.cpus = 1, .mode = SIM_DFS};
+	kern_reset(1, 2);
+	sim_run(&run, selftest_body);
+	if (run.failed) {
+		printf("# %s\n", run.failure);
+		sim_trace_print("#   ", TRACE_SHOWN);
+	} else {
+		printf("# every invalidation drops what the SDM says, no "
+		       "more\n");
+	}
+	return !run.failed;
+}
+
 /* --- Main ------------------------------------------------------------------------- */
 
 enum case_kind {
 	CASE_SEARCH,	   /* a scenario under a policy set */
 	CASE_COMBINATIONS, /* every combination of option values */
 	CASE_BUG,	   /* a tlb_bug= value must be caught */
+	CASE_MMU,	   /* the MMU's invalidations, one by one */
 };
 
-#define CASES_MAX \
-	(ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 1 + TLB_BUG_COUNT)
+#define CASES_MAX                                                  \
+	(1 + ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 1 + \
+	 TLB_BUG_COUNT)
 
 struct test_case {
 	char name[64];
@@ -489,6 +522,8 @@ static size_t list_cases(struct test_case *cases)
 {
 	size_t n = 0;
 
+	cases[n] = (struct test_case){.kind = CASE_MMU};
+	snprintf(cases[n++].name, sizeof(cases[0].name), "mmu invalidations");
 	for (size_t s = 0; s < ARRAY_SIZE(scenarios); s++) {
 		for (size_t p = 0; p < ARRAY_SIZE(policy_sets); p++) {
 			struct test_case *t = &cases[n++];
@@ -564,6 +599,9 @@ static int run_cases(int argc, char **argv, bool list)
 			break;
 		case CASE_COMBINATIONS:
 			ok = case_combinations();
+			break;
+		case CASE_MMU:
+			ok = case_mmu();
 			break;
 		default:
 			ok = case_bug(t->bug);

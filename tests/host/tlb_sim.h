@@ -213,6 +213,12 @@ void mmu_set_user_active(unsigned cpu, bool active);
 void mmu_set_refill(bool on);
 /* INVPCID type 3 (mm/tlb.c has no caller: not in mm/tlb_hw.h). */
 void mmu_invpcid_all_nonglobal(void);
+/*
+ * On a simulated CPU with PCIDE on: fills PCIDs 1 and 2 (roots root1 and
+ * root2) with user address u and global kernel address k, and checks what
+ * each invalidation leaves; fails the run at the first difference.
+ */
+void mmu_selftest(uint64_t root1, uint64_t root2, uint64_t u, uint64_t k);
 /* SIM_RANDOM: the hardware drops or speculatively fills an entry. */
 void mmu_random_event(void);
 
@@ -384,6 +390,8 @@ size_t search_parse_choices(const char *text, uint8_t *prefix);
  */
 void kern_reset(unsigned cpus, unsigned nmms);
 uint64_t kern_kernel_root(void);
+/* The root of address space index (mm1 is 0). */
+uint64_t kern_mm_root(unsigned index);
 void kern_op(const struct sim_op *op);
 /* The last phase: every CPU touches every live page, then tasks exit. */
 void kern_sweep(bool last_cpu);

@@ -261,6 +261,11 @@ uint64_t kern_kernel_root(void)
 	return kernel_root_phys;
 }
 
+uint64_t kern_mm_root(unsigned index)
+{
+	return mms[index].mm->root;
+}
+
 size_t kern_fill_vas(uint64_t *vas, size_t max)
 {
 	size_t n = 0;

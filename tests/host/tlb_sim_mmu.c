@@ -766,3 +766,147 @@ void mmu_random_event(void)
 		break;
 	}
 }
+
+/* --- Self-test ------------------------------------------------------------------- */
+
+static unsigned count_tlb(const struct sim_mmu *m, int pcid, uint64_t va,
+			  bool global)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < SIM_TLB_ENTRIES; i++) {
+		const struct tlb_entry *e = &m->tlb[i];
+
+		n += e->valid && e->global == global &&
+		     (global || pcid < 0 || e->pcid == pcid) &&
+		     e->vpn == va >> PAGE_SHIFT;
+	}
+	return n;
+}
+
+/* Paging-structure-cache entries of pcid (-1: any) that would translate va. */
+static unsigned count_psc(const struct sim_mmu *m, int pcid, uint64_t va)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < PSC_LEVELS; k++) {
+		for (unsigned i = 0; i < SIM_PSC_ENTRIES; i++) {
+			const struct psc_entry *p = &m->psc[k][i];
+
+			n += p->valid && (pcid < 0 || p->pcid == pcid) &&
+			     p->tag == psc_tag(va, k);
+		}
+	}
+	return n;
+}
+
+static void expect(const char *step, const char *what, unsigned got,
+		   unsigned want)
+{
+	if (got != want)
+		sim_fail("MMU self-test, after %s: %s: %u entries, expected %u",
+			 step, what, got, want);
+}
+
+/*
+ * Fills PCID 1 and 2 with a user page u (non-global, all three cache
+ * levels) and a global kernel page k, then checks what each invalidation
+ * leaves, against the table of 4.10.4.1 at the top of this file.
+ */
+static void fill(uint64_t root1, uint64_t root2, uint64_t u, uint64_t k)
+{
+	struct sim_mmu *m = this_mmu();
+
+	drop_everything(m);
+	tlb_hw_load_cr3(root1 | 1);
+	walk(sim_cpu(), u);
+	walk(sim_cpu(), k);
+	tlb_hw_load_cr3(root2 | 2);
+	walk(sim_cpu(), u);
+	walk(sim_cpu(), k);
+}
+
+void mmu_selftest(uint64_t root1, uint64_t root2, uint64_t u, uint64_t k)
+{
+	struct sim_mmu *m = this_mmu();
+	bool saved = refill;
+
+	refill = false;
+	fill(root1, root2, u, k);
+	expect("filling", "u in PCID 1", count_tlb(m, 1, u, false), 1);
+	expect("filling", "u in PCID 2", count_tlb(m, 2, u, false), 1);
+	expect("filling", "k global", count_tlb(m, -1, k, true), 1);
+	expect("filling", "u's walks in PCID 1", count_psc(m, 1, u), 3);
+	expect("filling", "k's walks in PCID 1", count_psc(m, 1, k), 3);
+	/* PCID 2 found k's global entry: no walk. */
+	expect("filling", "k's walks in PCID 2", count_psc(m, 2, k), 0);
+
+	tlb_hw_invlpg(u); /* current PCID 2 */
+	expect("INVLPG u", "u in PCID 2", count_tlb(m, 2, u, false), 0);
+	expect("INVLPG u", "u in PCID 1", count_tlb(m, 1, u, false), 1);
+	expect("INVLPG u", "PCID 2's walks of u", count_psc(m, 2, u), 0);
+	expect("INVLPG u", "PCID 1's walks of u", count_psc(m, 1, u), 3);
+	expect("INVLPG u", "k global", count_tlb(m, -1, k, true), 1);
+	tlb_hw_invlpg(k);
+	expect("INVLPG k", "k global", count_tlb(m, -1, k, true), 0);
+
+	fill(root1, root2, u, k);
+	tlb_hw_invpcid_address(1, u);
+	expect("INVPCID 0", "u in PCID 1", count_tlb(m, 1, u, false), 0);
+	expect("INVPCID 0", "u in PCID 2", count_tlb(m, 2, u, false), 1);
+	expect("INVPCID 0", "PCID 1's walks of u", count_psc(m, 1, u), 0);
+	expect("INVPCID 0", "PCID 1's walks of k", count_psc(m, 1, k), 3);
+	expect("INVPCID 0", "k global", count_tlb(m, -1, k, true), 1);
+
+	fill(root1, root2, u, k);
+	tlb_hw_invpcid_context(1);
+	expect("INVPCID 1", "u in PCID 1", count_tlb(m, 1, u, false), 0);
+	expect("INVPCID 1", "PCID 1's walks of k", count_psc(m, 1, k), 0);
+	expect("INVPCID 1", "PCID 2's walks of u", count_psc(m, 2, u), 3);
+	expect("INVPCID 1", "k global", count_tlb(m, -1, k, true), 1);
+
+	fill(root1, root2, u, k);
+	mmu_invpcid_all_nonglobal();
+	expect("INVPCID 3", "u in any PCID", count_tlb(m, -1, u, false), 0);
+	expect("INVPCID 3", "walks of k", count_psc(m, -1, k), 0);
+	expect("INVPCID 3", "k global", count_tlb(m, -1, k, true), 1);
+
+	fill(root1, root2, u, k);
+	tlb_hw_invpcid_all();
+	expect("INVPCID 2", "k global", count_tlb(m, -1, k, true), 0);
+	expect("INVPCID 2", "walks of u", count_psc(m, -1, u), 0);
+
+	fill(root1, root2, u, k);
+	tlb_hw_load_cr3(root1 | 1 | CR3_NOFLUSH);
+	expect("CR3 no-flush", "u in PCID 1", count_tlb(m, 1, u, false), 1);
+	expect("CR3 no-flush", "PCID 1's walks", count_psc(m, 1, u), 3);
+	tlb_hw_load_cr3(root1 | 1);
+	expect("CR3 flush", "u in PCID 1", count_tlb(m, 1, u, false), 0);
+	expect("CR3 flush", "PCID 1's walks", count_psc(m, 1, k), 0);
+	expect("CR3 flush", "u in PCID 2", count_tlb(m, 2, u, false), 1);
+	expect("CR3 flush", "PCID 2's walks", count_psc(m, 2, u), 3);
+	expect("CR3 flush", "k global", count_tlb(m, -1, k, true), 1);
+
+	fill(root1, root2, u, k);
+	fault_drops(m, u); /* current PCID 2 */
+	expect("a fault on u", "u in PCID 2", count_tlb(m, 2, u, false), 0);
+	expect("a fault on u", "PCID 2's walks of u", count_psc(m, 2, u), 0);
+	expect("a fault on u", "PCID 1's walks of u", count_psc(m, 1, u), 3);
+	expect("a fault on u", "u in PCID 1", count_tlb(m, 1, u, false), 1);
+
+	fill(root1, root2, u, k);
+	tlb_hw_load_cr3(mmu_phys(m->root) & ~CR3_PCID_MASK);
+	tlb_hw_set_pcide(false);
+	expect("PCIDE 1 -> 0", "walks", count_psc(m, -1, u), 0);
+	expect("PCIDE 1 -> 0", "k global", count_tlb(m, -1, k, true), 0);
+	walk(sim_cpu(), u);
+	tlb_hw_set_pcide(true);
+	expect("PCIDE 0 -> 1", "u in PCID 0", count_tlb(m, 0, u, false), 1);
+
+	fill(root1, root2, u, k);
+	tlb_hw_flush_everything();
+	expect("CR4.PGE toggle", "k global", count_tlb(m, -1, k, true), 0);
+	expect("CR4.PGE toggle", "walks", count_psc(m, -1, u), 0);
+	refill = saved;
+	sim_trace("MMU self-test passed");
+}
