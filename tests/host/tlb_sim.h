@@ -343,6 +343,9 @@ struct sim_scenario {
 	unsigned mms;
 	const char *cpu[SIM_CPUS_MAX]; /* tlb_sim_workload.c's language */
 	bool refill;		       /* the MMU's speculative-refill mode */
+	/* Searched: the run cap, when it must be higher than the default
+	 * for the search to be exhaustive (0: the default). */
+	unsigned max_runs;
 };
 
 /* What one search found. */
