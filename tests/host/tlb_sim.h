@@ -6,11 +6,20 @@
  *   tlb_sim_sched.c   CPUs as host threads, one running at a time; the
  *                     scheduler that picks who runs at each scheduling
  *                     point; IPIs and their delivery
- *   tlb_sim_mmu.c     CR3, CR4.PCIDE, PCID-tagged TLBs and paging-structure
- *                     caches, frames and page tables, the page walker
- *   tlb_sim_kernel.c  the kernel around the protocol: address spaces,
- *                     thread switches, page-table changes and their
- *                     flushes, accesses
+ *   tlb_sim_mmu.c     physical memory (frames), CR3, CR4.PCIDE, PCID-tagged
+ *                     TLBs and PML4E/PDPTE/PDE caches, the page walker
+ *   tlb_sim_memory.c  smp/shared.h's accesses (for now sequentially
+ *                     consistent, each a scheduling point)
+ *   tlb_sim_host.c    what the kernel files need from the rest of the
+ *                     kernel: mm/pmm.h, mm/heap.h, phys_to_virt, boot_cpu
+ *   tlb_sim_mmfile.c  mm/mm.c, and tlb_sim_kfiles.c mm/kmap.c and
+ *                     mm/kstack.c, compiled unchanged, reset between runs
+ *   sim_include/kernel/x86.h  the simulated CPU's instructions (interrupts,
+ *                     spin loops), first on the include path
+ *   tlb_sim_kernel.c  the kernel around the protocol: a run's kernel half
+ *                     and address spaces, thread switches, workload
+ *                     operations as calls into mm/mm.c, mm/kmap.c and
+ *                     mm/kstack.c, accesses
  *   tlb_sim_oracle.c  judges every access against the page tables
  *   tlb_sim_workload.c  the workload language, random workloads
  *   tlb_sim_policy.c  policies as kernel command-line words
