@@ -185,12 +185,15 @@ static void build_kernel_half(void)
 		root[SLOT_OF(used[i])] =
 			pmm_alloc_frame() | PTE_PRESENT | PTE_WRITE;
 	sim_kfiles_reset(kernel_root_phys);
+	/* Kernel pages: the first mappings of the ioremap window. */
 	for (unsigned k = 0; k < SIM_KPAGES; k++) {
 		uint64_t frame = pmm_alloc_frame();
+		void *va = ioremap(frame, PAGE_SIZE, PTE_CACHE_WB);
 
-		check(kmap_map_page(sim_kpage_va(k), frame,
-				    PTE_WRITE | PTE_NX | PTE_GLOBAL),
-		      "kmap_map_page");
+		if ((uint64_t)va != sim_kpage_va(k))
+			sim_fail("setting up the machine: ioremap gave %p for "
+				 "kernel page %u",
+				 va, k);
 		mmu_label(frame, FRAME_KPAGE, KERNEL_OWNER);
 	}
 }
