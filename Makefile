@@ -94,6 +94,7 @@ KERNEL_C := \
 	mm/mm.c \
 	smp/smp.c \
 	smp/call.c \
+	smp/call_queue.c \
 	smp/ipi_latency.c \
 	mm/kstack.c \
 	mm/memmap.c \
