@@ -299,14 +299,17 @@ TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
 	tests/host/tlb_sim_mmu.c tests/host/tlb_sim_kernel.c \
 	tests/host/tlb_sim_oracle.c tests/host/tlb_sim_workload.c \
 	tests/host/tlb_sim_policy.c tests/host/tlb_sim_trace.c \
-	tests/host/tlb_sim_search.c mm/tlb.c mm/tlb_batch.c \
+	tests/host/tlb_sim_search.c tests/host/tlb_sim_memory.c \
+	mm/tlb.c mm/tlb_batch.c smp/call_queue.c \
 	mm/tlb_options.c kernel/cmdline.c kernel/format.c
 HOST_TEST_BINS += $(BUILD)/host/tlb_sim
 
 $(BUILD)/host/tlb_sim: $(TLB_SIM_C) tests/host/tlb_sim.h mm/tlb.h mm/tlb_options.h \
-		mm/tlb_hw.h mm/tlb_batch.h mm/mm.h
+		mm/tlb_hw.h mm/tlb_batch.h mm/mm.h smp/shared.h smp/cpumask.h \
+		smp/call.h smp/call_hw.h smp/call_queue.h
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TEST_CFLAGS) -pthread -o $@ $(TLB_SIM_C)
+	$(HOSTCC) $(HOST_TEST_CFLAGS) -DSHOOTDOWN_SIM -DMAX_CPUS=64 -pthread \
+		-o $@ $(TLB_SIM_C)
 
 host-tests: $(HOST_TEST_BINS)
 

@@ -85,12 +85,20 @@ static bool push(struct call_queue *q, struct call_request *r)
 	return old == NULL;
 }
 
-/* Step 4: runs every request queued for this CPU; returns how many ran. */
+/*
+ * Step 4: runs every request queued for this CPU; returns how many ran.
+ * Functions run with interrupts off wherever they are served (the handler,
+ * or a wait with interrupts on): a call IPI arriving inside fn would run the
+ * next request in the middle of this one. (The TLB simulator found that:
+ * a lazy CPU's flush_tlb_here, interrupted by a second request that left
+ * the mm, went on to index the slots with the kernel ASID.)
+ */
 static unsigned serve_queue(void)
 {
 	struct call_queue *q = &queues[call_hw_cpu()];
 	struct call_request *list, *reversed = NULL;
 	unsigned ran = 0;
+	uint64_t flags = call_hw_irq_save();
 
 	shared_store(&q->checks, shared_load(&q->checks, __ATOMIC_RELAXED) + 1,
 		     __ATOMIC_RELAXED);
@@ -124,6 +132,7 @@ static unsigned serve_queue(void)
 		ran++;
 	}
 	q->stats.calls_run += ran;
+	call_hw_irq_restore(flags);
 	return ran;
 }
 

@@ -93,15 +93,15 @@ static void free_mm(struct sim_mm *sm)
 
 	for (unsigned cpu = 0; cpu < ncpus; cpu++) {
 		const struct tlb_cpu *c = &tlb_cpus[cpu];
+		const struct mm *loaded = SIM_PEEK(&c->loaded_mm);
 
-		if (c->loaded_mm == &sm->mm || c->lazy_ref == &sm->mm)
+		if (loaded == &sm->mm || c->lazy_ref == &sm->mm)
 			sim_fail("mm%d is freed while cpu%u still %s it%s",
 				 owner + 1, cpu,
-				 c->loaded_mm == &sm->mm ? "has loaded"
-							 : "holds",
-				 c->is_lazy ? " (lazily)" : "");
+				 loaded == &sm->mm ? "has loaded" : "holds",
+				 SIM_PEEK(&c->is_lazy) ? " (lazily)" : "");
 	}
-	if (!cpumask_empty(&sm->mm.cpu_mask))
+	if (SIM_PEEK(&sm->mm.cpu_mask.bits[0]))
 		sim_fail("mm%d is freed with CPUs in its cpu_mask", owner + 1);
 	for (unsigned t = 0; t < SIM_TABLES; t++) {
 		const struct sim_frame *table = mmu_frame(root->next[t]);
@@ -188,7 +188,7 @@ uint64_t kern_kernel_root(void)
 static void trace_state(unsigned cpu)
 {
 	const struct tlb_cpu *c = &tlb_cpus[cpu];
-	const struct mm *mm = c->loaded_mm;
+	const struct mm *mm = SIM_PEEK(&c->loaded_mm);
 
 	if (mm == &kernel_mm || c->loaded_asid == TLB_ASID_KERNEL) {
 		sim_trace("  now: kernel mm loaded, PCID %u", mmu_pcid(cpu));
@@ -197,9 +197,10 @@ static void trace_state(unsigned cpu)
 	sim_trace("  now: mm%llu loaded%s, ASID %u PCID %u, slot gen %llu, "
 		  "mm gen %llu",
 		  (unsigned long long)mm->context_id,
-		  c->is_lazy ? " lazily" : "", c->loaded_asid, mmu_pcid(cpu),
+		  SIM_PEEK(&c->is_lazy) ? " lazily" : "", c->loaded_asid,
+		  mmu_pcid(cpu),
 		  (unsigned long long)c->slots[c->loaded_asid].tlb_gen,
-		  (unsigned long long)mm->tlb_gen);
+		  (unsigned long long)SIM_PEEK(&mm->tlb_gen));
 }
 
 static void thread_switch(unsigned cpu, int next)

@@ -231,6 +231,7 @@ void tlb_hw_load_cr3(uint64_t cr3)
 	char name[64];
 
 	sim_point();
+	sim_memory_serialize();
 	if (!m->pcide && (pcid || keep))
 		sim_fail("CR3 load of %#llx: PCID or no-flush bits with "
 			 "CR4.PCIDE off",
@@ -257,6 +258,7 @@ void tlb_hw_set_pcide(bool on)
 	struct sim_mmu *m = this_mmu();
 
 	sim_point();
+	sim_memory_serialize();
 	if (on && m->pcid)
 		sim_fail("CR4.PCIDE set while CR3 holds PCID %u (#GP)",
 			 m->pcid);
@@ -271,6 +273,7 @@ void tlb_hw_invlpg(uint64_t va)
 	struct sim_mmu *m = this_mmu();
 
 	sim_point();
+	sim_memory_serialize();
 	drop(m, false, m->pcid, va, true);
 	sim_trace("INVLPG %#llx (PCID %u and global)", (unsigned long long)va,
 		  m->pcid);
@@ -290,6 +293,7 @@ static void check_invpcid(unsigned type, uint16_t pcid)
 void tlb_hw_invpcid_address(uint16_t pcid, uint64_t va)
 {
 	sim_point();
+	sim_memory_serialize();
 	check_invpcid(0, pcid);
 	drop(this_mmu(), false, pcid, va, false);
 	sim_trace("INVPCID address %#llx PCID %u", (unsigned long long)va,
@@ -299,6 +303,7 @@ void tlb_hw_invpcid_address(uint16_t pcid, uint64_t va)
 void tlb_hw_invpcid_context(uint16_t pcid)
 {
 	sim_point();
+	sim_memory_serialize();
 	check_invpcid(1, pcid);
 	drop(this_mmu(), false, pcid, UINT64_MAX, false);
 	sim_trace("INVPCID context PCID %u", pcid);
@@ -307,6 +312,7 @@ void tlb_hw_invpcid_context(uint16_t pcid)
 void tlb_hw_invpcid_all(void)
 {
 	sim_point();
+	sim_memory_serialize();
 	check_invpcid(2, 0);
 	drop(this_mmu(), true, 0, UINT64_MAX, true);
 	sim_trace("INVPCID all, globals included");
@@ -315,6 +321,7 @@ void tlb_hw_invpcid_all(void)
 void tlb_hw_flush_everything(void)
 {
 	sim_point();
+	sim_memory_serialize();
 	drop(this_mmu(), true, 0, UINT64_MAX, true);
 	sim_trace("CR4.PGE toggled: everything dropped");
 }

@@ -140,14 +140,15 @@ static bool next_prefix(uint8_t *prefix, size_t *len, unsigned bound)
 
 	for (size_t i = 0; i < n; i++) {
 		before[i] = used;
-		used += run->choices[i].go_on && run->choices[i].pick;
+		used += sim_choice_costs(&run->choices[i],
+					 run->choices[i].pick);
 	}
 	for (size_t i = n; i-- > 0;) {
 		const struct sim_choice *c = &run->choices[i];
 
 		if (c->pick + 1 >= c->count)
 			continue;
-		if (c->go_on && before[i] + 1 > bound)
+		if (sim_choice_costs(c, c->pick + 1u) && before[i] + 1 > bound)
 			continue;
 		for (size_t j = 0; j < i; j++)
 			prefix[j] = run->choices[j].pick;
