@@ -41,8 +41,7 @@ void call_hw_relax(void);
 uint64_t call_hw_clock(void);
 uint64_t call_hw_elapsed_ns(uint64_t since);
 /* A target stopped looking at its queue: a kernel bug, never returns. */
-__noreturn void call_hw_stuck(unsigned target, unsigned self,
-			      uint64_t seconds);
+__noreturn void call_hw_stuck(unsigned target, unsigned self, uint64_t seconds);
 
 /* call_bug=: a deliberate mistake in the protocol, for tests. */
 enum call_hw_bug {

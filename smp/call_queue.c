@@ -146,8 +146,7 @@ void call_queue_irq(void)
 static void wait_free(struct call_request *r, unsigned target)
 {
 	uint64_t start = call_hw_clock();
-	uint64_t checks =
-		shared_load(&queues[target].checks, __ATOMIC_RELAXED);
+	uint64_t checks = shared_load(&queues[target].checks, __ATOMIC_RELAXED);
 
 	/* Acquire: pairs with the target's release of pending. */
 	while (shared_load(&r->pending, __ATOMIC_ACQUIRE)) {

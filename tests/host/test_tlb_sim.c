@@ -259,12 +259,13 @@ static bool search_and_report(const struct sim_scenario *sc,
 		       (unsigned long long)out.runs,
 		       (unsigned long long)SIM_RANDOM_BASE_SEED);
 	else
-		printf("# %llu runs, %s %u preemptions\n",
+		printf("# %llu runs, %s %u preemptions (every schedule "
+		       "with %u done)\n",
 		       (unsigned long long)out.runs,
 		       out.failed     ? "the last one failed; bound"
 		       : out.complete ? "every schedule with at most"
 				      : "stopped at the run limit; bound",
-		       sc->preemptions);
+		       sc->preemptions, out.bound_done);
 	print_counts(&before);
 	if (out.failed)
 		report_failure(sc, ps, bug, &out);

@@ -350,7 +350,8 @@ struct sim_scenario {
 /* What one search found. */
 struct sim_outcome {
 	uint64_t runs;
-	bool complete; /* every schedule within the bound was run */
+	bool complete;	     /* every schedule within the bound was run */
+	unsigned bound_done; /* every schedule with this many preemptions ran */
 	bool failed;
 	char failure[512];
 	uint64_t seed;	   /* the failing run's, random scenarios */

@@ -238,8 +238,8 @@ uint64_t sim_memory_peek(const void *p, size_t size)
 	return as_u64(bytes, size);
 }
 
-static void buffer(unsigned cpu, uintptr_t addr, const void *bytes,
-		   size_t size, int order)
+static void buffer(unsigned cpu, uintptr_t addr, const void *bytes, size_t size,
+		   int order)
 {
 	struct store_buffer *sb = &M.sb[cpu];
 	struct sb_entry *e;
@@ -330,7 +330,7 @@ uint64_t sim_shared_rmw(void *p, size_t size, enum sim_rmw op, uint64_t v,
 			int order)
 {
 	int self = access_point();
-	uint64_t old = 0, new;
+	uint64_t old = 0, result;
 
 	check_size(size);
 	if (self >= 0)
@@ -338,19 +338,19 @@ uint64_t sim_shared_rmw(void *p, size_t size, enum sim_rmw op, uint64_t v,
 	memcpy(&old, p, size);
 	switch (op) {
 	case SIM_RMW_ADD:
-		new = old + v;
+		result = old + v;
 		break;
 	case SIM_RMW_OR:
-		new = old | v;
+		result = old | v;
 		break;
 	case SIM_RMW_AND:
-		new = old & v;
+		result = old & v;
 		break;
 	default:
-		new = v;
+		result = v;
 		break;
 	}
-	write_locked(p, size, new);
+	write_locked(p, size, result);
 	return old;
 }
 

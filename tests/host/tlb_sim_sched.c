@@ -12,16 +12,21 @@
  *             CPU: that is move 0, "go on", whenever it can go on);
  *   IRQ c     CPU c takes its pending call interrupt, where it stopped
  *             (only while c has interrupts on);
+ *   FLUSH-RUN c  the running CPU's whole store buffer becomes visible,
+ *             then CPU c runs (a preemption at which every store so far
+ *             has reached memory: the earliest-visibility schedule);
  *   DRAIN c i entry i of CPU c's store buffer becomes visible in memory
  *             (tlb_sim_memory.c says which entries may go).
  * A run is therefore fixed by the list of moves chosen, which the
  * exhaustive search replays from the start with one move changed, and
- * the random search draws from a seed. A drain chosen instead of the
- * default counts against the preemption bound like a preemption; by
- * default stores stay buffered until something forces them out (a fence,
- * a locked operation, a serializing instruction, the end of a phase, or no
- * other move being left), which is the latest a store can become visible
- * and so already the schedule in which a missing fence shows.
+ * the random search draws from a seed. By default stores stay buffered
+ * until something forces them out (a fence, a locked operation, a
+ * serializing instruction, the end of a phase, or no other move being
+ * left): the latest a store can become visible, so the schedule in which
+ * a missing fence shows needs no extra choice. The opposite, a store seen
+ * early, is one choice too: FLUSH-RUN preempts with the buffer emptied
+ * first. Both, and a single DRAIN, count against the preemption bound
+ * like a preemption, so the search stays as bounded as before.
  *
  * Cross-CPU calls are the kernel's own smp/call_queue.c, on the
  * smp/call_hw.h implemented here: the IPI sets the target's pending
@@ -67,13 +72,13 @@
 /* Drain moves offered per CPU (its oldest drainable entries). */
 #define SIM_DRAIN_MOVES 4
 
-enum move_kind { MOVE_RUN, MOVE_IRQ, MOVE_DRAIN };
+enum move_kind { MOVE_RUN, MOVE_IRQ, MOVE_FLUSH_RUN, MOVE_DRAIN };
 
 struct move {
 	uint8_t kind, cpu, entry;
 };
 
-#define SIM_MOVES_MAX (2 * SIM_CPUS_MAX + SIM_CPUS_MAX * SIM_DRAIN_MOVES)
+#define SIM_MOVES_MAX (3 * SIM_CPUS_MAX + SIM_CPUS_MAX * SIM_DRAIN_MOVES)
 
 struct sim_cpu {
 	bool arrived;  /* at the barrier that ends the current phase */
@@ -238,11 +243,17 @@ static unsigned list_moves(struct move *moves, bool *go_on,
 			moves[n++] = (struct move){MOVE_IRQ, (uint8_t)c, 0};
 	}
 	*first_drain = n;
+	for (unsigned c = 0;
+	     c < S.run->cpus && sim_memory_buffered((unsigned)self); c++) {
+		if (c != (unsigned)self && (runnable(c) || S.cpu[c].spinning))
+			moves[n++] =
+				(struct move){MOVE_FLUSH_RUN, (uint8_t)c, 0};
+	}
 	for (unsigned c = 0; c < S.run->cpus; c++) {
 		unsigned offered = 0;
 
-		for (unsigned i = 0; i < sim_memory_buffered(c) &&
-				     offered < SIM_DRAIN_MOVES;
+		for (unsigned i = 0;
+		     i < sim_memory_buffered(c) && offered < SIM_DRAIN_MOVES;
 		     i++) {
 			if (!sim_memory_drainable(c, i))
 				continue;
@@ -394,6 +405,11 @@ static void point_locked(void)
 		if (m.kind == MOVE_DRAIN) {
 			drain(m.cpu, m.entry);
 			continue;
+		}
+		if (m.kind == MOVE_FLUSH_RUN) {
+			sim_memory_drain_all((unsigned)self);
+			if (!runnable(m.cpu))
+				continue; /* the drain did not wake it */
 		}
 		if (m.cpu != (unsigned)self) {
 			S.cpu[m.cpu].take_irq = m.kind == MOVE_IRQ;

@@ -190,15 +190,25 @@ void search(const struct sim_scenario *sc, const char *policy, enum tlb_bug bug,
 		out->complete = true;
 		return;
 	}
-	for (;;) {
-		search_run(sc, policy, bug, prefix, len, NULL, false);
-		if (record(out, 0))
-			return;
-		if (!next_prefix(prefix, &len, sc->preemptions)) {
-			out->complete = true;
-			return;
+	/*
+	 * Bound 0, then 1, and so on up to the scenario's: with a scheduling
+	 * point at every shared access, a run cap usually ends the search
+	 * before a large bound is done, and the few-preemption schedules
+	 * (where most bugs show) must all have run by then. Each pass
+	 * repeats the smaller ones, a small part of the next.
+	 */
+	for (unsigned bound = 0; bound <= sc->preemptions; bound++) {
+		len = 0;
+		for (;;) {
+			search_run(sc, policy, bug, prefix, len, NULL, false);
+			if (record(out, 0))
+				return;
+			if (!next_prefix(prefix, &len, bound))
+				break;
+			if (out->runs >= max_runs)
+				return;
 		}
-		if (out->runs >= max_runs)
-			return;
+		out->bound_done = bound;
 	}
+	out->complete = true;
 }
