@@ -31,6 +31,7 @@
  */
 #include "tests/host/tlb_sim.h"
 #include "mm/tlb_options.h"
+#include "smp/call.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,16 +424,78 @@ static bool case_combinations(void)
 	return true;
 }
 
+/* --- Cross-CPU calls alone ----------------------------------------------------- */
+
+/*
+ * smp/call_queue.c with no TLB protocol around it: two CPUs call each
+ * other with interrupts off, so neither can take the other's IPI and each
+ * must serve its own queue while it waits (for a busy slot: the first call
+ * does not wait, so the second finds its slot still in use; then for the
+ * target). Every schedule with up to CALL_PREEMPTIONS preemptions.
+ */
+#define CALL_PREEMPTIONS 2
+#define CALLS_EACH	 2
+
+static unsigned calls_ran[SIM_CPUS_MAX];
+
+static void count_call(void *arg)
+{
+	(void)arg;
+	calls_ran[sim_cpu()]++;
+}
+
+static void crossing_calls(unsigned cpu)
+{
+	struct cpumask other;
+
+	if (cpu == 0)
+		memset(calls_ran, 0, sizeof(calls_ran));
+	sim_barrier();
+	cpumask_clear_all(&other);
+	cpumask_set(&other, 1 - cpu);
+	sim_irq_off();
+	smp_call_function_many(&other, count_call, NULL, SMP_CALL_NO_WAIT);
+	smp_call_function_many(&other, count_call, NULL, SMP_CALL_WAIT);
+	sim_irq_on();
+	sim_barrier();
+	sim_barrier();
+	if (cpu == 0 &&
+	    (calls_ran[0] != CALLS_EACH || calls_ran[1] != CALLS_EACH))
+		sim_fail("calls run: cpu0 %u, cpu1 %u, not %u each",
+			 calls_ran[0], calls_ran[1], CALLS_EACH);
+	sim_barrier();
+}
+
+static bool case_calls(void)
+{
+	struct sim_outcome out;
+
+	search_body(2, crossing_calls, CALL_PREEMPTIONS, DFS_MAX_RUNS, &out);
+	printf("# %llu runs, %s %u preemptions\n", (unsigned long long)out.runs,
+	       out.failed     ? "the last one failed; bound"
+	       : out.complete ? "every schedule with at most"
+			      : "stopped at the run limit; bound",
+	       CALL_PREEMPTIONS);
+	if (out.failed) {
+		printf("# calls crossing with interrupts off: %s\n",
+		       out.failure);
+		printf("# choices: '%s'\n", out.choices);
+		sim_trace_print("#   ", TRACE_SHOWN);
+	}
+	return !out.failed;
+}
+
 /* --- Main ------------------------------------------------------------------------- */
 
 enum case_kind {
 	CASE_SEARCH,	   /* a scenario under a policy set */
 	CASE_COMBINATIONS, /* every combination of option values */
+	CASE_CALLS,	   /* cross-CPU calls alone (crossing_calls) */
 	CASE_BUG,	   /* a tlb_bug= value must be caught */
 };
 
 #define CASES_MAX \
-	(ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 1 + TLB_BUG_COUNT)
+	(ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 2 + TLB_BUG_COUNT)
 
 struct test_case {
 	char name[64];
@@ -461,6 +524,9 @@ static size_t list_cases(struct test_case *cases)
 	cases[n] = (struct test_case){.kind = CASE_COMBINATIONS};
 	snprintf(cases[n++].name, sizeof(cases[0].name),
 		 "random every policy combination");
+	cases[n] = (struct test_case){.kind = CASE_CALLS};
+	snprintf(cases[n++].name, sizeof(cases[0].name),
+		 "calls crossing with interrupts off");
 	for (unsigned b = TLB_BUG_NONE + 1; b < TLB_BUG_COUNT; b++) {
 		struct test_case *t = &cases[n++];
 
@@ -521,6 +587,9 @@ static int run_cases(int argc, char **argv, bool list)
 			break;
 		case CASE_COMBINATIONS:
 			ok = case_combinations();
+			break;
+		case CASE_CALLS:
+			ok = case_calls();
 			break;
 		default:
 			ok = case_bug(t->bug);

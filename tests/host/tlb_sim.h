@@ -380,6 +380,12 @@ void search_run(const struct sim_scenario *sc, const char *policy,
 /* Runs until the first failure, the end of the search or max_runs. */
 void search(const struct sim_scenario *sc, const char *policy, enum tlb_bug bug,
 	    uint64_t max_runs, struct sim_outcome *out);
+/*
+ * The same search over the schedules of any body (it calls sim_barrier once
+ * per phase), for cases that drive the kernel code directly.
+ */
+void search_body(unsigned cpus, sim_body body, unsigned bound,
+		 uint64_t max_runs, struct sim_outcome *out);
 /* A failing run's choices ("17:1,23:2") as a prefix; its length. */
 size_t search_parse_choices(const char *text, uint8_t *prefix);
 

@@ -212,3 +212,41 @@ void search(const struct sim_scenario *sc, const char *policy, enum tlb_bug bug,
 	}
 	out->complete = true;
 }
+
+/* One run of body on cpus CPUs with a prefix of choices. */
+static void run_body(unsigned cpus, sim_body body, const uint8_t *prefix,
+		     size_t len)
+{
+	struct sim_run *run = &sim_last;
+
+	run->cpus = cpus;
+	run->mode = SIM_DFS;
+	run->prefix = prefix;
+	run->prefix_len = len;
+	run->seed = 0;
+	sim_run(run, body);
+	sim_counts.executions++;
+}
+
+void search_body(unsigned cpus, sim_body body, unsigned bound,
+		 uint64_t max_runs, struct sim_outcome *out)
+{
+	static uint8_t prefix[SIM_CHOICES_MAX];
+	size_t len;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned b = 0; b <= bound; b++) {
+		len = 0;
+		for (;;) {
+			run_body(cpus, body, prefix, len);
+			if (record(out, 0))
+				return;
+			if (!next_prefix(prefix, &len, b))
+				break;
+			if (out->runs >= max_runs)
+				return;
+		}
+		out->bound_done = b;
+	}
+	out->complete = true;
+}
