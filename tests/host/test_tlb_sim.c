@@ -48,6 +48,7 @@
 #define DFS_MAX_RUNS	    3000
 #define CUSTOM_PREEMPTIONS  2
 #define BUG_MAX_RUNS	    20000 /* a bug case's searches, all told */
+#define RETURN_MAX_RUNS	    12000 /* the return scenario: 2 preemptions */
 #define TRACE_SHOWN	    30	  /* trace lines printed after a failure */
 #define REPRODUCE_LINE_SIZE 1024
 
@@ -57,6 +58,8 @@ static const struct sim_scenario scenarios[] = {
 	 "two CPUs on one mm: changes against accesses",
 	 false,
 	 3,
+	 0,
+	 NULL,
 	 2,
 	 {"run 1, write 0, remap 1 0, protect 1 1, unmap 1 2 2",
 	  "run 1, read 0, write 1, read 2, write 0"}},
@@ -64,6 +67,8 @@ static const struct sim_scenario scenarios[] = {
 	 "two CPUs flush each other at once",
 	 false,
 	 3,
+	 0,
+	 NULL,
 	 1,
 	 {"run 1, read 4, remap 1 0, write 4",
 	  "run 1, read 0, remap 1 4, write 0"}},
@@ -71,6 +76,8 @@ static const struct sim_scenario scenarios[] = {
 	 "switching into an mm while it is flushed",
 	 false,
 	 2,
+	 0,
+	 NULL,
 	 2,
 	 {"run 1, remap 1 0, protect 1 1, unmap 1 2 1",
 	  "run 2, run 1, read 0, write 1, kthread, run 1, read 2"}},
@@ -78,6 +85,8 @@ static const struct sim_scenario scenarios[] = {
 	 "a lazy CPU while its mm changes and loses a table",
 	 false,
 	 3,
+	 0,
+	 NULL,
 	 2,
 	 {"run 2, remap 1 0, free-table 1 1, run 1",
 	  "run 1, read 0, read 4, kthread, run 1, read 0"}},
@@ -85,6 +94,8 @@ static const struct sim_scenario scenarios[] = {
 	 "slots recycled and revisited while an mm changes",
 	 false,
 	 2,
+	 0,
+	 NULL,
 	 3,
 	 {"run 3, remap 1 0, unmap 1 1 1, write 0",
 	  "run 1, read 0, run 2, read 0, run 1, read 0, read 1"}},
@@ -92,6 +103,8 @@ static const struct sim_scenario scenarios[] = {
 	 "teardown with lazy CPUs; kernel-page flushes",
 	 false,
 	 2,
+	 0,
+	 NULL,
 	 2,
 	 {"run 1, write 0, kremap 0, kthread, exit 1, run 2",
 	  "run 1, read 0, kread 0, kthread, run 2, read 0"}},
@@ -99,20 +112,41 @@ static const struct sim_scenario scenarios[] = {
 	 "three CPUs: one changes, one lazy, one switching",
 	 false,
 	 1,
+	 0,
+	 NULL,
 	 2,
 	 {"run 1, remap 1 0, free-table 1 1, exit 1",
 	  "run 1, read 4, kthread, run 1", "run 2, run 1, read 0, run 2"}},
+	/*
+	 * A CPU comes back to an mm through the slot it kept, while another
+	 * changes the mm: the flusher's mask must not miss it, the returning
+	 * CPU's gen must see the bump (two preemptions: a bigger run cap). Under
+ * lazy=off with PCID the CPU leaves the mask and keeps its slot.
+	 */
+	{"return",
+	 "a CPU returns through its kept slot while the mm changes",
+	 false,
+	 2,
+	 RETURN_MAX_RUNS,
+	 "pcid1-off",
+	 1,
+	 {"remap 1 0", "run 1, read 0, kthread, run 1, read 0"}},
 	{"random",
 	 "2-8 CPUs, random workloads, schedules, TLB events",
 	 true,
 	 0,
 	 0,
+	 NULL,
+	 0,
 	 {NULL}},
 };
 
 /* -W: a workload typed on the command line. */
-static struct sim_scenario custom = {"custom",		 "typed in", false,
-				     CUSTOM_PREEMPTIONS, 0,	     {NULL}};
+static struct sim_scenario custom = {
+	.name = "custom",
+	.why = "typed in",
+	.preemptions = CUSTOM_PREEMPTIONS,
+};
 
 struct policy_set {
 	const char *name;
@@ -254,7 +288,8 @@ static bool search_and_report(const struct sim_scenario *sc,
 	struct sim_counts before = sim_counts;
 	struct sim_outcome out;
 
-	search(sc, ps->words, bug, DFS_MAX_RUNS, &out);
+	search(sc, ps->words, bug, sc->max_runs ? sc->max_runs : DFS_MAX_RUNS,
+	       &out);
 	if (sc->random)
 		printf("# %llu random runs (seeds %#llx..)\n",
 		       (unsigned long long)out.runs,
@@ -511,7 +546,12 @@ static size_t list_cases(struct test_case *cases)
 
 	for (size_t s = 0; s < ARRAY_SIZE(scenarios); s++) {
 		for (size_t p = 0; p < ARRAY_SIZE(policy_sets); p++) {
-			struct test_case *t = &cases[n++];
+			struct test_case *t;
+
+			if (scenarios[s].policy &&
+			    strcmp(scenarios[s].policy, policy_sets[p].name))
+				continue;
+			t = &cases[n++];
 
 			snprintf(t->name, sizeof(t->name), "%s %s",
 				 scenarios[s].name, policy_sets[p].name);

@@ -343,6 +343,8 @@ struct sim_scenario {
 	const char *why;      /* what it exercises */
 	bool random;	      /* drawn from each seed; else searched */
 	unsigned preemptions; /* searched: the bound */
+	unsigned max_runs;    /* searched: the run cap (0: the default) */
+	const char *policy;   /* the one policy set it runs under (NULL: all) */
 	unsigned mms;
 	const char *cpu[SIM_CPUS_MAX]; /* tlb_sim_workload.c's language */
 };

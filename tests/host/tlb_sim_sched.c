@@ -316,7 +316,8 @@ static unsigned choose(unsigned n, bool go_on, unsigned first_drain)
 			(uint8_t)pick, (uint8_t)n, (uint8_t)first_drain, go_on};
 	else if (run->mode == SIM_DFS) {
 		pthread_mutex_unlock(&S.lock);
-		sim_fail("more than %d choices in one run", SIM_CHOICES_MAX);
+		sim_fail("more than %d choices in one run (a livelock?)",
+			 SIM_CHOICES_MAX);
 	}
 	run->nchoices++;
 	return pick;
