@@ -468,7 +468,7 @@ static bool case_combinations(void)
  * does not wait, so the second finds its slot still in use; then for the
  * target). Every schedule with up to CALL_PREEMPTIONS preemptions.
  */
-#define CALL_PREEMPTIONS 2
+#define CALL_PREEMPTIONS 2U
 #define CALLS_EACH	 2
 
 static unsigned calls_ran[SIM_CPUS_MAX];

@@ -213,7 +213,7 @@ static void check_size(size_t size)
 
 uint64_t sim_memory_peek(const void *p, size_t size)
 {
-	uint8_t bytes[SB_PIECE];
+	uint8_t bytes[SB_PIECE] = {0};
 
 	check_size(size);
 	for (size_t i = 0; i < size; i++) {
@@ -295,7 +295,7 @@ static int access_point(void)
 
 uint64_t sim_shared_load(const void *p, size_t size, int order)
 {
-	uint8_t bytes[SB_PIECE];
+	uint8_t bytes[SB_PIECE] = {0};
 	int self = access_point();
 
 	(void)order; /* loads stay in program order */
