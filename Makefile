@@ -94,6 +94,7 @@ KERNEL_C := \
 	mm/mm.c \
 	smp/smp.c \
 	smp/call.c \
+	smp/call_queue.c \
 	smp/ipi_latency.c \
 	mm/kstack.c \
 	mm/memmap.c \
@@ -306,11 +307,13 @@ TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
 	tests/host/tlb_sim_search.c tests/host/tlb_sim_memory.c \
 	tests/host/tlb_sim_host.c tests/host/tlb_sim_kfiles.c \
 	tests/host/tlb_sim_mmfile.c mm/tlb.c mm/tlb_batch.c mm/pagetable.c \
+	smp/call_queue.c \
 	mm/tlb_options.c kernel/cmdline.c kernel/format.c
 TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/kernel/x86.h \
 	mm/mm.c mm/kmap.c mm/kstack.c mm/tlb.h mm/tlb_options.h mm/tlb_hw.h \
 	mm/tlb_batch.h mm/mm.h mm/pagetable.h mm/layout.h mm/kmap.h \
-	mm/kstack.h smp/shared.h smp/spinlock.h smp/cpumask.h
+	mm/kstack.h smp/shared.h smp/spinlock.h smp/cpumask.h smp/call.h \
+	smp/call_hw.h smp/call_queue.h
 TLB_SIM_FLAGS := -Itests/host/sim_include $(HOST_TEST_CFLAGS) \
 	-DSHOOTDOWN_SIM -DMAX_CPUS=64 -pthread \
 	-Wl,--wrap=mm_get,--wrap=mm_put

@@ -31,6 +31,7 @@
  */
 #include "tests/host/tlb_sim.h"
 #include "mm/tlb_options.h"
+#include "smp/call.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +45,11 @@
  * in between); the run cap keeps a case within a second or two under ASan
  * on two cores, as do the random seeds per policy set.
  */
-#define DFS_MAX_RUNS	    2000
+#define DFS_MAX_RUNS	    3000
 #define CUSTOM_PREEMPTIONS  2
 #define BUG_MAX_RUNS	    20000 /* a bug case's searches, all told */
+#define RETURN_MAX_RUNS	    12000 /* the return scenario: 2 preemptions */
+#define KSTACK_MAX_RUNS	    8000  /* the kstack scenario: every schedule */
 #define TRACE_SHOWN	    30	  /* trace lines printed after a failure */
 #define REPRODUCE_LINE_SIZE 1024
 
@@ -55,118 +58,131 @@
  * PML4 slot), pages 8-9 shared (tlb_sim_workload.c).
  */
 static const struct sim_scenario scenarios[] = {
-	{"shootdown",
-	 "two CPUs on one mm: changes against accesses",
-	 false,
-	 3,
-	 2,
-	 {"run 1, write 0, remap 1 0, protect 1 1, unmap 1 2 2",
-	  "run 1, read 0, write 1, read 2, write 0"},
-	 false,
-	 0},
-	{"crossfire",
-	 "two CPUs flush each other at once",
-	 false,
-	 3,
-	 1,
-	 {"run 1, read 4, remap 1 0, write 4",
-	  "run 1, read 0, remap 1 4, write 0"},
-	 false,
-	 0},
-	{"switch",
-	 "switching into an mm while it is flushed",
-	 false,
-	 2,
-	 2,
-	 {"run 1, remap 1 0, protect 1 1, unmap 1 2 1",
-	  "run 2, run 1, read 0, write 1, kthread, run 1, read 2"},
-	 false,
-	 0},
-	{"lazy",
-	 "a lazy CPU while its mm changes and loses a table",
-	 false,
-	 3,
-	 2,
-	 {"run 2, remap 1 0, free-table 1 1, run 1",
-	  "run 1, read 0, read 4, kthread, run 1, read 0"},
-	 false,
-	 0},
-	{"speculate",
-	 "the lazy race with the walker refilling after every flush",
-	 false,
-	 2,
-	 2,
-	 {"run 2, remap 1 0, free-table 1 1, run 1",
-	  "run 1, read 0, read 4, kthread, run 1, read 0"},
-	 true,
-	 0},
-	{"asid",
-	 "slots recycled and revisited while an mm changes",
-	 false,
-	 2,
-	 3,
-	 {"run 3, remap 1 0, unmap 1 1 1, write 0",
-	  "run 1, read 0, run 2, read 0, run 1, read 0, read 1"},
-	 false,
-	 0},
-	{"exit",
-	 "teardown with lazy CPUs; kernel-page flushes",
-	 false,
-	 2,
-	 2,
-	 {"run 1, write 0, kremap 0, kthread, exit 1, run 2",
-	  "run 1, read 0, kread 0, kthread, run 2, read 0"},
-	 false,
-	 0},
-	{"three",
-	 "three CPUs: one changes, one lazy, one switching",
-	 false,
-	 1,
-	 2,
-	 {"run 1, remap 1 0, free-table 1 1, exit 1",
-	  "run 1, read 4, kthread, run 1", "run 2, run 1, read 0, run 2"},
-	 false,
-	 0},
-	{"kstack",
-	 "a kernel stack freed while another PCID caches its walk",
-	 false,
-	 2,
-	 2,
-	 {"run 1, kstack-touch 0, run 2, run 1, kstack-touch 1",
-	  "kstack-free 0, kstack-alloc 1"},
-	 false,
-	 8000},
-	{"shared",
-	 "shared pages unmapped: no frame freed, still flushed",
-	 false,
-	 2,
-	 2,
-	 {"run 1, read 8, write 9, read 8, read 9",
-	  "run 2, read 8, unmap 1 8 2, remap 2 9, read 9"},
-	 false,
-	 0},
-	{"lazyfree",
-	 "a lazy CPU frees tables of its own lazy mm",
-	 false,
-	 2,
-	 1,
-	 {"run 1, read 4, kthread, free-table 1 1, run 1, read 0",
-	  "run 1, read 4, write 5, read 0"},
-	 false,
-	 0},
-	{"random",
-	 "2-8 CPUs, random workloads, schedules, TLB events",
-	 true,
-	 0,
-	 0,
-	 {NULL},
-	 false,
-	 0},
+	{
+		.name = "shootdown",
+		.why = "two CPUs on one mm: changes against accesses",
+		.preemptions = 3,
+		.mms = 2,
+		.cpu = {"run 1, write 0, remap 1 0, protect 1 1, unmap 1 2 2",
+			"run 1, read 0, write 1, read 2, write 0"},
+	},
+	{
+		.name = "crossfire",
+		.why = "two CPUs flush each other at once",
+		.preemptions = 3,
+		.mms = 1,
+		.cpu = {"run 1, read 4, remap 1 0, write 4",
+			"run 1, read 0, remap 1 4, write 0"},
+	},
+	{
+		.name = "switch",
+		.why = "switching into an mm while it is flushed",
+		.preemptions = 2,
+		.mms = 2,
+		.cpu = {"run 1, remap 1 0, protect 1 1, unmap 1 2 1",
+			"run 2, run 1, read 0, write 1, kthread, run 1, read "
+			"2"},
+	},
+	{
+		.name = "lazy",
+		.why = "a lazy CPU while its mm changes and loses a table",
+		.preemptions = 3,
+		.mms = 2,
+		.cpu = {"run 2, remap 1 0, free-table 1 1, run 1",
+			"run 1, read 0, read 4, kthread, run 1, read 0"},
+	},
+	{
+		.name = "speculate",
+		.why = "the lazy race with the walker refilling after every "
+		       "flush",
+		.preemptions = 2,
+		.mms = 2,
+		.cpu = {"run 2, remap 1 0, free-table 1 1, run 1",
+			"run 1, read 0, read 4, kthread, run 1, read 0"},
+		.refill = true,
+	},
+	{
+		.name = "asid",
+		.why = "slots recycled and revisited while an mm changes",
+		.preemptions = 2,
+		.mms = 3,
+		.cpu = {"run 3, remap 1 0, unmap 1 1 1, write 0",
+			"run 1, read 0, run 2, read 0, run 1, read 0, read 1"},
+	},
+	{
+		.name = "exit",
+		.why = "teardown with lazy CPUs; kernel-page flushes",
+		.preemptions = 2,
+		.mms = 2,
+		.cpu = {"run 1, write 0, kremap 0, kthread, exit 1, run 2",
+			"run 1, read 0, kread 0, kthread, run 2, read 0"},
+	},
+	{
+		.name = "three",
+		.why = "three CPUs: one changes, one lazy, one switching",
+		.preemptions = 1,
+		.mms = 2,
+		.cpu = {"run 1, remap 1 0, free-table 1 1, exit 1",
+			"run 1, read 4, kthread, run 1",
+			"run 2, run 1, read 0, run 2"},
+	},
+	/*
+	 * A CPU comes back to an mm through the slot it kept, while another
+	 * changes the mm: the flusher's mask must not miss it, the returning
+	 * CPU's gen must see the bump (two preemptions: a bigger run cap).
+	 * Under lazy=off with PCID the CPU leaves the mask and keeps its slot.
+	 */
+	{
+		.name = "return",
+		.why = "a CPU returns through its kept slot while the mm "
+		       "changes",
+		.preemptions = 2,
+		.max_runs = RETURN_MAX_RUNS,
+		.policy = "pcid1-off",
+		.mms = 1,
+		.cpu = {"remap 1 0", "run 1, read 0, kthread, run 1, read 0"},
+	},
+	{
+		.name = "kstack",
+		.why = "a kernel stack freed while another PCID caches its "
+		       "walk",
+		.preemptions = 2,
+		.max_runs = KSTACK_MAX_RUNS,
+		.mms = 2,
+		.cpu = {"run 1, kstack-touch 0, run 2, run 1, kstack-touch 1",
+			"kstack-free 0, kstack-alloc 1"},
+	},
+	{
+		.name = "shared",
+		.why = "shared pages unmapped: no frame freed, still flushed",
+		.preemptions = 2,
+		.mms = 2,
+		.cpu = {"run 1, read 8, write 9, read 8, read 9",
+			"run 2, read 8, unmap 1 8 2, remap 2 9, read 9"},
+	},
+	{
+		.name = "lazyfree",
+		.why = "a lazy CPU frees tables of its own lazy mm",
+		.preemptions = 2,
+		.mms = 1,
+		.cpu = {"run 1, read 4, kthread, free-table 1 1, run 1, read 0",
+			"run 1, read 4, write 5, read 0"},
+	},
+	{
+		.name = "random",
+		.why = "2-8 CPUs, random workloads, schedules, TLB events",
+		.random = true,
+		.preemptions = 0,
+		.mms = 0,
+	},
 };
 
 /* -W: a workload typed on the command line. */
 static struct sim_scenario custom = {
-	"custom", "typed in", false, CUSTOM_PREEMPTIONS, 0, {NULL}, false, 0};
+	.name = "custom",
+	.why = "typed in",
+	.preemptions = CUSTOM_PREEMPTIONS,
+};
 
 struct policy_set {
 	const char *name;
@@ -316,12 +332,13 @@ static bool search_and_report(const struct sim_scenario *sc,
 		       (unsigned long long)out.runs,
 		       (unsigned long long)SIM_RANDOM_BASE_SEED);
 	else
-		printf("# %llu runs, %s %u preemptions\n",
+		printf("# %llu runs, %s %u preemptions (every schedule "
+		       "with %u done)\n",
 		       (unsigned long long)out.runs,
 		       out.failed     ? "the last one failed; bound"
 		       : out.complete ? "every schedule with at most"
 				      : "stopped at the run limit; bound",
-		       sc->preemptions);
+		       sc->preemptions, out.bound_done);
 	print_counts(&before);
 	if (out.failed)
 		report_failure(sc, ps, bug, &out);
@@ -510,17 +527,79 @@ static bool case_mmu(void)
 	return !run.failed;
 }
 
+/* --- Cross-CPU calls alone ----------------------------------------------------- */
+
+/*
+ * smp/call_queue.c with no TLB protocol around it: two CPUs call each
+ * other with interrupts off, so neither can take the other's IPI and each
+ * must serve its own queue while it waits (for a busy slot: the first call
+ * does not wait, so the second finds its slot still in use; then for the
+ * target). Every schedule with up to CALL_PREEMPTIONS preemptions.
+ */
+#define CALL_PREEMPTIONS 2U
+#define CALLS_EACH	 2
+
+static unsigned calls_ran[SIM_CPUS_MAX];
+
+static void count_call(void *arg)
+{
+	(void)arg;
+	calls_ran[sim_cpu()]++;
+}
+
+static void crossing_calls(unsigned cpu)
+{
+	struct cpumask other;
+
+	if (cpu == 0)
+		memset(calls_ran, 0, sizeof(calls_ran));
+	sim_barrier();
+	cpumask_clear_all(&other);
+	cpumask_set(&other, 1 - cpu);
+	sim_irq_off();
+	smp_call_function_many(&other, count_call, NULL, SMP_CALL_NO_WAIT);
+	smp_call_function_many(&other, count_call, NULL, SMP_CALL_WAIT);
+	sim_irq_on();
+	sim_barrier();
+	sim_barrier();
+	if (cpu == 0 &&
+	    (calls_ran[0] != CALLS_EACH || calls_ran[1] != CALLS_EACH))
+		sim_fail("calls run: cpu0 %u, cpu1 %u, not %u each",
+			 calls_ran[0], calls_ran[1], CALLS_EACH);
+	sim_barrier();
+}
+
+static bool case_calls(void)
+{
+	struct sim_outcome out;
+
+	search_body(2, crossing_calls, CALL_PREEMPTIONS, DFS_MAX_RUNS, &out);
+	printf("# %llu runs, %s %u preemptions\n", (unsigned long long)out.runs,
+	       out.failed     ? "the last one failed; bound"
+	       : out.complete ? "every schedule with at most"
+			      : "stopped at the run limit; bound",
+	       CALL_PREEMPTIONS);
+	if (out.failed) {
+		printf("# calls crossing with interrupts off: %s\n",
+		       out.failure);
+		printf("# choices: '%s'\n", out.choices);
+		sim_trace_print("#   ", TRACE_SHOWN);
+	}
+	return !out.failed;
+}
+
 /* --- Main ------------------------------------------------------------------------- */
 
 enum case_kind {
 	CASE_SEARCH,	   /* a scenario under a policy set */
 	CASE_COMBINATIONS, /* every combination of option values */
+	CASE_CALLS,	   /* cross-CPU calls alone (crossing_calls) */
 	CASE_BUG,	   /* a tlb_bug= value must be caught */
 	CASE_MMU,	   /* the MMU's invalidations, one by one */
 };
 
 #define CASES_MAX                                                  \
-	(1 + ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 1 + \
+	(1 + ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 2 + \
 	 TLB_BUG_COUNT)
 
 struct test_case {
@@ -539,7 +618,12 @@ static size_t list_cases(struct test_case *cases)
 	snprintf(cases[n++].name, sizeof(cases[0].name), "mmu invalidations");
 	for (size_t s = 0; s < ARRAY_SIZE(scenarios); s++) {
 		for (size_t p = 0; p < ARRAY_SIZE(policy_sets); p++) {
-			struct test_case *t = &cases[n++];
+			struct test_case *t;
+
+			if (scenarios[s].policy &&
+			    strcmp(scenarios[s].policy, policy_sets[p].name))
+				continue;
+			t = &cases[n++];
 
 			snprintf(t->name, sizeof(t->name), "%s %s",
 				 scenarios[s].name, policy_sets[p].name);
@@ -552,6 +636,9 @@ static size_t list_cases(struct test_case *cases)
 	cases[n] = (struct test_case){.kind = CASE_COMBINATIONS};
 	snprintf(cases[n++].name, sizeof(cases[0].name),
 		 "random every policy combination");
+	cases[n] = (struct test_case){.kind = CASE_CALLS};
+	snprintf(cases[n++].name, sizeof(cases[0].name),
+		 "calls crossing with interrupts off");
 	for (unsigned b = TLB_BUG_NONE + 1; b < TLB_BUG_COUNT; b++) {
 		struct test_case *t = &cases[n++];
 
@@ -615,6 +702,9 @@ static int run_cases(int argc, char **argv, bool list)
 			break;
 		case CASE_MMU:
 			ok = case_mmu();
+			break;
+		case CASE_CALLS:
+			ok = case_calls();
 			break;
 		default:
 			ok = case_bug(t->bug);

@@ -4,12 +4,13 @@
  * interface between its parts.
  *
  *   tlb_sim_sched.c   CPUs as host threads, one running at a time; the
- *                     scheduler that picks who runs at each scheduling
- *                     point; IPIs and their delivery
+ *                     scheduler that picks who runs (or whose store
+ *                     drains) at each scheduling point; IPIs, interrupts
+ *                     and smp/call_hw.h under smp/call_queue.c
+ *   tlb_sim_memory.c  x86-TSO store buffers for every smp/shared.h access,
+ *                     and the compiler's freedom with relaxed stores
  *   tlb_sim_mmu.c     physical memory (frames), CR3, CR4.PCIDE, PCID-tagged
  *                     TLBs and PML4E/PDPTE/PDE caches, the page walker
- *   tlb_sim_memory.c  smp/shared.h's accesses (for now sequentially
- *                     consistent, each a scheduling point)
  *   tlb_sim_host.c    what the kernel files need from the rest of the
  *                     kernel: mm/pmm.h, mm/heap.h, phys_to_virt, boot_cpu
  *   tlb_sim_mmfile.c  mm/mm.c, and tlb_sim_kfiles.c mm/kmap.c and
@@ -82,14 +83,22 @@ enum sim_mode {
 /*
  * One choice the scheduler made: which of `count` moves it took. Move 0 is
  * letting the running CPU go on when go_on says it could; any other pick
- * there preempts it (exhaustive search bounds how many times it does).
+ * there preempts it. Moves from first_drain on make a buffered store
+ * visible; picking one instead of move 0 costs a preemption too. The
+ * exhaustive search bounds how many a schedule has (sim_choice_costs).
  */
 struct sim_choice {
-	uint8_t pick, count;
+	uint8_t pick, count, first_drain;
 	bool go_on;
 };
 
-#define SIM_CHOICES_MAX 4096
+static inline bool sim_choice_costs(const struct sim_choice *c, unsigned pick)
+{
+	return pick && (c->go_on || pick >= c->first_drain);
+}
+
+/* Every shared access is a scheduling point: runs make many choices. */
+#define SIM_CHOICES_MAX 16384
 
 /* How one execution is to be scheduled, and what happened. */
 struct sim_run {
@@ -152,6 +161,42 @@ uint64_t sim_splitmix(uint64_t *state);
 
 /* Ends the execution as failed. */
 __noreturn void sim_fail(const char *fmt, ...) __printf(1, 2);
+
+/*
+ * A scheduling point at a shared-memory access (tlb_sim_memory.c calls it
+ * before acting): like sim_point, and it ends a tlb_hw_fence spin.
+ */
+void sim_access_point(void);
+
+/* --- Memory (tlb_sim_memory.c) ------------------------------------------------ */
+
+/*
+ * Per-CPU FIFO store buffers over the host's memory (the top of
+ * tlb_sim_memory.c has the rules). Only the CPU holding the baton calls
+ * these.
+ */
+void sim_memory_reset(unsigned cpus);
+/* This CPU's host stack, whose buffered stores drain when a call returns. */
+void sim_memory_set_stack(unsigned cpu, uintptr_t lo, uintptr_t hi);
+/* A serializing instruction or MFENCE on this CPU: its buffer drains. */
+void sim_memory_serialize(void);
+/* Entries in cpu's buffer; whether entry i may drain now; drain it. */
+unsigned sim_memory_buffered(unsigned cpu);
+bool sim_memory_drainable(unsigned cpu, unsigned i);
+void sim_memory_drain_entry(unsigned cpu, unsigned i);
+void sim_memory_drain_all(unsigned cpu);
+/* Drains cpu's buffered stores to its own host stack (and all before). */
+void sim_memory_drain_stack(unsigned cpu);
+/* Changes whenever memory's contents change (spinning CPUs wait for it). */
+uint64_t sim_memory_version(void);
+/*
+ * God's view, for the simulator's own checks and traces: the newest value
+ * of [p, p+size) in any store buffer, else in memory. Never a scheduling
+ * point. SIM_PEEK(&x) has x's type.
+ */
+uint64_t sim_memory_peek(const void *p, size_t size);
+#define SIM_PEEK(p) \
+	((__typeof__(*(p)))(uintptr_t)sim_memory_peek((p), sizeof(*(p))))
 
 /* --- Trace (tlb_sim_trace.c) ------------------------------------------------- */
 
@@ -349,18 +394,18 @@ struct sim_scenario {
 	const char *why;      /* what it exercises */
 	bool random;	      /* drawn from each seed; else searched */
 	unsigned preemptions; /* searched: the bound */
+	unsigned max_runs;    /* searched: the run cap (0: the default) */
+	const char *policy;   /* the one policy set it runs under (NULL: all) */
 	unsigned mms;
 	const char *cpu[SIM_CPUS_MAX]; /* tlb_sim_workload.c's language */
 	bool refill;		       /* the MMU's speculative-refill mode */
-	/* Searched: the run cap, when it must be higher than the default
-	 * for the search to be exhaustive (0: the default). */
-	unsigned max_runs;
 };
 
 /* What one search found. */
 struct sim_outcome {
 	uint64_t runs;
-	bool complete; /* every schedule within the bound was run */
+	bool complete;	     /* every schedule within the bound was run */
+	unsigned bound_done; /* every schedule with this many preemptions ran */
 	bool failed;
 	char failure[512];
 	uint64_t seed;	   /* the failing run's, random scenarios */
@@ -389,6 +434,12 @@ void search_run(const struct sim_scenario *sc, const char *policy,
 /* Runs until the first failure, the end of the search or max_runs. */
 void search(const struct sim_scenario *sc, const char *policy, enum tlb_bug bug,
 	    uint64_t max_runs, struct sim_outcome *out);
+/*
+ * The same search over the schedules of any body (it calls sim_barrier once
+ * per phase), for cases that drive the kernel code directly.
+ */
+void search_body(unsigned cpus, sim_body body, unsigned bound,
+		 uint64_t max_runs, struct sim_outcome *out);
 /* A failing run's choices ("17:1,23:2") as a prefix; its length. */
 size_t search_parse_choices(const char *text, uint8_t *prefix);
 

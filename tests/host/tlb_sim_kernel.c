@@ -139,15 +139,19 @@ bool kern_mm_freed(void *p)
 		return false;
 	for (unsigned cpu = 0; cpu < ncpus; cpu++) {
 		const struct tlb_cpu *c = &tlb_cpus[cpu];
+		const struct mm *loaded = SIM_PEEK(&c->loaded_mm);
 
-		if (c->loaded_mm == p || c->lazy_ref == p)
+		if (loaded == p || c->lazy_ref == p)
 			sim_fail("mm%d is freed while cpu%u still %s it%s",
 				 i + 1, cpu,
-				 c->loaded_mm == p ? "has loaded" : "holds",
-				 c->is_lazy ? " (lazily)" : "");
+				 loaded == p ? "has loaded" : "holds",
+				 SIM_PEEK(&c->is_lazy) ? " (lazily)" : "");
 	}
-	if (!cpumask_empty(&mms[i].mm->cpu_mask))
-		sim_fail("mm%d is freed with CPUs in its cpu_mask", i + 1);
+	for (unsigned w = 0; w < CPUMASK_WORDS; w++) {
+		if (SIM_PEEK(&mms[i].mm->cpu_mask.bits[w]))
+			sim_fail("mm%d is freed with CPUs in its cpu_mask",
+				 i + 1);
+	}
 	mms[i].dead = true;
 	sim_counts.mm_deaths++;
 	return true;
@@ -291,7 +295,7 @@ size_t kern_fill_vas(uint64_t *vas, size_t max)
 static void trace_state(unsigned cpu)
 {
 	const struct tlb_cpu *c = &tlb_cpus[cpu];
-	const struct mm *mm = c->loaded_mm;
+	const struct mm *mm = SIM_PEEK(&c->loaded_mm);
 
 	if (mm == &kernel_mm || c->loaded_asid == TLB_ASID_KERNEL) {
 		sim_trace("  now: kernel mm loaded, PCID %u", mmu_pcid(cpu));
@@ -299,10 +303,10 @@ static void trace_state(unsigned cpu)
 	}
 	sim_trace("  now: mm%d loaded%s, ASID %u PCID %u, slot gen %llu, "
 		  "mm gen %llu",
-		  index_of(mm) + 1, c->is_lazy ? " lazily" : "", c->loaded_asid,
-		  mmu_pcid(cpu),
+		  index_of(mm) + 1, SIM_PEEK(&c->is_lazy) ? " lazily" : "",
+		  c->loaded_asid, mmu_pcid(cpu),
 		  (unsigned long long)c->slots[c->loaded_asid].tlb_gen,
-		  (unsigned long long)mm->tlb_gen);
+		  (unsigned long long)SIM_PEEK(&mm->tlb_gen));
 }
 
 static void thread_switch(unsigned cpu, int next)

@@ -548,6 +548,8 @@ void tlb_hw_load_cr3(uint64_t cr3)
 	char name[80];
 
 	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
 	if (!m->pcide && (pcid || keep))
 		sim_fail("CR3 load of %#llx: PCID or no-flush bits with "
 			 "CR4.PCIDE off",
@@ -578,6 +580,8 @@ void tlb_hw_set_pcide(bool on)
 	struct sim_mmu *m = this_mmu();
 
 	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
 	if (on && m->pcid)
 		sim_fail("CR4.PCIDE set while CR3 holds PCID %u (#GP)",
 			 m->pcid);
@@ -594,6 +598,8 @@ void tlb_hw_invlpg(uint64_t va)
 	struct sim_mmu *m = this_mmu();
 
 	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
 	drop_tlb(m, false, m->pcid, va, true, true);
 	drop_psc(m, false, m->pcid, ANY_VA);
 	sim_trace("INVLPG %#llx (PCID %u and global; PCID %u's cached walks)",
@@ -615,6 +621,8 @@ static void check_invpcid(unsigned type, uint16_t pcid)
 void tlb_hw_invpcid_address(uint16_t pcid, uint64_t va)
 {
 	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
 	check_invpcid(0, pcid);
 	drop_tlb(this_mmu(), false, pcid, va, true, false);
 	drop_psc(this_mmu(), false, pcid, va);
@@ -626,6 +634,8 @@ void tlb_hw_invpcid_address(uint16_t pcid, uint64_t va)
 void tlb_hw_invpcid_context(uint16_t pcid)
 {
 	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
 	check_invpcid(1, pcid);
 	drop_tlb(this_mmu(), false, pcid, ANY_VA, true, false);
 	drop_psc(this_mmu(), false, pcid, ANY_VA);
@@ -636,6 +646,8 @@ void tlb_hw_invpcid_context(uint16_t pcid)
 void tlb_hw_invpcid_all(void)
 {
 	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
 	check_invpcid(2, 0);
 	drop_everything(this_mmu());
 	sim_trace("INVPCID all, globals included");
@@ -646,6 +658,8 @@ void tlb_hw_invpcid_all(void)
 void mmu_invpcid_all_nonglobal(void)
 {
 	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
 	check_invpcid(3, 0);
 	drop_tlb(this_mmu(), true, 0, ANY_VA, true, false);
 	drop_psc(this_mmu(), true, 0, ANY_VA);
@@ -656,6 +670,8 @@ void mmu_invpcid_all_nonglobal(void)
 void tlb_hw_flush_everything(void)
 {
 	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
 	drop_everything(this_mmu());
 	sim_trace("CR4.PGE toggled: everything dropped");
 	after_effect();

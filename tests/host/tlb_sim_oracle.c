@@ -93,7 +93,7 @@ void oracle_end_change(unsigned token, const struct mm *mm)
 	if (mm)
 		sim_trace("  flush returned, mm%llu gen %llu",
 			  (unsigned long long)mm->context_id,
-			  (unsigned long long)mm->tlb_gen);
+			  (unsigned long long)SIM_PEEK(&mm->tlb_gen));
 	else
 		sim_trace("  kernel flush returned");
 }
@@ -155,7 +155,7 @@ void oracle_judge(unsigned cpu, int owner, uint64_t va, const char *what,
 		 "is still running",
 		 cpu, verb, what, (unsigned long long)va,
 		 x.tlb_hit ? "a TLB entry" : "a walk", mmu_pcid(cpu),
-		 tlb_cpus[cpu].is_lazy ? "lazy" : "active", got,
+		 SIM_PEEK(&tlb_cpus[cpu].is_lazy) ? "lazy" : "active", got,
 		 x.writable ? " writable" : "", want,
 		 now && !now_writable ? " read-only" : "");
 }
