@@ -49,7 +49,6 @@
 #define CUSTOM_PREEMPTIONS  2
 #define BUG_MAX_RUNS	    20000 /* a bug case's searches, all told */
 #define RETURN_MAX_RUNS	    12000 /* the return scenario: 2 preemptions */
-#define KSTACK_MAX_RUNS	    8000  /* the kstack scenario: every schedule */
 #define TRACE_SHOWN	    30	  /* trace lines printed after a failure */
 #define REPRODUCE_LINE_SIZE 1024
 
@@ -147,7 +146,6 @@ static const struct sim_scenario scenarios[] = {
 		.why = "a kernel stack freed while another PCID caches its "
 		       "walk",
 		.preemptions = 2,
-		.max_runs = KSTACK_MAX_RUNS,
 		.mms = 2,
 		.cpu = {"run 1, kstack-touch 0, run 2, run 1, kstack-touch 1",
 			"kstack-free 0, kstack-alloc 1"},
