@@ -94,6 +94,7 @@ KERNEL_C := \
 	mm/mm.c \
 	smp/smp.c \
 	smp/call.c \
+	smp/call_queue.c \
 	smp/ipi_latency.c \
 	mm/kstack.c \
 	mm/memmap.c \
@@ -292,20 +293,35 @@ $(BUILD)/host/test_%:
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TEST_CFLAGS) -o $@ $(filter %.c,$^)
 
-# The TLB protocol (mm/tlb.c, mm/tlb_batch.c, unchanged) on a simulated
-# machine with threads for CPUs (docs/tlb-simulator.md).
+# The TLB protocol on a simulated machine with threads for CPUs
+# (docs/tlb-simulator.md). Compiled unchanged with SHOOTDOWN_SIM: mm/tlb.c,
+# mm/tlb_batch.c, mm/pagetable.c, and mm/mm.c, mm/kmap.c, mm/kstack.c
+# (included by tlb_sim_mmfile.c and tlb_sim_kfiles.c, which reset their
+# state between runs). tests/host/sim_include comes first on the include
+# path: its kernel/x86.h is the simulated CPU's. mm_get/mm_put are wrapped
+# (--wrap) so the simulator checks every reference taken and dropped.
 TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
 	tests/host/tlb_sim_mmu.c tests/host/tlb_sim_kernel.c \
 	tests/host/tlb_sim_oracle.c tests/host/tlb_sim_workload.c \
 	tests/host/tlb_sim_policy.c tests/host/tlb_sim_trace.c \
-	tests/host/tlb_sim_search.c mm/tlb.c mm/tlb_batch.c \
+	tests/host/tlb_sim_search.c tests/host/tlb_sim_memory.c \
+	tests/host/tlb_sim_host.c tests/host/tlb_sim_kfiles.c \
+	tests/host/tlb_sim_mmfile.c mm/tlb.c mm/tlb_batch.c mm/pagetable.c \
+	smp/call_queue.c \
 	mm/tlb_options.c kernel/cmdline.c kernel/format.c
+TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/kernel/x86.h \
+	mm/mm.c mm/kmap.c mm/kstack.c mm/tlb.h mm/tlb_options.h mm/tlb_hw.h \
+	mm/tlb_batch.h mm/mm.h mm/pagetable.h mm/layout.h mm/kmap.h \
+	mm/kstack.h smp/shared.h smp/spinlock.h smp/cpumask.h smp/call.h \
+	smp/call_hw.h smp/call_queue.h
+TLB_SIM_FLAGS := -Itests/host/sim_include $(HOST_TEST_CFLAGS) \
+	-DSHOOTDOWN_SIM -DMAX_CPUS=64 -pthread \
+	-Wl,--wrap=mm_get,--wrap=mm_put
 HOST_TEST_BINS += $(BUILD)/host/tlb_sim
 
-$(BUILD)/host/tlb_sim: $(TLB_SIM_C) tests/host/tlb_sim.h mm/tlb.h mm/tlb_options.h \
-		mm/tlb_hw.h mm/tlb_batch.h mm/mm.h
+$(BUILD)/host/tlb_sim: $(TLB_SIM_C) $(TLB_SIM_DEPS)
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TEST_CFLAGS) -pthread -o $@ $(TLB_SIM_C)
+	$(HOSTCC) $(TLB_SIM_FLAGS) -o $@ $(TLB_SIM_C)
 
 host-tests: $(HOST_TEST_BINS)
 

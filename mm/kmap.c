@@ -23,6 +23,7 @@
 #include "mm/pmm.h"
 #include "mm/tlb.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
 #include "kernel/x86.h"
@@ -209,18 +210,28 @@ void *ioremap(uint64_t phys, uint64_t size, uint64_t cache)
 
 int kmap_map_page(uint64_t va, uint64_t pa, uint64_t flags)
 {
-	uint64_t irq = spin_lock_irqsave(&kernel_tables_lock);
-	int err = pt_map(kernel_root, va, pa, PAGE_4K, flags);
+	uint64_t irq;
+	int err;
 
+	/* Refused before any table is allocated: see kmap.h. */
+	if (va < USER_TOP || (flags & global_bit) != global_bit)
+		return -EINVAL;
+	irq = spin_lock_irqsave(&kernel_tables_lock);
+	err = pt_map(kernel_root, va, pa, PAGE_4K, flags);
 	spin_unlock_irqrestore(&kernel_tables_lock, irq);
 	return err;
 }
 
-int kmap_unmap_page(uint64_t va, uint64_t *old, struct pt_freed *freed)
+int kmap_unmap_page(uint64_t va, uint64_t *old)
 {
-	uint64_t irq = spin_lock_irqsave(&kernel_tables_lock);
-	int err = pt_unmap(kernel_root, va, old, freed);
+	uint64_t irq;
+	int err;
 
+	if (va < USER_TOP)
+		return -EINVAL;
+	irq = spin_lock_irqsave(&kernel_tables_lock);
+	/* No batch: kernel tables are never freed (mm/pagetable.h). */
+	err = pt_unmap(kernel_root, va, old, NULL);
 	spin_unlock_irqrestore(&kernel_tables_lock, irq);
 	return err;
 }

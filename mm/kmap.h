@@ -33,12 +33,21 @@ void *ioremap(uint64_t phys, uint64_t size, uint64_t cache);
 
 /*
  * Maps / unmaps one 4 KiB page of the kernel half after boot. Serialised by
- * one lock: two CPUs must not edit the same kernel page table at once (one
- * could free a table the other is filling). The caller flushes (mm/tlb.h)
- * before it frees what an unmap returned.
+ * one lock: two CPUs must not edit the same kernel page table at once (both
+ * could find a table missing and link one each, losing the other's entry).
+ *
+ * kmap_map_page returns -EINVAL for a user-half va, and, when the CPU uses
+ * global pages, for flags without PTE_GLOBAL: with PCID on, a non-global
+ * kernel entry is tagged with the PCID it was cached under, and an INVLPG
+ * issued under another PCID would not drop it (docs/tlb.md).
+ *
+ * kmap_unmap_page frees nothing: the caller flushes (flush_tlb_kernel_range)
+ * before it frees the frame in *old. The page tables the unmap emptied stay
+ * linked, never freed: INVLPG would not reach the walks that other PCIDs
+ * cached through them (mm/pagetable.h). They are reused by later mappings.
  */
 int kmap_map_page(uint64_t va, uint64_t pa, uint64_t flags);
-int kmap_unmap_page(uint64_t va, uint64_t *old, struct pt_freed *freed);
+int kmap_unmap_page(uint64_t va, uint64_t *old);
 
 /* The address of the boot stack's guard page (never mapped). */
 uint64_t kmap_boot_stack_guard(void);

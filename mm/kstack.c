@@ -4,6 +4,19 @@
  * reused first. A stack's frames are freed only after the kernel-range TLB
  * flush has reached every CPU: until then another CPU could still hold a
  * translation to them.
+ *
+ * The page tables that map a stack are never freed, even when its unmap
+ * empties them (docs/tlb.md, "Page tables: who frees them, and when"): the
+ * flush is one INVLPG per page, which drops the cached walks of the current
+ * PCID only, so another PCID on some CPU (a user ASID slot, or PCID 0)
+ * could keep a walk through a freed table and use it after a no-flush CR3
+ * load. The tables stay linked and map the next stack given the slot (or
+ * one of the 31 others in the same 2 MiB). What bounds their memory is the
+ * part of the kernel-stack window that slots come from: its first
+ * KSTACK_MAX slots (256 MiB), under one page directory and at most 128 page
+ * tables, 516 KiB in all; slots above the highest handed out so far have
+ * none. Every freed slot fits on the free list, so none is ever abandoned
+ * for a fresh one further up.
  */
 #include "mm/kstack.h"
 #include "mm/kmap.h"
@@ -15,11 +28,15 @@
 #include "kernel/panic.h"
 #include "smp/spinlock.h"
 
+#define KSTACK_SLOTS_END (KSTACK_BASE + KSTACK_MAX * KSTACK_SLOT_SIZE)
+
 _Static_assert(KSTACK_SIZE < KSTACK_SLOT_SIZE, "a slot keeps a guard");
+_Static_assert(KSTACK_SLOTS_END - KSTACK_BASE <= KSTACK_WINDOW,
+	       "the slots fit in the kernel-stack window");
 
 static struct spinlock lock = SPINLOCK_INIT;
 static uint64_t next_slot = KSTACK_BASE; /* guarded by lock */
-static uint64_t free_slots[64];		 /* guarded by lock */
+static uint64_t free_slots[KSTACK_MAX];	 /* guarded by lock */
 static size_t free_count;		 /* guarded by lock */
 static uint64_t in_use; /* stacks handed out and not freed; lock */
 
@@ -30,7 +47,7 @@ uint64_t kstack_alloc(void)
 
 	if (free_count) {
 		slot = free_slots[--free_count];
-	} else if (next_slot < KSTACK_BASE + KSTACK_WINDOW) {
+	} else if (next_slot < KSTACK_SLOTS_END) {
 		slot = next_slot;
 		next_slot += KSTACK_SLOT_SIZE;
 	} else {
@@ -62,36 +79,32 @@ void kstack_free(uint64_t top)
 	enum { PAGES = KSTACK_SIZE / PAGE_SIZE };
 	uint64_t slot = top - KSTACK_SLOT_SIZE;
 	uint64_t bottom = top - KSTACK_SIZE;
-	uint64_t frames[PAGES], tables[PAGES * 3];
-	size_t n_frames = 0, n_tables = 0;
+	uint64_t frames[PAGES];
+	size_t n_frames = 0;
 	uint64_t flags;
 
-	KASSERT(top > KSTACK_BASE && top <= KSTACK_BASE + KSTACK_WINDOW &&
+	KASSERT(top > KSTACK_BASE && top <= KSTACK_SLOTS_END &&
 			IS_ALIGNED(top, KSTACK_SLOT_SIZE),
 		"%#llx is not a kernel stack top", (unsigned long long)top);
 	for (uint64_t va = bottom; va < top; va += PAGE_SIZE) {
-		struct pt_freed freed = {0};
 		uint64_t old;
-		int err = kmap_unmap_page(va, &old, &freed);
+		int err = kmap_unmap_page(va, &old); /* the tables stay */
 
 		KASSERT(!err, "stack page %#llx not mapped (%d)",
 			(unsigned long long)va, err);
 		frames[n_frames++] = old & PTE_ADDR_MASK;
-		for (size_t i = 0; i < freed.count; i++)
-			tables[n_tables++] = freed.frames[i];
 	}
 	/* Every CPU forgets the stack before its memory is reused. */
 	flush_tlb_kernel_range(bottom, top);
 	for (size_t i = 0; i < n_frames; i++)
 		pmm_free_frame(frames[i]);
-	for (size_t i = 0; i < n_tables; i++)
-		pmm_free_frame(tables[i]);
 
 	flags = spin_lock_irqsave(&lock);
+	KASSERT(free_count < ARRAY_SIZE(free_slots),
+		"freeing stack %#llx: %zu slots free already, of %d",
+		(unsigned long long)top, free_count, KSTACK_MAX);
 	in_use--;
-	if (free_count < ARRAY_SIZE(free_slots))
-		free_slots[free_count++] = slot;
-	/* else: that slot's addresses are not reused; there are millions. */
+	free_slots[free_count++] = slot;
 	spin_unlock_irqrestore(&lock, flags);
 }
 

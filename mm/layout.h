@@ -32,6 +32,8 @@
 #define PML4_KERNEL_FIRST 256 /* first PML4 slot of the kernel half */
 #define PML4_ENTRIES	  512
 
+#ifndef SHOOTDOWN_SIM
+
 static inline void *phys_to_virt(uint64_t phys)
 {
 	return (void *)(phys + DIRECT_MAP_BASE);
@@ -46,5 +48,28 @@ static inline uint64_t virt_to_phys(const void *virt)
 		return v - KERNEL_VMA;
 	return v - DIRECT_MAP_BASE;
 }
+
+#else
+/*
+ * The TLB simulator (tests/host/tlb_sim, built with SHOOTDOWN_SIM) runs
+ * the kernel's page-table code in a host process, where physical memory
+ * is an array of frames and the direct map is where the host put that
+ * array: tests/host/tlb_sim_host.c converts, and fails the run for an
+ * address that is not simulated RAM. Kernel builds never see this.
+ */
+void *sim_phys_to_virt(uint64_t phys);
+uint64_t sim_virt_to_phys(const void *virt);
+
+static inline void *phys_to_virt(uint64_t phys)
+{
+	return sim_phys_to_virt(phys);
+}
+
+static inline uint64_t virt_to_phys(const void *virt)
+{
+	return sim_virt_to_phys(virt);
+}
+
+#endif
 
 #endif

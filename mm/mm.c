@@ -11,7 +11,9 @@
  * Unmapping follows the rule of mm/tlb.h: clear the entries, flush every
  * CPU that may hold them, and only then free the frames and the page tables
  * the unmap emptied; a struct tlb_batch (mm/tlb_batch.h) collects them so
- * one flush covers many pages. The address-space lock covers the table
+ * one flush covers many pages. pt_unmap hands the tables it empties to the
+ * batch itself: while the address space lives, a user-half table is freed
+ * through a batch or not at all. The address-space lock covers the table
  * edits only, never the flush: a CPU waiting for that lock with interrupts
  * off would not answer the flush's IPI.
  */
@@ -28,8 +30,8 @@
 #include "mm/tlb.h"
 #include "mm/tlb_batch.h"
 
-/* Frames one unmapped page may free: the page and up to 3 tables. */
-#define FRAMES_PER_UNMAP 4
+/* Frames one unmapped page may free: the page and the tables it empties. */
+#define FRAMES_PER_UNMAP (1 + PT_UNMAP_TABLES_MAX)
 #define SHM_MAX		 64   /* shared-memory objects in the system */
 #define SHM_MAX_PAGES	 4096 /* 16 MiB per object */
 #define TABLE_ENTRIES	 512
@@ -160,18 +162,14 @@ static void unmap_range(struct mm *mm, uint64_t va, uint64_t end)
 
 		for (; va < end && !tlb_batch_full(&batch, FRAMES_PER_UNMAP);
 		     va += PAGE_SIZE) {
-			struct pt_freed freed = {0};
 			uint64_t old;
 
-			if (pt_unmap(mm->root, va, &old, &freed))
+			if (pt_unmap(mm->root, va, &old, &batch))
 				continue;
 			mm->pages--;
-			tlb_batch_page(&batch, va);
 			if (!(old & PTE_SOFT_SHARED))
 				tlb_batch_free_page(&batch,
 						    old & PTE_ADDR_MASK);
-			for (size_t i = 0; i < freed.count; i++)
-				tlb_batch_free_table(&batch, freed.frames[i]);
 		}
 		spin_unlock_irqrestore(&mm->lock, flags);
 		tlb_batch_flush(&batch);

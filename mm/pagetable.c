@@ -7,7 +7,9 @@
  */
 #include "mm/pagetable.h"
 #include "mm/layout.h"
+#include "mm/mm.h"
 #include "mm/pmm.h"
+#include "mm/tlb_batch.h"
 #include "kernel/errno.h"
 #include "kernel/panic.h"
 
@@ -105,15 +107,18 @@ static bool table_is_empty(const uint64_t *table)
 	return true;
 }
 
-int pt_unmap(uint64_t root, uint64_t va, uint64_t *old, struct pt_freed *freed)
+int pt_unmap(uint64_t root, uint64_t va, uint64_t *old, struct tlb_batch *batch)
 {
 	uint64_t *path[LEVELS + 1]; /* path[level]: the entry at that level */
 	uint64_t *table = table_at(root);
-	/* Levels whose tables may be freed: kernel PDPTs are shared. */
-	int highest_freeable = is_user(va) ? 3 : 2;
 
 	if (!va_is_canonical(va))
 		return -EINVAL;
+	KASSERT(is_user(va) ? batch && batch->mm->root == root : !batch,
+		"unmapping %#llx: a user-half unmap takes the batch of its "
+		"address space (root %#llx, batch %p), a kernel one none",
+		(unsigned long long)va, (unsigned long long)root,
+		(void *)batch);
 	for (int level = LEVELS; level >= 1; level--) {
 		path[level] = &table[index_at(va, level)];
 		if (!(*path[level] & PTE_PRESENT))
@@ -124,26 +129,24 @@ int pt_unmap(uint64_t root, uint64_t va, uint64_t *old, struct pt_freed *freed)
 	}
 	*old = *path[1];
 	*path[1] = 0;
+	if (!is_user(va))
+		return 0; /* kernel tables stay linked: pagetable.h */
 
-	/* Unlink each table this emptied, lowest first. */
-	for (int level = 1; level < highest_freeable + 1; level++) {
+	/* Unlink each table this emptied, lowest first, up to the PDPT:
+	 * the batch frees them once its flush has returned. */
+	tlb_batch_page(batch, va);
+	for (int level = 1; level <= PT_UNMAP_TABLES_MAX; level++) {
 		uint64_t *this_table = (uint64_t *)ALIGN_DOWN(
 			(uint64_t)path[level], PAGE_SIZE);
 		uint64_t *parent = path[level + 1];
+		uint64_t frame = *parent & PTE_ADDR_MASK;
 
 		if (!table_is_empty(this_table))
 			break;
-		freed->frames[freed->count++] = *parent & PTE_ADDR_MASK;
 		*parent = 0;
+		tlb_batch_free_table(batch, frame);
 	}
 	return 0;
-}
-
-void pt_freed_release(struct pt_freed *freed)
-{
-	for (size_t i = 0; i < freed->count; i++)
-		pmm_free_frame(freed->frames[i]);
-	freed->count = 0;
 }
 
 int pt_protect(uint64_t root, uint64_t va, uint64_t flags)

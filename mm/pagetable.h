@@ -2,9 +2,16 @@
 /*
  * Four-level x86-64 page tables (Intel SDM Vol. 3A, 4.5): map, unmap,
  * protect and translate, on any root. These functions only edit tables;
- * they never flush a TLB. The caller flushes through mm/tlb.h and only then
- * frees the tables an unmap emptied (a CPU may still be walking them through
- * its paging-structure caches until the flush).
+ * they never flush a TLB and never free a table themselves.
+ *
+ * Who frees page tables (docs/tlb.md, "Page tables: who frees them"):
+ * - user half: a table an unmap empties is unlinked and handed to the
+ *   caller's struct tlb_batch, which frees it only after its flush returned
+ *   (a flush with freed_tables, so lazy CPUs are reached too): until then a
+ *   CPU may still walk it through its paging-structure caches;
+ * - kernel half: never. INVLPG drops cached walks of the current PCID only,
+ *   so a kernel flush cannot reach the walks other PCIDs cached; an emptied
+ *   kernel table stays linked and is reused by the next mapping near it.
  */
 #ifndef MM_PAGETABLE_H
 #define MM_PAGETABLE_H
@@ -37,11 +44,10 @@ enum page_size {
 	PAGE_1G,
 };
 
-/* Table frames an unmap emptied and unlinked: free after the TLB flush. */
-struct pt_freed {
-	uint64_t frames[3]; /* at most a PT, a PD and a PDPT per unmap */
-	size_t count;
-};
+struct tlb_batch;
+
+/* Tables one user-half unmap may hand to its batch: a PT, a PD and a PDPT. */
+#define PT_UNMAP_TABLES_MAX 3
 
 /*
  * Maps va to pa (both aligned to size) with flags. Missing tables are
@@ -52,15 +58,20 @@ int pt_map(uint64_t root, uint64_t va, uint64_t pa, enum page_size size,
 	   uint64_t flags);
 
 /*
- * Unmaps the 4 KiB page at va; *old gets the entry it held. Tables left empty
- * are unlinked and recorded in freed (user half: up to the PDPT; kernel
- * half: never the PDPTs, which every address space shares). Returns -ENOENT
- * if nothing is mapped there, -EINVAL if va lies inside a large page.
+ * Unmaps the 4 KiB page at va; *old gets the entry it held, and the caller
+ * frees (or batches) the frame it pointed to after the flush.
+ *
+ * User half: batch is the caller's batch for the address space whose root
+ * this is, with room for PT_UNMAP_TABLES_MAX frames. va joins the batch's
+ * range, and the tables left empty (up to the PDPT) are unlinked and handed
+ * to it (tlb_batch_free_table): tlb_batch_flush frees them after the flush.
+ * Kernel half: batch is NULL; no table is unlinked or freed.
+ *
+ * Returns -ENOENT if nothing is mapped there, -EINVAL if va lies inside a
+ * large page or is not canonical.
  */
-int pt_unmap(uint64_t root, uint64_t va, uint64_t *old, struct pt_freed *freed);
-
-/* Gives the tables recorded in freed back to the frame allocator. */
-void pt_freed_release(struct pt_freed *freed);
+int pt_unmap(uint64_t root, uint64_t va, uint64_t *old,
+	     struct tlb_batch *batch);
 
 /* Replaces the flags of the 4 KiB mapping at va (address kept). */
 int pt_protect(uint64_t root, uint64_t va, uint64_t flags);

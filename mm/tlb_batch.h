@@ -7,9 +7,14 @@
  *	struct tlb_batch b;
  *
  *	tlb_batch_begin(&b, mm);
- *	lock; for each page: clear its entry, tlb_batch_page(&b, va),
- *	      tlb_batch_free_page(&b, frame); stop when tlb_batch_full(); unlock
+ *	lock; for each page: pt_unmap(mm->root, va, &old, &b) (which batches
+ *	      va and the tables it empties), tlb_batch_free_page(&b, frame);
+ *	      stop when tlb_batch_full(); unlock
  *	tlb_batch_flush(&b);	(flush, wait for every CPU, then free)
+ *
+ * This is the only way a user-half page table is freed while its address
+ * space lives (mm_put frees the rest once no CPU has it loaded); kernel-half
+ * tables are never freed (docs/tlb.md, "Page tables: who frees them").
  */
 #ifndef MM_TLB_BATCH_H
 #define MM_TLB_BATCH_H
@@ -34,7 +39,10 @@ void tlb_batch_begin(struct tlb_batch *b, struct mm *mm);
 void tlb_batch_page(struct tlb_batch *b, uint64_t va);
 /* Frees frame (a page the entry pointed to) once the flush is done. */
 void tlb_batch_free_page(struct tlb_batch *b, uint64_t frame);
-/* Frees a page table once the flush is done (the flush covers its walks). */
+/*
+ * Frees a page table once the flush is done (the flush covers its walks,
+ * and reaches lazy CPUs too: TLB_TABLES_FREED). pt_unmap calls it.
+ */
 void tlb_batch_free_table(struct tlb_batch *b, uint64_t frame);
 /* True when fewer than room frames still fit. */
 bool tlb_batch_full(const struct tlb_batch *b, size_t room);

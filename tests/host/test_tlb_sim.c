@@ -31,6 +31,7 @@
  */
 #include "tests/host/tlb_sim.h"
 #include "mm/tlb_options.h"
+#include "smp/call.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,71 +48,139 @@
 #define DFS_MAX_RUNS	    3000
 #define CUSTOM_PREEMPTIONS  2
 #define BUG_MAX_RUNS	    20000 /* a bug case's searches, all told */
+#define RETURN_MAX_RUNS	    12000 /* the return scenario: 2 preemptions */
 #define TRACE_SHOWN	    30	  /* trace lines printed after a failure */
 #define REPRODUCE_LINE_SIZE 1024
 
-/* Pages 0-3 are in page table 0, pages 4-7 in page table 1. */
+/*
+ * Pages 0-3 are in page table 0, pages 4-7 in page table 1 (alone in its
+ * PML4 slot), pages 8-9 shared (tlb_sim_workload.c).
+ */
 static const struct sim_scenario scenarios[] = {
-	{"shootdown",
-	 "two CPUs on one mm: changes against accesses",
-	 false,
-	 3,
-	 2,
-	 {"run 1, write 0, remap 1 0, protect 1 1, unmap 1 2 2",
-	  "run 1, read 0, write 1, read 2, write 0"}},
-	{"crossfire",
-	 "two CPUs flush each other at once",
-	 false,
-	 3,
-	 1,
-	 {"run 1, read 4, remap 1 0, write 4",
-	  "run 1, read 0, remap 1 4, write 0"}},
-	{"switch",
-	 "switching into an mm while it is flushed",
-	 false,
-	 2,
-	 2,
-	 {"run 1, remap 1 0, protect 1 1, unmap 1 2 1",
-	  "run 2, run 1, read 0, write 1, kthread, run 1, read 2"}},
-	{"lazy",
-	 "a lazy CPU while its mm changes and loses a table",
-	 false,
-	 3,
-	 2,
-	 {"run 2, remap 1 0, free-table 1 1, run 1",
-	  "run 1, read 0, read 4, kthread, run 1, read 0"}},
-	{"asid",
-	 "slots recycled and revisited while an mm changes",
-	 false,
-	 2,
-	 3,
-	 {"run 3, remap 1 0, unmap 1 1 1, write 0",
-	  "run 1, read 0, run 2, read 0, run 1, read 0, read 1"}},
-	{"exit",
-	 "teardown with lazy CPUs; kernel-page flushes",
-	 false,
-	 2,
-	 2,
-	 {"run 1, write 0, kremap 0, kthread, exit 1, run 2",
-	  "run 1, read 0, kread 0, kthread, run 2, read 0"}},
-	{"three",
-	 "three CPUs: one changes, one lazy, one switching",
-	 false,
-	 1,
-	 2,
-	 {"run 1, remap 1 0, free-table 1 1, exit 1",
-	  "run 1, read 4, kthread, run 1", "run 2, run 1, read 0, run 2"}},
-	{"random",
-	 "2-8 CPUs, random workloads, schedules, TLB events",
-	 true,
-	 0,
-	 0,
-	 {NULL}},
+	{
+		.name = "shootdown",
+		.why = "two CPUs on one mm: changes against accesses",
+		.preemptions = 3,
+		.mms = 2,
+		.cpu = {"run 1, write 0, remap 1 0, protect 1 1, unmap 1 2 2",
+			"run 1, read 0, write 1, read 2, write 0"},
+	},
+	{
+		.name = "crossfire",
+		.why = "two CPUs flush each other at once",
+		.preemptions = 3,
+		.mms = 1,
+		.cpu = {"run 1, read 4, remap 1 0, write 4",
+			"run 1, read 0, remap 1 4, write 0"},
+	},
+	{
+		.name = "switch",
+		.why = "switching into an mm while it is flushed",
+		.preemptions = 2,
+		.mms = 2,
+		.cpu = {"run 1, remap 1 0, protect 1 1, unmap 1 2 1",
+			"run 2, run 1, read 0, write 1, kthread, run 1, read "
+			"2"},
+	},
+	{
+		.name = "lazy",
+		.why = "a lazy CPU while its mm changes and loses a table",
+		.preemptions = 3,
+		.mms = 2,
+		.cpu = {"run 2, remap 1 0, free-table 1 1, run 1",
+			"run 1, read 0, read 4, kthread, run 1, read 0"},
+	},
+	{
+		.name = "speculate",
+		.why = "the lazy race with the walker refilling after every "
+		       "flush",
+		.preemptions = 2,
+		.mms = 2,
+		.cpu = {"run 2, remap 1 0, free-table 1 1, run 1",
+			"run 1, read 0, read 4, kthread, run 1, read 0"},
+		.refill = true,
+	},
+	{
+		.name = "asid",
+		.why = "slots recycled and revisited while an mm changes",
+		.preemptions = 2,
+		.mms = 3,
+		.cpu = {"run 3, remap 1 0, unmap 1 1 1, write 0",
+			"run 1, read 0, run 2, read 0, run 1, read 0, read 1"},
+	},
+	{
+		.name = "exit",
+		.why = "teardown with lazy CPUs; kernel-page flushes",
+		.preemptions = 2,
+		.mms = 2,
+		.cpu = {"run 1, write 0, kremap 0, kthread, exit 1, run 2",
+			"run 1, read 0, kread 0, kthread, run 2, read 0"},
+	},
+	{
+		.name = "three",
+		.why = "three CPUs: one changes, one lazy, one switching",
+		.preemptions = 1,
+		.mms = 2,
+		.cpu = {"run 1, remap 1 0, free-table 1 1, exit 1",
+			"run 1, read 4, kthread, run 1",
+			"run 2, run 1, read 0, run 2"},
+	},
+	/*
+	 * A CPU comes back to an mm through the slot it kept, while another
+	 * changes the mm: the flusher's mask must not miss it, the returning
+	 * CPU's gen must see the bump (two preemptions: a bigger run cap).
+	 * Under lazy=off with PCID the CPU leaves the mask and keeps its slot.
+	 */
+	{
+		.name = "return",
+		.why = "a CPU returns through its kept slot while the mm "
+		       "changes",
+		.preemptions = 2,
+		.max_runs = RETURN_MAX_RUNS,
+		.policy = "pcid1-off",
+		.mms = 1,
+		.cpu = {"remap 1 0", "run 1, read 0, kthread, run 1, read 0"},
+	},
+	{
+		.name = "kstack",
+		.why = "a kernel stack freed while another PCID caches its "
+		       "walk",
+		.preemptions = 2,
+		.mms = 2,
+		.cpu = {"run 1, kstack-touch 0, run 2, run 1, kstack-touch 1",
+			"kstack-free 0, kstack-alloc 1"},
+	},
+	{
+		.name = "shared",
+		.why = "shared pages unmapped: no frame freed, still flushed",
+		.preemptions = 2,
+		.mms = 2,
+		.cpu = {"run 1, read 8, write 9, read 8, read 9",
+			"run 2, read 8, unmap 1 8 2, remap 2 9, read 9"},
+	},
+	{
+		.name = "lazyfree",
+		.why = "a lazy CPU frees tables of its own lazy mm",
+		.preemptions = 2,
+		.mms = 1,
+		.cpu = {"run 1, read 4, kthread, free-table 1 1, run 1, read 0",
+			"run 1, read 4, write 5, read 0"},
+	},
+	{
+		.name = "random",
+		.why = "2-8 CPUs, random workloads, schedules, TLB events",
+		.random = true,
+		.preemptions = 0,
+		.mms = 0,
+	},
 };
 
 /* -W: a workload typed on the command line. */
-static struct sim_scenario custom = {"custom",		 "typed in", false,
-				     CUSTOM_PREEMPTIONS, 0,	     {NULL}};
+static struct sim_scenario custom = {
+	.name = "custom",
+	.why = "typed in",
+	.preemptions = CUSTOM_PREEMPTIONS,
+};
 
 struct policy_set {
 	const char *name;
@@ -235,11 +304,12 @@ static void report_failure(const struct sim_scenario *sc,
 static void print_counts(const struct sim_counts *before)
 {
 	printf("# %llu accesses checked (%llu stale within a running flush, "
-	       "%llu faults), %llu flushes, %llu frees, %llu IPIs, %llu mms "
-	       "freed\n",
+	       "%llu faults, %llu spurious faults retried), %llu flushes, "
+	       "%llu frees, %llu IPIs, %llu mms freed\n",
 	       (unsigned long long)(sim_counts.accesses - before->accesses),
 	       (unsigned long long)(sim_counts.stale_ok - before->stale_ok),
 	       (unsigned long long)(sim_counts.faults - before->faults),
+	       (unsigned long long)(sim_counts.spurious - before->spurious),
 	       (unsigned long long)(sim_counts.flushes - before->flushes),
 	       (unsigned long long)(sim_counts.frees - before->frees),
 	       (unsigned long long)(sim_counts.ipis - before->ipis),
@@ -253,18 +323,20 @@ static bool search_and_report(const struct sim_scenario *sc,
 	struct sim_counts before = sim_counts;
 	struct sim_outcome out;
 
-	search(sc, ps->words, bug, DFS_MAX_RUNS, &out);
+	search(sc, ps->words, bug, sc->max_runs ? sc->max_runs : DFS_MAX_RUNS,
+	       &out);
 	if (sc->random)
 		printf("# %llu random runs (seeds %#llx..)\n",
 		       (unsigned long long)out.runs,
 		       (unsigned long long)SIM_RANDOM_BASE_SEED);
 	else
-		printf("# %llu runs, %s %u preemptions\n",
+		printf("# %llu runs, %s %u preemptions (every schedule "
+		       "with %u done)\n",
 		       (unsigned long long)out.runs,
 		       out.failed     ? "the last one failed; bound"
 		       : out.complete ? "every schedule with at most"
 				      : "stopped at the run limit; bound",
-		       sc->preemptions);
+		       sc->preemptions, out.bound_done);
 	print_counts(&before);
 	if (out.failed)
 		report_failure(sc, ps, bug, &out);
@@ -422,16 +494,111 @@ static bool case_combinations(void)
 	return true;
 }
 
+/* The MMU's invalidations against SDM 4.10.4.1, on one CPU. */
+static void selftest_body(unsigned cpu)
+{
+	tlb_init_cpu(kern_kernel_root());
+	mmu_selftest(kern_mm_root(0), kern_mm_root(1), sim_page_va(0),
+		     sim_kpage_va(0));
+	for (unsigned phase = 0; phase < SIM_PHASES; phase++)
+		sim_barrier();
+	(void)cpu;
+}
+
+static bool case_mmu(void)
+{
+	static struct sim_run run;
+	char err[128];
+
+	if (!policy_parse("", &tlb_policy, err, sizeof(err)))
+		return false;
+	run = (struct sim_run){.cpus = 1, .mode = SIM_DFS};
+	kern_reset(1, 2);
+	sim_run(&run, selftest_body);
+	if (run.failed) {
+		printf("# %s\n", run.failure);
+		sim_trace_print("#   ", TRACE_SHOWN);
+	} else {
+		printf("# every invalidation drops what the SDM says, no "
+		       "more\n");
+	}
+	return !run.failed;
+}
+
+/* --- Cross-CPU calls alone ----------------------------------------------------- */
+
+/*
+ * smp/call_queue.c with no TLB protocol around it: two CPUs call each
+ * other with interrupts off, so neither can take the other's IPI and each
+ * must serve its own queue while it waits (for a busy slot: the first call
+ * does not wait, so the second finds its slot still in use; then for the
+ * target). Every schedule with up to CALL_PREEMPTIONS preemptions.
+ */
+#define CALL_PREEMPTIONS 2U
+#define CALLS_EACH	 2
+
+static unsigned calls_ran[SIM_CPUS_MAX];
+
+static void count_call(void *arg)
+{
+	(void)arg;
+	calls_ran[sim_cpu()]++;
+}
+
+static void crossing_calls(unsigned cpu)
+{
+	struct cpumask other;
+
+	if (cpu == 0)
+		memset(calls_ran, 0, sizeof(calls_ran));
+	sim_barrier();
+	cpumask_clear_all(&other);
+	cpumask_set(&other, 1 - cpu);
+	sim_irq_off();
+	smp_call_function_many(&other, count_call, NULL, SMP_CALL_NO_WAIT);
+	smp_call_function_many(&other, count_call, NULL, SMP_CALL_WAIT);
+	sim_irq_on();
+	sim_barrier();
+	sim_barrier();
+	if (cpu == 0 &&
+	    (calls_ran[0] != CALLS_EACH || calls_ran[1] != CALLS_EACH))
+		sim_fail("calls run: cpu0 %u, cpu1 %u, not %u each",
+			 calls_ran[0], calls_ran[1], CALLS_EACH);
+	sim_barrier();
+}
+
+static bool case_calls(void)
+{
+	struct sim_outcome out;
+
+	search_body(2, crossing_calls, CALL_PREEMPTIONS, DFS_MAX_RUNS, &out);
+	printf("# %llu runs, %s %u preemptions\n", (unsigned long long)out.runs,
+	       out.failed     ? "the last one failed; bound"
+	       : out.complete ? "every schedule with at most"
+			      : "stopped at the run limit; bound",
+	       CALL_PREEMPTIONS);
+	if (out.failed) {
+		printf("# calls crossing with interrupts off: %s\n",
+		       out.failure);
+		printf("# choices: '%s'\n", out.choices);
+		sim_trace_print("#   ", TRACE_SHOWN);
+	}
+	return !out.failed;
+}
+
 /* --- Main ------------------------------------------------------------------------- */
 
 enum case_kind {
 	CASE_SEARCH,	   /* a scenario under a policy set */
 	CASE_COMBINATIONS, /* every combination of option values */
+	CASE_CALLS,	   /* cross-CPU calls alone (crossing_calls) */
 	CASE_BUG,	   /* a tlb_bug= value must be caught */
+	CASE_MMU,	   /* the MMU's invalidations, one by one */
 };
 
-#define CASES_MAX \
-	(ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 1 + TLB_BUG_COUNT)
+#define CASES_MAX                                                  \
+	(1 + ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 2 + \
+	 TLB_BUG_COUNT)
 
 struct test_case {
 	char name[64];
@@ -445,9 +612,16 @@ static size_t list_cases(struct test_case *cases)
 {
 	size_t n = 0;
 
+	cases[n] = (struct test_case){.kind = CASE_MMU};
+	snprintf(cases[n++].name, sizeof(cases[0].name), "mmu invalidations");
 	for (size_t s = 0; s < ARRAY_SIZE(scenarios); s++) {
 		for (size_t p = 0; p < ARRAY_SIZE(policy_sets); p++) {
-			struct test_case *t = &cases[n++];
+			struct test_case *t;
+
+			if (scenarios[s].policy &&
+			    strcmp(scenarios[s].policy, policy_sets[p].name))
+				continue;
+			t = &cases[n++];
 
 			snprintf(t->name, sizeof(t->name), "%s %s",
 				 scenarios[s].name, policy_sets[p].name);
@@ -460,6 +634,9 @@ static size_t list_cases(struct test_case *cases)
 	cases[n] = (struct test_case){.kind = CASE_COMBINATIONS};
 	snprintf(cases[n++].name, sizeof(cases[0].name),
 		 "random every policy combination");
+	cases[n] = (struct test_case){.kind = CASE_CALLS};
+	snprintf(cases[n++].name, sizeof(cases[0].name),
+		 "calls crossing with interrupts off");
 	for (unsigned b = TLB_BUG_NONE + 1; b < TLB_BUG_COUNT; b++) {
 		struct test_case *t = &cases[n++];
 
@@ -521,6 +698,12 @@ static int run_cases(int argc, char **argv, bool list)
 		case CASE_COMBINATIONS:
 			ok = case_combinations();
 			break;
+		case CASE_MMU:
+			ok = case_mmu();
+			break;
+		case CASE_CALLS:
+			ok = case_calls();
+			break;
 		default:
 			ok = case_bug(t->bug);
 			break;
@@ -528,9 +711,11 @@ static int run_cases(int argc, char **argv, bool list)
 		printf("%sok %zu %s\n", ok ? "" : "not ", ++number, t->name);
 		failed += !ok;
 	}
-	printf("# %llu executions, %llu accesses checked\n",
+	printf("# %llu executions, %llu accesses checked, %llu spurious "
+	       "faults retried\n",
 	       (unsigned long long)sim_counts.executions,
-	       (unsigned long long)sim_counts.accesses);
+	       (unsigned long long)sim_counts.accesses,
+	       (unsigned long long)sim_counts.spurious);
 	printf("# %zu passed, %zu failed\n", selected - failed, failed);
 	return failed ? 1 : 0;
 }

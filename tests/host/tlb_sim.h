@@ -4,13 +4,23 @@
  * interface between its parts.
  *
  *   tlb_sim_sched.c   CPUs as host threads, one running at a time; the
- *                     scheduler that picks who runs at each scheduling
- *                     point; IPIs and their delivery
- *   tlb_sim_mmu.c     CR3, CR4.PCIDE, PCID-tagged TLBs and paging-structure
- *                     caches, frames and page tables, the page walker
- *   tlb_sim_kernel.c  the kernel around the protocol: address spaces,
- *                     thread switches, page-table changes and their
- *                     flushes, accesses
+ *                     scheduler that picks who runs (or whose store
+ *                     drains) at each scheduling point; IPIs, interrupts
+ *                     and smp/call_hw.h under smp/call_queue.c
+ *   tlb_sim_memory.c  x86-TSO store buffers for every smp/shared.h access,
+ *                     and the compiler's freedom with relaxed stores
+ *   tlb_sim_mmu.c     physical memory (frames), CR3, CR4.PCIDE, PCID-tagged
+ *                     TLBs and PML4E/PDPTE/PDE caches, the page walker
+ *   tlb_sim_host.c    what the kernel files need from the rest of the
+ *                     kernel: mm/pmm.h, mm/heap.h, phys_to_virt, boot_cpu
+ *   tlb_sim_mmfile.c  mm/mm.c, and tlb_sim_kfiles.c mm/kmap.c and
+ *                     mm/kstack.c, compiled unchanged, reset between runs
+ *   sim_include/kernel/x86.h  the simulated CPU's instructions (interrupts,
+ *                     spin loops), first on the include path
+ *   tlb_sim_kernel.c  the kernel around the protocol: a run's kernel half
+ *                     and address spaces, thread switches, workload
+ *                     operations as calls into mm/mm.c, mm/kmap.c and
+ *                     mm/kstack.c, accesses
  *   tlb_sim_oracle.c  judges every access against the page tables
  *   tlb_sim_workload.c  the workload language, random workloads
  *   tlb_sim_policy.c  policies as kernel command-line words
@@ -34,24 +44,34 @@
 #define SIM_CPUS_MAX 8 /* the largest machine the workloads use */
 #define SIM_MMS_MAX  6 /* address spaces of one execution */
 /*
- * Each address space has SIM_TABLES page tables (one 2 MiB region each)
- * with SIM_SLOTS pages in use: enough to free one table while the other
- * stays, and to unmap ranges both under and over a small flush ceiling.
+ * Each address space has SIM_TABLES regions of SIM_SLOTS anonymous pages,
+ * one page table each: region 0 at 0x400000 (PML4 slot 0), region 1 in a
+ * PML4 slot of its own (slot 1), so that freeing region 1's table frees
+ * its page directory and PDPT too. Then SIM_SHM_PAGES pages of one
+ * shared-memory object every address space maps (page table 2 of region
+ * 0's page directory). Pages count 0 .. SIM_ALL_PAGES-1 in that order.
  */
-#define SIM_TABLES 2
-#define SIM_SLOTS  4
-#define SIM_PAGES  (SIM_TABLES * SIM_SLOTS)
-#define SIM_KPAGES 2 /* kernel pages that workloads remap */
+#define SIM_TABLES    2
+#define SIM_SLOTS     4
+#define SIM_PAGES     (SIM_TABLES * SIM_SLOTS) /* anonymous pages */
+#define SIM_SHM_PAGES 2
+#define SIM_ALL_PAGES (SIM_PAGES + SIM_SHM_PAGES)
+#define SIM_KPAGES    2 /* kernel pages that workloads remap */
+#define SIM_KSTACKS   3 /* kernel stacks workloads allocate and free */
 /* Where the simulated user pages and kernel pages live. */
-#define SIM_USER_BASE	0x400000ULL /* where user programs are linked */
-#define SIM_KERNEL_BASE IOREMAP_BASE
+#define SIM_USER_BASE	  0x400000ULL	  /* where user programs are linked */
+#define SIM_USER_FAR_BASE 0x8000000000ULL /* PML4 slot 1 */
+#define SIM_SHM_BASE	  0x800000ULL
+#define SIM_KERNEL_BASE	  IOREMAP_BASE
 /* Frames of one execution: far more than any workload allocates. */
-#define SIM_FRAMES_MAX 4096
+#define SIM_FRAMES_MAX 2048
 /*
  * Physical address of frame 1 (frame 0 means "none"): above the first
  * megabyte, so that no frame is at physical address 0.
  */
 #define SIM_PHYS_BASE MiB(1)
+/* Addresses the walker fills in the speculative-refill mode, at most. */
+#define SIM_FILL_VAS_MAX 32
 
 /* --- Scheduler (tlb_sim_sched.c) ----------------------------------------------- */
 
@@ -63,14 +83,22 @@ enum sim_mode {
 /*
  * One choice the scheduler made: which of `count` moves it took. Move 0 is
  * letting the running CPU go on when go_on says it could; any other pick
- * there preempts it (exhaustive search bounds how many times it does).
+ * there preempts it. Moves from first_drain on make a buffered store
+ * visible; picking one instead of move 0 costs a preemption too. The
+ * exhaustive search bounds how many a schedule has (sim_choice_costs).
  */
 struct sim_choice {
-	uint8_t pick, count;
+	uint8_t pick, count, first_drain;
 	bool go_on;
 };
 
-#define SIM_CHOICES_MAX 4096
+static inline bool sim_choice_costs(const struct sim_choice *c, unsigned pick)
+{
+	return pick && (c->go_on || pick >= c->first_drain);
+}
+
+/* Every shared access is a scheduling point: runs make many choices. */
+#define SIM_CHOICES_MAX 16384
 
 /* How one execution is to be scheduled, and what happened. */
 struct sim_run {
@@ -134,6 +162,42 @@ uint64_t sim_splitmix(uint64_t *state);
 /* Ends the execution as failed. */
 __noreturn void sim_fail(const char *fmt, ...) __printf(1, 2);
 
+/*
+ * A scheduling point at a shared-memory access (tlb_sim_memory.c calls it
+ * before acting): like sim_point, and it ends a tlb_hw_fence spin.
+ */
+void sim_access_point(void);
+
+/* --- Memory (tlb_sim_memory.c) ------------------------------------------------ */
+
+/*
+ * Per-CPU FIFO store buffers over the host's memory (the top of
+ * tlb_sim_memory.c has the rules). Only the CPU holding the baton calls
+ * these.
+ */
+void sim_memory_reset(unsigned cpus);
+/* This CPU's host stack, whose buffered stores drain when a call returns. */
+void sim_memory_set_stack(unsigned cpu, uintptr_t lo, uintptr_t hi);
+/* A serializing instruction or MFENCE on this CPU: its buffer drains. */
+void sim_memory_serialize(void);
+/* Entries in cpu's buffer; whether entry i may drain now; drain it. */
+unsigned sim_memory_buffered(unsigned cpu);
+bool sim_memory_drainable(unsigned cpu, unsigned i);
+void sim_memory_drain_entry(unsigned cpu, unsigned i);
+void sim_memory_drain_all(unsigned cpu);
+/* Drains cpu's buffered stores to its own host stack (and all before). */
+void sim_memory_drain_stack(unsigned cpu);
+/* Changes whenever memory's contents change (spinning CPUs wait for it). */
+uint64_t sim_memory_version(void);
+/*
+ * God's view, for the simulator's own checks and traces: the newest value
+ * of [p, p+size) in any store buffer, else in memory. Never a scheduling
+ * point. SIM_PEEK(&x) has x's type.
+ */
+uint64_t sim_memory_peek(const void *p, size_t size);
+#define SIM_PEEK(p) \
+	((__typeof__(*(p)))(uintptr_t)sim_memory_peek((p), sizeof(*(p))))
+
 /* --- Trace (tlb_sim_trace.c) ------------------------------------------------- */
 
 /*
@@ -148,57 +212,76 @@ extern bool sim_verbose;
 
 /* --- Machine (tlb_sim_mmu.c) --------------------------------------------------- */
 
-/* What a simulated frame holds. */
+/* What a simulated frame holds (for messages; the tables are real). */
 enum sim_frame_kind {
 	FRAME_UNUSED,
+	FRAME_DATA,  /* handed out, not named yet */
 	FRAME_PAGE,  /* a user page */
-	FRAME_TABLE, /* a page table (last level) */
-	FRAME_ROOT,  /* a root: points at SIM_TABLES page tables */
+	FRAME_TABLE, /* a page table below the root (level in .level) */
+	FRAME_ROOT,  /* a PML4 */
 	FRAME_KPAGE, /* a kernel page (global mapping) */
+	FRAME_KSTACK,
 };
 
 struct sim_frame {
 	uint8_t kind;
-	bool dead;		  /* freed: hardware must never use it again */
-	int8_t owner;		  /* address space (index), -1: kernel */
-	uint32_t next[SIM_SLOTS]; /* roots: tables; tables: pages (0: none) */
-	bool writable[SIM_SLOTS]; /* tables: the write permission per page */
+	uint8_t level; /* tables: 1 PT, 2 PD, 3 PDPT */
+	bool dead;     /* freed: hardware must never use it again */
+	int8_t owner;  /* address space (index), -1: kernel */
 };
 
 /* A translation the hardware produced for an access. */
 struct sim_xlate {
-	bool present;
+	bool present, writable, user;
+	bool tlb_hit; /* from a TLB entry, not a fresh walk */
 	uint32_t frame;
-	bool writable;
-	bool tlb_hit;	    /* from a TLB entry, not a fresh walk */
-	uint32_t via_table; /* the page table the walk read (0: TLB hit) */
 };
 
 void mmu_reset(unsigned cpus);
-uint32_t mmu_alloc(enum sim_frame_kind kind, int owner);
+/* Frames for mm/pmm.h (tlb_sim_host.c): zeroed, never reused in a run. */
+uint64_t mmu_alloc_frame(void);
+/* Marks a frame freed, after checking that no CPU can still use it. */
+void mmu_free_frame(uint64_t phys, const char *why);
+/* Who frames this CPU allocates from now on belong to (-1: kernel). */
+void mmu_set_owner(int owner);
+void mmu_label(uint64_t phys, enum sim_frame_kind kind, int owner);
 struct sim_frame *mmu_frame(uint32_t frame);
 uint64_t mmu_phys(uint32_t frame);
+uint32_t mmu_frame_at(uint64_t phys, const char *what);
+void *mmu_phys_to_virt(uint64_t phys);
+uint64_t mmu_virt_to_phys(const void *virt);
 /* "frame 12 (page of mm2)", for messages. */
 const char *mmu_name(uint32_t frame, char *buf, size_t size);
-/* Marks a frame freed, after checking that no CPU can still use it. */
-void mmu_free(uint32_t frame, const char *why);
-/* Translates va on cpu as its hardware would, filling the TLB. */
+/*
+ * Translates va on cpu as its hardware would, filling the TLB and the
+ * paging-structure caches; a failed translation (a page fault) drops
+ * what it used.
+ */
 struct sim_xlate mmu_translate(unsigned cpu, uint64_t va, bool write);
 /* This CPU's CR3 root frame and current PCID. */
 uint32_t mmu_root(unsigned cpu);
 uint16_t mmu_pcid(unsigned cpu);
-/* The kernel page table and root (shared by every address space). */
-uint32_t mmu_kernel_root(void);
-uint32_t mmu_kernel_table(void);
 /* Whether a CPU runs user code (so its TLB entries are in use). */
 void mmu_set_user_active(unsigned cpu, bool active);
+/* The speculative-refill mode: refill after every invalidation. */
+void mmu_set_refill(bool on);
+/* INVPCID type 3 (mm/tlb.c has no caller: not in mm/tlb_hw.h). */
+void mmu_invpcid_all_nonglobal(void);
+/*
+ * On a simulated CPU with PCIDE on: fills PCIDs 1 and 2 (roots root1 and
+ * root2) with user address u and global kernel address k, and checks what
+ * each invalidation leaves; fails the run at the first difference.
+ */
+void mmu_selftest(uint64_t root1, uint64_t root2, uint64_t u, uint64_t k);
 /* SIM_RANDOM: the hardware drops or speculatively fills an entry. */
 void mmu_random_event(void);
 
-/* User page index (0 .. SIM_PAGES-1) to address, and back. */
+/* User page index (0 .. SIM_ALL_PAGES-1) to address. */
 static inline uint64_t sim_page_va(unsigned page)
 {
-	return SIM_USER_BASE + (uint64_t)(page / SIM_SLOTS) * LARGE_PAGE_SIZE +
+	if (page >= SIM_PAGES)
+		return SIM_SHM_BASE + (uint64_t)(page - SIM_PAGES) * PAGE_SIZE;
+	return (page / SIM_SLOTS ? SIM_USER_FAR_BASE : SIM_USER_BASE) +
 	       (uint64_t)(page % SIM_SLOTS) * PAGE_SIZE;
 }
 
@@ -214,7 +297,8 @@ struct sim_counts {
 	uint64_t executions;
 	uint64_t accesses;  /* accesses judged by the oracle */
 	uint64_t stale_ok;  /* stale but allowed: the flush was running */
-	uint64_t faults;    /* accesses that faulted */
+	uint64_t faults;    /* accesses the page tables refuse, faulted */
+	uint64_t spurious;  /* faults the page tables allow: retried */
 	uint64_t flushes;   /* page-table changes flushed */
 	uint64_t frees;	    /* frames freed and checked */
 	uint64_t ipis;	    /* IPIs delivered */
@@ -226,19 +310,30 @@ extern struct sim_counts sim_counts;
 void oracle_reset(void);
 /* A change of the tables starts: its permits share the returned token. */
 unsigned oracle_begin_change(void);
-/* Until the change's flush returns, owner's page may still map frame. */
-void oracle_permit(unsigned token, int owner, unsigned page, uint32_t frame,
+/*
+ * Until the change's call returns, owner's (-1: the kernel's) va may
+ * still translate to frame.
+ */
+void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
 		   bool writable);
-/* The change's flush returned (mm: NULL for kernel pages). */
+/*
+ * A call just mapped va to frame (no other CPU ran since the store): the
+ * changes of va still running may clear that mapping too, so each gets a
+ * permit for it.
+ */
+void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable);
+/* The change's call returned (mm: NULL for kernel mappings). */
 void oracle_end_change(unsigned token, const struct mm *mm);
 /* Permits not yet revoked. */
 unsigned oracle_pending(void);
 /*
- * Judges an access cpu made to page of owner (-1: kernel page), which
- * the hardware translated to x and the tables now map to frame now.
+ * Judges an access cpu made to va of owner (-1: the kernel half), which
+ * the hardware translated to x and the page tables now map to frame now
+ * (0: not mapped). what names it for messages.
  */
-void oracle_judge(unsigned cpu, int owner, unsigned page, bool write,
-		  struct sim_xlate x, uint32_t now, bool now_writable);
+void oracle_judge(unsigned cpu, int owner, uint64_t va, const char *what,
+		  bool write, struct sim_xlate x, uint32_t now,
+		  bool now_writable);
 
 /* --- Workloads (tlb_sim_workload.c) -------------------------------------------- */
 
@@ -255,12 +350,15 @@ enum sim_op_kind {
 	OP_FREE_TABLE,
 	OP_KREMAP,
 	OP_EXIT,
+	OP_KSTACK_ALLOC,
+	OP_KSTACK_FREE,
+	OP_KSTACK_TOUCH,
 };
 
 struct sim_op {
 	uint8_t kind;
 	uint8_t mm;   /* index (mm1 is 0) */
-	uint8_t page; /* page; kernel page; table for OP_FREE_TABLE */
+	uint8_t page; /* page; kernel page; table; kernel stack */
 	uint8_t count;
 };
 
@@ -296,14 +394,18 @@ struct sim_scenario {
 	const char *why;      /* what it exercises */
 	bool random;	      /* drawn from each seed; else searched */
 	unsigned preemptions; /* searched: the bound */
+	unsigned max_runs;    /* searched: the run cap (0: the default) */
+	const char *policy;   /* the one policy set it runs under (NULL: all) */
 	unsigned mms;
 	const char *cpu[SIM_CPUS_MAX]; /* tlb_sim_workload.c's language */
+	bool refill;		       /* the MMU's speculative-refill mode */
 };
 
 /* What one search found. */
 struct sim_outcome {
 	uint64_t runs;
-	bool complete; /* every schedule within the bound was run */
+	bool complete;	     /* every schedule within the bound was run */
+	unsigned bound_done; /* every schedule with this many preemptions ran */
 	bool failed;
 	char failure[512];
 	uint64_t seed;	   /* the failing run's, random scenarios */
@@ -332,21 +434,41 @@ void search_run(const struct sim_scenario *sc, const char *policy,
 /* Runs until the first failure, the end of the search or max_runs. */
 void search(const struct sim_scenario *sc, const char *policy, enum tlb_bug bug,
 	    uint64_t max_runs, struct sim_outcome *out);
+/*
+ * The same search over the schedules of any body (it calls sim_barrier once
+ * per phase), for cases that drive the kernel code directly.
+ */
+void search_body(unsigned cpus, sim_body body, unsigned bound,
+		 uint64_t max_runs, struct sim_outcome *out);
 /* A failing run's choices ("17:1,23:2") as a prefix; its length. */
 size_t search_parse_choices(const char *text, uint8_t *prefix);
 
 /* --- Kernel (tlb_sim_kernel.c) ------------------------------------------------- */
 
 /*
- * Sets up the kernel tables and nmms address spaces, each with every page
- * mapped writable and one reference (its task's).
+ * Sets up the kernel half (a root, the PDPTs of the PML4 slots the
+ * simulator uses, SIM_KPAGES kernel pages, kernel stack 0) and nmms
+ * address spaces (mm_create, every page mapped writable, the shared
+ * object mapped), each with one reference (its task's).
  */
 void kern_reset(unsigned cpus, unsigned nmms);
 uint64_t kern_kernel_root(void);
+/* The root of address space index (mm1 is 0). */
+uint64_t kern_mm_root(unsigned index);
 void kern_op(const struct sim_op *op);
 /* The last phase: every CPU touches every live page, then tasks exit. */
 void kern_sweep(bool last_cpu);
 /* After an execution: references and frames add up. */
 void kern_final_check(void);
+/* Addresses the kernel uses, for speculative fills; how many. */
+size_t kern_fill_vas(uint64_t *vas, size_t max);
+/* kfree of a struct mm the simulator tracks: checks, keeps it; true. */
+bool kern_mm_freed(void *p);
+
+/* File-scope state of the host-compiled kernel files, between runs. */
+void sim_kfiles_reset(uint64_t kernel_root);
+void sim_mmfile_reset(void);
+/* tlb_sim_sched.c: a turn of a spin loop (cpu_relax). */
+void sim_spin_point(void);
 
 #endif

@@ -1,42 +1,67 @@
 // SPDX-License-Identifier: MIT
 /*
- * The kernel around the protocol in the simulator: address spaces (the
- * struct mm objects mm/tlb.c sees, and mm_get/mm_put), thread switches as
- * the scheduler makes them, page-table changes flushed as mm/mm.c flushes
- * them (each leaves the oracle a permit for the old translation until its
- * flush returns), and accesses, which tlb_sim_oracle.c judges.
+ * The kernel around the protocol in the simulator. Almost all of it is
+ * the kernel's own code, compiled unchanged for the host: address spaces
+ * are mm/mm.c's (mm_create, mm_map_anon, mm_unmap, mm_protect,
+ * mm_map_shared and shm_*, mm_get/mm_put), their tables mm/pagetable.c's,
+ * kernel pages mm/kmap.c's (kmap_map_page, kmap_unmap_page), kernel
+ * stacks mm/kstack.c's. This file builds a run's kernel half and address
+ * spaces, turns workload operations into those calls (each change leaves
+ * the oracle a permit for the old translation until its call returns),
+ * makes the thread switches as sched/sched.c does, and makes accesses,
+ * which tlb_sim_oracle.c judges against the page tables.
  *
- * Address spaces belong to the simulator: each has a context id never
- * reused within a run, a root and its tables, and one reference held by
- * its task. A thread running on a CPU holds another, dropped when the CPU
- * switches away (the thread is done). Dropping the last reference calls
- * tlb_mm_teardown(), as mm/mm.c does, then frees every frame, after
- * checking that no CPU still has the address space loaded or referenced.
+ * The struct mm objects are the kernel's (kzalloc'd by mm_create); the
+ * simulator keeps a record of each (struct sim_mm) and wraps mm_get and
+ * mm_put (the linker's --wrap, so mm/tlb.c's calls come here too) to
+ * check that no reference is taken or dropped on a dead address space.
+ * When mm_put frees one (kfree), kern_mm_freed checks that no CPU still
+ * has it loaded or holds it lazily, and keeps the memory until the run
+ * ends, so that a late use is seen in the CPUs' state.
+ *
+ * A task holds one reference to its address space; a thread running on a
+ * CPU another, dropped by that CPU after it switched away (as
+ * sched/sched.c retires a thread after switch_mm_finish).
  */
 #include "tests/host/tlb_sim.h"
+#include "kernel/errno.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
-#include "mm/tlb_batch.h"
+#include "mm/kmap.h"
+#include "mm/kstack.h"
+#include "mm/pagetable.h"
+#include "mm/pmm.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define KERNEL_OWNER (-1)
 #define NO_MM	     (-1) /* a kernel thread runs */
+/* The PML4 slots of the kernel half the simulator uses. */
+#define SLOT_OF(va) ((unsigned)(((va) >> 39) & 511))
 
 struct sim_mm {
-	struct mm mm; /* what mm/tlb.c sees */
-	uint32_t root;
-	bool task; /* the task still holds its reference */
-	bool dead;
+	struct mm *mm; /* the kernel's */
+	bool task;     /* the task still holds its reference */
+	bool dead;     /* mm_put freed it */
+};
+
+/* A kernel stack slot of the workloads: stack S of "kstack-alloc S". */
+struct sim_kstack {
+	uint64_t top;	/* kstack_alloc's answer; 0: never allocated */
+	bool allocated; /* between kstack_alloc's return and kstack_free */
+	bool busy;	/* kstack_alloc or kstack_free is running */
 };
 
 static struct sim_mm mms[SIM_MMS_MAX];
+static struct sim_kstack kstacks[SIM_KSTACKS];
+static uint64_t kernel_root_phys;
 static unsigned nmms, ncpus;
 static int running[SIM_CPUS_MAX]; /* each CPU's thread: mm index, NO_MM */
 
-/* --- Externals of mm/tlb.c ------------------------------------------------------ */
+/* --- Externals of the kernel files ---------------------------------------------- */
 
 int kprintf(const char *fmt, ...)
 {
@@ -62,125 +87,207 @@ void panic(const char *fmt, ...)
 	sim_fail("panic: %s", why);
 }
 
-static struct sim_mm *sim_mm_of(struct mm *mm, const char *who)
+static int index_of(const struct mm *mm)
 {
 	for (unsigned i = 0; i < nmms; i++) {
-		if (mm == &mms[i].mm) {
-			if (mms[i].dead)
-				sim_fail("%s on mm%u, which was freed", who,
-					 i + 1);
-			return &mms[i];
-		}
+		if (mms[i].mm == mm)
+			return (int)i;
 	}
-	sim_fail("%s on an mm the simulator does not know (%p)", who,
-		 (void *)mm);
+	return -1;
 }
 
-void mm_get(struct mm *mm)
+static struct sim_mm *sim_mm_of(struct mm *mm, const char *who)
 {
-	struct sim_mm *sm = sim_mm_of(mm, "mm_get");
+	int i = index_of(mm);
 
-	if (!sm->mm.refcount)
-		sim_fail("mm_get on mm%llu with no reference left",
-			 (unsigned long long)mm->context_id);
-	sm->mm.refcount++;
+	if (i < 0)
+		sim_fail("%s on an mm the simulator does not know (%p)", who,
+			 (void *)mm);
+	if (mms[i].dead)
+		sim_fail("%s on mm%d, which was freed", who, i + 1);
+	if (!mm->refcount)
+		sim_fail("%s on mm%d with no reference left", who, i + 1);
+	return &mms[i];
 }
 
-static void free_mm(struct sim_mm *sm)
-{
-	int owner = (int)(sm - mms);
-	const struct sim_frame *root = mmu_frame(sm->root);
+/* mm/mm.c's mm_get and mm_put, behind the linker's --wrap. */
+void __real_mm_get(struct mm *mm);
+void __real_mm_put(struct mm *mm);
+void __wrap_mm_get(struct mm *mm);
+void __wrap_mm_put(struct mm *mm);
 
+void __wrap_mm_get(struct mm *mm)
+{
+	sim_mm_of(mm, "mm_get");
+	__real_mm_get(mm);
+}
+
+void __wrap_mm_put(struct mm *mm)
+{
+	int i = (int)(sim_mm_of(mm, "mm_put") - mms);
+
+	if (mm->refcount == 1)
+		sim_trace("drops the last reference to mm%d: teardown", i + 1);
+	__real_mm_put(mm);
+}
+
+bool kern_mm_freed(void *p)
+{
+	int i = index_of(p);
+
+	if (i < 0)
+		return false;
 	for (unsigned cpu = 0; cpu < ncpus; cpu++) {
 		const struct tlb_cpu *c = &tlb_cpus[cpu];
+		const struct mm *loaded = SIM_PEEK(&c->loaded_mm);
 
-		if (c->loaded_mm == &sm->mm || c->lazy_ref == &sm->mm)
+		if (loaded == p || c->lazy_ref == p)
 			sim_fail("mm%d is freed while cpu%u still %s it%s",
-				 owner + 1, cpu,
-				 c->loaded_mm == &sm->mm ? "has loaded"
-							 : "holds",
-				 c->is_lazy ? " (lazily)" : "");
+				 i + 1, cpu,
+				 loaded == p ? "has loaded" : "holds",
+				 SIM_PEEK(&c->is_lazy) ? " (lazily)" : "");
 	}
-	if (!cpumask_empty(&sm->mm.cpu_mask))
-		sim_fail("mm%d is freed with CPUs in its cpu_mask", owner + 1);
-	for (unsigned t = 0; t < SIM_TABLES; t++) {
-		const struct sim_frame *table = mmu_frame(root->next[t]);
-
-		if (!root->next[t])
-			continue;
-		for (unsigned s = 0; s < SIM_SLOTS; s++) {
-			if (table->next[s])
-				mmu_free(table->next[s], "mm_put");
-		}
-		mmu_free(root->next[t], "mm_put");
+	for (unsigned w = 0; w < CPUMASK_WORDS; w++) {
+		if (SIM_PEEK(&mms[i].mm->cpu_mask.bits[w]))
+			sim_fail("mm%d is freed with CPUs in its cpu_mask",
+				 i + 1);
 	}
-	mmu_free(sm->root, "mm_put");
-	sm->dead = true;
+	mms[i].dead = true;
 	sim_counts.mm_deaths++;
-}
-
-void mm_put(struct mm *mm)
-{
-	struct sim_mm *sm = sim_mm_of(mm, "mm_put");
-
-	if (!sm->mm.refcount)
-		sim_fail("mm_put on mm%llu with no reference left",
-			 (unsigned long long)mm->context_id);
-	if (--sm->mm.refcount)
-		return;
-	sim_trace("drops the last reference to mm%llu: teardown",
-		  (unsigned long long)mm->context_id);
-	tlb_mm_teardown(mm);
-	free_mm(sm);
+	return true;
 }
 
 /* --- Set-up ---------------------------------------------------------------------- */
 
+/* Names the frame that va maps in root, for messages. */
+static void label(uint64_t root, uint64_t va, enum sim_frame_kind kind,
+		  int owner)
+{
+	uint64_t pa;
+
+	if (!pt_translate(root, va, &pa, NULL))
+		mmu_label(ALIGN_DOWN(pa, PAGE_SIZE), kind, owner);
+}
+
+static void check(int err, const char *what)
+{
+	if (err)
+		sim_fail("setting up the machine: %s failed (%d)", what, err);
+}
+
+static void build_kernel_half(void)
+{
+	static const uint64_t used[] = {SIM_KERNEL_BASE, KSTACK_BASE};
+	uint64_t *root;
+
+	mmu_set_owner(KERNEL_OWNER);
+	kernel_root_phys = pmm_alloc_frame();
+	mmu_label(kernel_root_phys, FRAME_ROOT, KERNEL_OWNER);
+	root = phys_to_virt(kernel_root_phys);
+	/* As kmap_build, but only the PDPTs of the slots used here. */
+	for (size_t i = 0; i < ARRAY_SIZE(used); i++)
+		root[SLOT_OF(used[i])] =
+			pmm_alloc_frame() | PTE_PRESENT | PTE_WRITE;
+	sim_kfiles_reset(kernel_root_phys);
+	/* Kernel pages: the first mappings of the ioremap window. */
+	for (unsigned k = 0; k < SIM_KPAGES; k++) {
+		uint64_t frame = pmm_alloc_frame();
+		void *va = ioremap(frame, PAGE_SIZE, PTE_CACHE_WB);
+
+		if ((uint64_t)va != sim_kpage_va(k))
+			sim_fail("setting up the machine: ioremap gave %p for "
+				 "kernel page %u",
+				 va, k);
+		mmu_label(frame, FRAME_KPAGE, KERNEL_OWNER);
+	}
+}
+
+static void label_kstack(uint64_t top)
+{
+	for (uint64_t va = top - KSTACK_SIZE; va < top; va += PAGE_SIZE)
+		label(kernel_root_phys, va, FRAME_KSTACK, KERNEL_OWNER);
+}
+
 void kern_reset(unsigned cpus, unsigned count)
 {
-	struct sim_frame *ktable;
+	struct shm *shm;
 
+	/* The last run's address spaces (a failed run leaves some). */
+	for (unsigned i = 0; i < SIM_MMS_MAX; i++) {
+		free(mms[i].mm);
+		mms[i] = (struct sim_mm){0};
+	}
 	ncpus = cpus;
 	nmms = count;
 	oracle_reset();
 	mmu_reset(cpus);
-	ktable = mmu_frame(mmu_kernel_table());
-	for (unsigned k = 0; k < SIM_KPAGES; k++) {
-		ktable->next[k] = mmu_alloc(FRAME_KPAGE, KERNEL_OWNER);
-		ktable->writable[k] = true;
-	}
+	sim_mmfile_reset();
 	memset(tlb_cpus, 0, sizeof(tlb_cpus));
 	memset(&kernel_mm, 0, sizeof(kernel_mm));
+	memset(kstacks, 0, sizeof(kstacks));
 	for (unsigned cpu = 0; cpu < cpus; cpu++)
 		running[cpu] = NO_MM;
+	build_kernel_half();
+	kstacks[0].top = kstack_alloc();
+	kstacks[0].allocated = true;
+	label_kstack(kstacks[0].top);
+
+	shm = shm_create(SIM_SHM_PAGES * PAGE_SIZE);
+	if (!shm)
+		sim_fail("setting up the machine: shm_create failed");
 	for (unsigned i = 0; i < count; i++) {
-		struct sim_mm *sm = &mms[i];
-		struct sim_frame *root;
+		struct mm *mm;
 
-		memset(sm, 0, sizeof(*sm));
-		sm->root = mmu_alloc(FRAME_ROOT, (int)i);
-		root = mmu_frame(sm->root);
-		for (unsigned t = 0; t < SIM_TABLES; t++) {
-			uint32_t table = mmu_alloc(FRAME_TABLE, (int)i);
-
-			root->next[t] = table;
-			for (unsigned s = 0; s < SIM_SLOTS; s++) {
-				uint32_t page = mmu_alloc(FRAME_PAGE, (int)i);
-
-				mmu_frame(table)->next[s] = page;
-				mmu_frame(table)->writable[s] = true;
-			}
-		}
-		sm->mm.root = mmu_phys(sm->root);
-		sm->mm.context_id = i + 1;
-		sm->mm.refcount = 1;
-		sm->task = true;
+		mmu_set_owner((int)i);
+		mm = mm_create();
+		if (!mm)
+			sim_fail("setting up the machine: mm_create failed");
+		mms[i] = (struct sim_mm){.mm = mm, .task = true};
+		mmu_label(mm->root, FRAME_ROOT, (int)i);
+		check(mm_map_anon(mm, SIM_USER_BASE, SIM_SLOTS * PAGE_SIZE,
+				  MM_PROT_READ | MM_PROT_WRITE),
+		      "mm_map_anon");
+		check(mm_map_anon(mm, SIM_USER_FAR_BASE, SIM_SLOTS * PAGE_SIZE,
+				  MM_PROT_READ | MM_PROT_WRITE),
+		      "mm_map_anon");
+		check(mm_map_shared(mm, shm, SIM_SHM_BASE,
+				    MM_PROT_READ | MM_PROT_WRITE),
+		      "mm_map_shared");
+		for (unsigned p = 0; p < SIM_PAGES; p++)
+			label(mm->root, sim_page_va(p), FRAME_PAGE, (int)i);
 	}
+	for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
+		label(mms[0].mm->root, sim_page_va(p), FRAME_PAGE,
+		      KERNEL_OWNER);
+	shm_put(shm); /* the address spaces keep it */
+	mmu_set_owner(KERNEL_OWNER);
 }
 
 uint64_t kern_kernel_root(void)
 {
-	return mmu_phys(mmu_kernel_root());
+	return kernel_root_phys;
+}
+
+uint64_t kern_mm_root(unsigned index)
+{
+	return mms[index].mm->root;
+}
+
+size_t kern_fill_vas(uint64_t *vas, size_t max)
+{
+	size_t n = 0;
+
+	for (unsigned p = 0; p < SIM_ALL_PAGES && n < max; p++)
+		vas[n++] = sim_page_va(p);
+	for (unsigned k = 0; k < SIM_KPAGES && n < max; k++)
+		vas[n++] = sim_kpage_va(k);
+	for (unsigned s = 0; s < SIM_KSTACKS; s++) {
+		for (uint64_t va = kstacks[s].top - KSTACK_SIZE;
+		     kstacks[s].top && va < kstacks[s].top && n < max;
+		     va += PAGE_SIZE)
+			vas[n++] = va;
+	}
+	return n;
 }
 
 /* --- Thread switches ------------------------------------------------------------ */
@@ -188,18 +295,18 @@ uint64_t kern_kernel_root(void)
 static void trace_state(unsigned cpu)
 {
 	const struct tlb_cpu *c = &tlb_cpus[cpu];
-	const struct mm *mm = c->loaded_mm;
+	const struct mm *mm = SIM_PEEK(&c->loaded_mm);
 
 	if (mm == &kernel_mm || c->loaded_asid == TLB_ASID_KERNEL) {
 		sim_trace("  now: kernel mm loaded, PCID %u", mmu_pcid(cpu));
 		return;
 	}
-	sim_trace("  now: mm%llu loaded%s, ASID %u PCID %u, slot gen %llu, "
+	sim_trace("  now: mm%d loaded%s, ASID %u PCID %u, slot gen %llu, "
 		  "mm gen %llu",
-		  (unsigned long long)mm->context_id,
-		  c->is_lazy ? " lazily" : "", c->loaded_asid, mmu_pcid(cpu),
+		  index_of(mm) + 1, SIM_PEEK(&c->is_lazy) ? " lazily" : "",
+		  c->loaded_asid, mmu_pcid(cpu),
 		  (unsigned long long)c->slots[c->loaded_asid].tlb_gen,
-		  (unsigned long long)mm->tlb_gen);
+		  (unsigned long long)SIM_PEEK(&mm->tlb_gen));
 }
 
 static void thread_switch(unsigned cpu, int next)
@@ -211,7 +318,7 @@ static void thread_switch(unsigned cpu, int next)
 	if (next != NO_MM && !mms[next].task)
 		next = NO_MM;
 	if (next != NO_MM) {
-		target = &mms[next].mm;
+		target = mms[next].mm;
 		mm_get(target);
 		sim_trace("switches to a thread of mm%d", next + 1);
 	} else {
@@ -226,162 +333,183 @@ static void thread_switch(unsigned cpu, int next)
 	running[cpu] = next;
 	trace_state(cpu);
 	if (next != NO_MM) {
-		if (mmu_root(cpu) != mms[next].root)
+		if (mmu_phys(mmu_root(cpu)) != mms[next].mm->root)
 			sim_fail("cpu%u runs a thread of mm%d on another root "
 				 "(frame %u)",
 				 cpu, next + 1, mmu_root(cpu));
 		mmu_set_user_active(cpu, true);
 	}
 	if (prev != NO_MM)
-		mm_put(&mms[prev].mm);
+		mm_put(mms[prev].mm);
 }
 
-/* --- Changes and their flushes ----------------------------------------------- */
+/* --- Changes ---------------------------------------------------------------------- */
 
-/* The page table of page in sm (0: none). */
-static struct sim_frame *table_of(const struct sim_mm *sm, unsigned page)
+/*
+ * Permits the translation va has in root now under token. Unmapped, the
+ * permit names no frame (0) but marks the change of va as running, so
+ * that what another CPU maps there meanwhile is permitted to it too.
+ */
+static void permit_current(unsigned token, int owner, uint64_t root,
+			   uint64_t va)
 {
-	uint32_t table = mmu_frame(sm->root)->next[page / SIM_SLOTS];
+	uint64_t pa, pte;
 
-	return table ? mmu_frame(table) : NULL;
-}
-
-static void remap(struct sim_mm *sm, unsigned page)
-{
-	int owner = (int)(sm - mms);
-	unsigned slot = page % SIM_SLOTS, token;
-	struct sim_frame *root = mmu_frame(sm->root);
-	struct sim_frame *table;
-	uint32_t old, new;
-	bool was_writable;
-	struct tlb_batch b;
-
-	if (!root->next[page / SIM_SLOTS])
-		root->next[page / SIM_SLOTS] = mmu_alloc(FRAME_TABLE, owner);
-	table = table_of(sm, page);
-	old = table->next[slot];
-	was_writable = table->writable[slot];
-	new = mmu_alloc(FRAME_PAGE, owner);
-	table->next[slot] = new;
-	table->writable[slot] = true;
-	if (!old) {
-		/* Absent entries are never cached: no flush. */
-		sim_trace("maps mm%d page %u to frame %u", owner + 1, page,
-			  new);
+	if (pt_translate(root, va, &pa, &pte)) {
+		oracle_permit(token, owner, va, 0, false);
 		return;
 	}
-	token = oracle_begin_change();
-	oracle_permit(token, owner, page, old, was_writable);
-	sim_trace("remaps mm%d page %u: frame %u -> %u, then flushes",
-		  owner + 1, page, old, new);
-	tlb_batch_begin(&b, &sm->mm);
-	tlb_batch_page(&b, sim_page_va(page));
-	tlb_batch_free_page(&b, mmu_phys(old));
-	tlb_batch_flush(&b);
-	oracle_end_change(token, &sm->mm);
+	oracle_permit(token, owner, va, mmu_frame_at(pa, "permit"),
+		      pte & PTE_WRITE);
 }
 
-/* Clears the entries of pages [first, first+count) into b. */
-static unsigned clear_pages(struct sim_mm *sm, unsigned first, unsigned count,
-			    unsigned token, struct tlb_batch *b)
+/*
+ * What a call just mapped at va (or changed: mm_protect) may be cleared by
+ * another change still running there: the oracle permits it to those.
+ * Called right after the call returns: no other CPU ran since its store
+ * (the unlock after the edit is no scheduling point).
+ */
+static void mapped_now(int owner, uint64_t root, uint64_t va)
+{
+	uint64_t pa, pte;
+
+	if (!pt_translate(root, va, &pa, &pte))
+		oracle_mapped(owner, va, mmu_frame_at(pa, "mapped_now"),
+			      pte & PTE_WRITE);
+}
+
+/* Unmaps pages [first, first+count) of one region: one mm_unmap call. */
+static void unmap_run(struct sim_mm *sm, unsigned first, unsigned count)
 {
 	int owner = (int)(sm - mms);
-	unsigned cleared = 0;
+	unsigned token = oracle_begin_change();
 
-	for (unsigned page = first; page < first + count && page < SIM_PAGES;
-	     page++) {
-		struct sim_frame *table = table_of(sm, page);
-		unsigned slot = page % SIM_SLOTS;
+	for (unsigned p = first; p < first + count; p++)
+		permit_current(token, owner, sm->mm->root, sim_page_va(p));
+	sim_trace("unmaps mm%d pages %u..%u", owner + 1, first,
+		  first + count - 1);
+	mm_unmap(sm->mm, sim_page_va(first), count * PAGE_SIZE);
+	oracle_end_change(token, sm->mm);
+}
 
-		if (!table || !table->next[slot])
-			continue;
-		oracle_permit(token, owner, page, table->next[slot],
-			      table->writable[slot]);
-		tlb_batch_page(b, sim_page_va(page));
-		tlb_batch_free_page(b, mmu_phys(table->next[slot]));
-		table->next[slot] = 0;
-		cleared++;
-	}
-	return cleared;
+/* The region a page is in: pages of one region are contiguous. */
+static unsigned region_end(unsigned page)
+{
+	if (page >= SIM_PAGES)
+		return SIM_ALL_PAGES;
+	return (page / SIM_SLOTS + 1) * SIM_SLOTS;
 }
 
 static void unmap(struct sim_mm *sm, unsigned first, unsigned count)
 {
-	unsigned token = oracle_begin_change();
-	struct tlb_batch b;
+	unsigned end = MIN(first + count, (unsigned)SIM_ALL_PAGES);
 
-	tlb_batch_begin(&b, &sm->mm);
-	if (!clear_pages(sm, first, count, token, &b))
+	for (unsigned p = first; p < end; p = region_end(p))
+		unmap_run(sm, p, MIN(end, region_end(p)) - p);
+}
+
+/* A remap: the page's frame is unmapped (and freed), a new one mapped. */
+static void remap(struct sim_mm *sm, unsigned page)
+{
+	int owner = (int)(sm - mms), err;
+	uint64_t va = sim_page_va(page);
+
+	unmap_run(sm, page, 1);
+	mmu_set_owner(owner);
+	err = mm_map_anon(sm->mm, va, PAGE_SIZE, MM_PROT_READ | MM_PROT_WRITE);
+	if (!err)
+		mapped_now(owner, sm->mm->root, va);
+	mmu_set_owner(KERNEL_OWNER);
+	if (err && err != -EEXIST) /* another CPU's remap may win */
+		sim_fail("mm_map_anon of mm%d page %u: %d", owner + 1, page,
+			 err);
+	label(sm->mm->root, va, FRAME_PAGE, owner);
+	sim_trace("maps mm%d page %u again%s", owner + 1, page,
+		  err ? ": another CPU did" : "");
+}
+
+/* Write-protects a page, or makes a read-only one writable again. */
+static void protect(struct sim_mm *sm, unsigned page)
+{
+	int owner = (int)(sm - mms);
+	uint64_t va = sim_page_va(page), pte;
+	unsigned token;
+	bool writable;
+
+	if (pt_translate(sm->mm->root, va, NULL, &pte))
 		return;
-	sim_trace("unmaps mm%d pages %u..%u, then flushes", (int)(sm - mms) + 1,
-		  first, first + count - 1);
-	tlb_batch_flush(&b);
-	oracle_end_change(token, &sm->mm);
+	writable = pte & PTE_WRITE;
+	token = oracle_begin_change();
+	permit_current(token, owner, sm->mm->root, va);
+	sim_trace("%s mm%d page %u", writable ? "write-protects" : "unprotects",
+		  owner + 1, page);
+	mm_protect(sm->mm, va, PAGE_SIZE,
+		   MM_PROT_READ | (writable ? 0 : MM_PROT_WRITE));
+	oracle_end_change(token, sm->mm);
+}
+
+/* Unmaps every page of a region, so that its tables are freed. */
+static void free_table(struct sim_mm *sm, unsigned index)
+{
+	sim_trace("frees mm%d table %u", (int)(sm - mms) + 1, index);
+	unmap_run(sm, index * SIM_SLOTS, SIM_SLOTS);
 }
 
 /*
- * Unmaps every page of a table and frees the table, as mm/mm.c frees the
- * tables its unmap emptied (in the same batch, so the flush covers them).
+ * A kernel page gets a new frame: unmapped, mapped again, flushed, and
+ * only then the old frame freed (kernel page tables are never freed).
  */
-static void free_table(struct sim_mm *sm, unsigned index)
-{
-	struct sim_frame *root = mmu_frame(sm->root);
-	uint32_t table = root->next[index];
-	unsigned token = oracle_begin_change();
-	struct tlb_batch b;
-
-	tlb_batch_begin(&b, &sm->mm);
-	if (!table || !clear_pages(sm, index * SIM_SLOTS, SIM_SLOTS, token, &b))
-		return;
-	root->next[index] = 0;
-	tlb_batch_free_table(&b, mmu_phys(table));
-	sim_trace("unmaps mm%d table %u (frame %u) and frees it, then "
-		  "flushes",
-		  (int)(sm - mms) + 1, index, table);
-	tlb_batch_flush(&b);
-	oracle_end_change(token, &sm->mm);
-}
-
-static void protect(struct sim_mm *sm, unsigned page)
-{
-	struct sim_frame *table = table_of(sm, page);
-	unsigned slot = page % SIM_SLOTS, token;
-	uint64_t va = sim_page_va(page);
-
-	if (!table || !table->next[slot])
-		return;
-	if (!table->writable[slot]) {
-		/* An upgrade: a stale read-only entry only faults. */
-		table->writable[slot] = true;
-		sim_trace("makes mm%d page %u writable", (int)(sm - mms) + 1,
-			  page);
-		return;
-	}
-	token = oracle_begin_change();
-	oracle_permit(token, (int)(sm - mms), page, table->next[slot], true);
-	table->writable[slot] = false;
-	sim_trace("write-protects mm%d page %u, then flushes",
-		  (int)(sm - mms) + 1, page);
-	flush_tlb_mm_range(&sm->mm, va, va + PAGE_SIZE, PAGE_SHIFT,
-			   TLB_TABLES_KEPT);
-	oracle_end_change(token, &sm->mm);
-}
-
 static void kremap(unsigned kpage)
 {
-	struct sim_frame *ktable = mmu_frame(mmu_kernel_table());
-	uint32_t old = ktable->next[kpage];
-	uint32_t new = mmu_alloc(FRAME_KPAGE, KERNEL_OWNER);
+	uint64_t va = sim_kpage_va(kpage), old, frame;
 	unsigned token = oracle_begin_change();
-	uint64_t va = sim_kpage_va(kpage);
 
-	oracle_permit(token, KERNEL_OWNER, kpage, old, true);
-	mmu_frame(mmu_kernel_table())->next[kpage] = new;
+	permit_current(token, KERNEL_OWNER, kernel_root_phys, va);
+	if (kmap_unmap_page(va, &old)) {
+		oracle_end_change(token, NULL);
+		return; /* another CPU is remapping it */
+	}
+	frame = pmm_alloc_frame();
+	mmu_label(frame, FRAME_KPAGE, KERNEL_OWNER);
+	if (kmap_map_page(va, frame, PTE_WRITE | PTE_NX | PTE_GLOBAL))
+		sim_fail("kmap_map_page of kernel page %u failed", kpage);
+	mapped_now(KERNEL_OWNER, kernel_root_phys, va);
 	sim_trace("remaps kernel page %u: frame %u -> %u, then flushes", kpage,
-		  old, new);
+		  mmu_frame_at(old & PTE_ADDR_MASK, "kremap"),
+		  mmu_frame_at(frame, "kremap"));
 	flush_tlb_kernel_range(va, va + PAGE_SIZE);
 	oracle_end_change(token, NULL);
-	tlb_hw_free_frame(mmu_phys(old));
+	pmm_free_frame(old & PTE_ADDR_MASK);
+}
+
+static void kstack_op(enum sim_op_kind kind, unsigned s)
+{
+	struct sim_kstack *k = &kstacks[s];
+	unsigned token;
+
+	if (k->busy)
+		return; /* another CPU allocates or frees it */
+	if (kind == OP_KSTACK_ALLOC && !k->allocated) {
+		k->busy = true;
+		k->top = kstack_alloc();
+		k->allocated = true;
+		k->busy = false;
+		label_kstack(k->top);
+		sim_trace("kernel stack %u at %#llx", s,
+			  (unsigned long long)k->top);
+	} else if (kind == OP_KSTACK_FREE && k->allocated) {
+		k->busy = true;
+		token = oracle_begin_change();
+		for (uint64_t va = k->top - KSTACK_SIZE; va < k->top;
+		     va += PAGE_SIZE)
+			permit_current(token, KERNEL_OWNER, kernel_root_phys,
+				       va);
+		sim_trace("frees kernel stack %u (%#llx)", s,
+			  (unsigned long long)k->top);
+		kstack_free(k->top);
+		oracle_end_change(token, NULL);
+		k->allocated = k->busy = false;
+	}
 }
 
 static void exit_task(unsigned index)
@@ -390,49 +518,93 @@ static void exit_task(unsigned index)
 		return;
 	mms[index].task = false;
 	sim_trace("mm%u's task exits", index + 1);
-	mm_put(&mms[index].mm);
+	mm_put(mms[index].mm);
 }
 
-/* --- Accesses -------------------------------------------------- */
+/* --- Accesses ---------------------------------------------------------------------- */
 
-static void kernel_access(unsigned cpu, unsigned kpage)
+/*
+ * One access, judged. A fault the page tables do not explain is spurious
+ * (a stale entry): the kernel returns from the fault and the access runs
+ * again, as real kernels do; the fault dropped what it used, so a second
+ * fault is a violation.
+ */
+static void access(unsigned cpu, int owner, uint64_t root, uint64_t va,
+		   bool write, const char *what)
 {
-	const struct sim_frame *ktable = mmu_frame(mmu_kernel_table());
-	struct sim_xlate x = mmu_translate(cpu, sim_kpage_va(kpage), false);
+	struct sim_xlate x = mmu_translate(cpu, va, write);
+	uint64_t pa = 0, pte = 0;
+	bool mapped = !pt_translate(root, va, &pa, &pte);
+	bool allowed = mapped && (!write || (pte & PTE_WRITE));
 
-	oracle_judge(cpu, KERNEL_OWNER, kpage, false, x, ktable->next[kpage],
-		     true);
+	if ((!x.present || (write && !x.writable)) && allowed) {
+		sim_counts.spurious++;
+		sim_trace("%s %s: spurious page fault, retried",
+			  write ? "writes" : "reads", what);
+		x = mmu_translate(cpu, va, write);
+		if (!x.present || (write && !x.writable))
+			sim_fail("cpu%u faults twice on %s (%#llx), which the "
+				 "page tables map%s: the first fault should "
+				 "have dropped what it used",
+				 cpu, what, (unsigned long long)va,
+				 write ? " writable" : "");
+	}
+	oracle_judge(cpu, owner, va, what, write, x,
+		     mapped ? mmu_frame_at(ALIGN_DOWN(pa, PAGE_SIZE), "access")
+			    : 0,
+		     mapped && (pte & PTE_WRITE));
+}
+
+static void kernel_access(unsigned cpu, uint64_t va, bool write,
+			  const char *what)
+{
+	access(cpu, KERNEL_OWNER, kernel_root_phys, va, write, what);
+}
+
+static void kpage_access(unsigned cpu, unsigned kpage)
+{
+	char what[32];
+
+	snprintf(what, sizeof(what), "kernel page %u", kpage);
+	kernel_access(cpu, sim_kpage_va(kpage), false, what);
+}
+
+static void kstack_touch(unsigned cpu, unsigned s)
+{
+	const struct sim_kstack *k = &kstacks[s];
+	char what[32];
+
+	if (!k->allocated)
+		return; /* nothing runs on a stack that is not there */
+	snprintf(what, sizeof(what), "kernel stack %u", s);
+	kernel_access(cpu, k->top - PAGE_SIZE, true, what);
 }
 
 static void user_access(unsigned cpu, unsigned page, bool write)
 {
 	int owner = running[cpu];
-	const struct sim_frame *table;
-	struct sim_xlate x;
+	char what[32];
 
 	if (owner == NO_MM) {
-		kernel_access(cpu, page % SIM_KPAGES);
+		kpage_access(cpu, page % SIM_KPAGES);
 		return;
 	}
-	if (mmu_root(cpu) != mms[owner].root)
+	if (mmu_phys(mmu_root(cpu)) != mms[owner].mm->root)
 		sim_fail("cpu%u runs a thread of mm%d on another root "
 			 "(frame %u)",
 			 cpu, owner + 1, mmu_root(cpu));
-	x = mmu_translate(cpu, sim_page_va(page), write);
-	table = table_of(&mms[owner], page);
-	oracle_judge(cpu, owner, page, write, x,
-		     table ? table->next[page % SIM_SLOTS] : 0,
-		     table && table->writable[page % SIM_SLOTS]);
+	snprintf(what, sizeof(what), "mm%d page %u", owner + 1, page);
+	access(cpu, owner, mms[owner].mm->root, sim_page_va(page), write, what);
 }
 
-/* --- Operations ----------------------------------------------------------------- */
+/* --- Operations ------------------------------------------------------------------- */
 
 /* A reference for working on mm from any CPU; NULL once it exited. */
 static struct sim_mm *hold(unsigned index)
 {
 	if (!mms[index].task)
 		return NULL;
-	mm_get(&mms[index].mm);
+	mm_get(mms[index].mm);
 	return &mms[index];
 }
 
@@ -459,7 +631,7 @@ void kern_op(const struct sim_op *op)
 		user_access(cpu, op->page, op->kind == OP_WRITE);
 		break;
 	case OP_KREAD:
-		kernel_access(cpu, op->page);
+		kpage_access(cpu, op->page);
 		break;
 	case OP_REMAP:
 		remap(sm, op->page);
@@ -479,9 +651,16 @@ void kern_op(const struct sim_op *op)
 	case OP_EXIT:
 		exit_task(op->mm);
 		break;
+	case OP_KSTACK_ALLOC:
+	case OP_KSTACK_FREE:
+		kstack_op((enum sim_op_kind)op->kind, op->page);
+		break;
+	case OP_KSTACK_TOUCH:
+		kstack_touch(cpu, op->page);
+		break;
 	}
 	if (sm)
-		mm_put(&sm->mm);
+		mm_put(sm->mm);
 }
 
 void kern_sweep(bool last_cpu)
@@ -492,14 +671,16 @@ void kern_sweep(bool last_cpu)
 		if (!mms[i].task)
 			continue;
 		thread_switch(cpu, (int)i);
-		for (unsigned page = 0; page < SIM_PAGES; page++) {
+		for (unsigned page = 0; page < SIM_ALL_PAGES; page++) {
 			user_access(cpu, page, false);
 			user_access(cpu, page, true);
 		}
 	}
 	thread_switch(cpu, NO_MM);
 	for (unsigned k = 0; k < SIM_KPAGES; k++)
-		kernel_access(cpu, k);
+		kpage_access(cpu, k);
+	for (unsigned s = 0; s < SIM_KSTACKS; s++)
+		kstack_touch(cpu, s);
 	for (unsigned i = 0; last_cpu && i < nmms; i++)
 		exit_task(i);
 }
@@ -514,10 +695,10 @@ void kern_final_check(void)
 		unsigned lazy = 0;
 
 		for (unsigned cpu = 0; cpu < ncpus; cpu++)
-			lazy += tlb_cpus[cpu].lazy_ref == &sm->mm;
-		if (!sm->dead && sm->mm.refcount != lazy)
+			lazy += tlb_cpus[cpu].lazy_ref == sm->mm;
+		if (!sm->dead && sm->mm->refcount != lazy)
 			sim_fail("mm%u leaks: %u references left with no "
 				 "task, no thread and %u lazy CPUs",
-				 i + 1, sm->mm.refcount, lazy);
+				 i + 1, sm->mm->refcount, lazy);
 	}
 }

@@ -1,66 +1,106 @@
 // SPDX-License-Identifier: MIT
 /*
- * The simulated MMU: what each CPU caches of the page tables, modelled on
- * the Intel SDM Vol. 3A, 4.10 ("Caching Translation Information").
+ * The simulated MMU: physical memory, and what each CPU caches of the
+ * page tables, modelled on the Intel SDM Vol. 3A, 4.10 ("Caching
+ * Translation Information").
  *
- * Page tables are two levels here: a root (CR3) whose entries point at
- * page tables of SIM_SLOTS pages each, one per 2 MiB region. The kernel
- * half is one table of SIM_KPAGES global pages, shared by every root. A
- * frame is never reused within a run, so a freed frame stays recognisable.
+ * Physical memory is an array of 4 KiB frames. The page tables in it are
+ * real x86-64 4-level tables, built and changed by the kernel's own
+ * mm/pagetable.c (through mm/mm.c, mm/kmap.c, mm/kstack.c); this file
+ * only reads them, as the page walker does. Frames are handed out in
+ * order, zeroed, and never reused within a run, so a freed frame stays
+ * recognisable (its contents stay too: a walk through a freed table finds
+ * what the table held when it was freed, and fails the run).
  *
- * Each CPU caches:
- *   TLB entries       {PCID, page, frame, writable, global}
- *   walk entries      {PCID, region, page table}: the paging-structure
- *                     (PDE) cache, which lets the walker skip the root and
- *                     read the page table directly
- * and drops them as the SDM says:
- *   MOV to CR3        without no-flush (or with CR4.PCIDE off): the loaded
- *                     PCID's non-global entries and walks; with no-flush:
- *                     nothing. PCID bits or no-flush with PCIDE off: a
- *                     failure (#GP on hardware; QEMU TCG hangs)
- *   INVLPG            the page in the current PCID, the page's global
- *                     entry, and every walk of the current PCID
- *   INVPCID 0         the page in the given PCID (not global), and every
- *                     walk of that PCID; 1: the PCID's non-global entries
- *                     and walks; 2: everything
- *   CR4.PGE toggle    everything; CR4.PCIDE 1 -> 0 likewise
- *   page fault        the faulting page's entry and walk (4.10.4.3)
- * Besides, the hardware may drop any entry at any time and fill entries
- * speculatively for the loaded PCID (SIM_RANDOM runs do both).
+ * Each CPU caches (4.10.2, 4.10.3):
+ *   TLB entries     {PCID, page number, frame, writable, user, global}
+ *                   (4 KiB pages only: nothing here maps a larger one)
+ *   PML4E cache     {PCID, VA 47:39, PDPT, rights}    4.10.3.1
+ *   PDPTE cache     {PCID, VA 47:30, page directory}
+ *   PDE cache       {PCID, VA 47:21, page table}
+ * Paging-structure-cache entries are tagged with the PCID current when
+ * they were filled, for both halves of the address space: the global bit
+ * applies to TLB entries only (4.10.2.4). The walker uses the longest
+ * matching paging-structure-cache entry of the current PCID (4.10.3.2),
+ * then reads memory, and fails the run if it reads a freed table.
  *
- * What this file checks: CR3 values (a live root, PCID bits only with
- * PCIDE), INVPCID only when the policy has it, the walker never reading a
- * freed table, and that a frame being freed is not in use: no walk of a
- * loaded PCID goes through a freed table (the walker may follow it
- * speculatively at any moment), no entry of a CPU running user code in the
- * loaded PCID maps a freed page, no global entry maps a freed kernel page,
- * and no CR3 holds a freed root. Entries of other PCIDs may outlive their
- * frames: the protocol flushes them before the PCID is loaded again, which
- * the check at every CR3 load and every access verifies.
+ * What each operation invalidates (4.10.4.1), exactly and no more, since
+ * dropping more than the SDM guarantees would hide bugs:
+ *   MOV to CR3, PCIDE=0         PCID 0's non-global TLB entries and all of
+ *                               PCID 0's paging-structure-cache entries
+ *   MOV to CR3, PCIDE=1, b63=0  the same for the PCID in bits 11:0
+ *   MOV to CR3, PCIDE=1, b63=1  nothing
+ *   INVLPG va                   va's TLB entries of the current PCID, va's
+ *                               global entries in every PCID, and every
+ *                               paging-structure-cache entry of the
+ *                               current PCID (whatever its address)
+ *   INVPCID 0 (pcid, va)        va's non-global TLB entries of pcid and
+ *                               pcid's paging-structure-cache entries that
+ *                               would be used to translate va
+ *   INVPCID 1 (pcid)            pcid's non-global entries, all its
+ *                               paging-structure-cache entries
+ *   INVPCID 2                   everything, global entries included
+ *   INVPCID 3                   every PCID's non-global entries and all
+ *                               paging-structure caches (no caller in
+ *                               mm/tlb.c: modelled, not in mm/tlb_hw.h)
+ *   MOV to CR4 changing PGE     everything, every PCID
+ *   MOV to CR4, PCIDE 1 -> 0    everything, every PCID
+ *   MOV to CR4, PCIDE 0 -> 1    nothing (not in the list of 4.10.4.1)
+ *   page fault on va            va's TLB entries of the current PCID and
+ *                               the paging-structure-cache entries of the
+ *                               current PCID that would be used for va
+ *                               (global ones for va too: the SDM says the
+ *                               fault must not recur unless the tables in
+ *                               memory cause it)
+ * Illegal uses fail the run: PCID bits or bit 63 in CR3 with PCIDE off,
+ * PCIDE set with a non-zero PCID loaded (#GP), INVPCID with the policy's
+ * invpcid off (#UD on a CPU without it), a CR3 root that is no live
+ * frame.
+ *
+ * Hardware freedom (4.10.2.1, 4.10.3.1): random runs evict any entry at
+ * any time and fill any mapping for the loaded PCID, user or kernel half,
+ * through the cached walks. The speculative-refill mode (mmu_set_refill)
+ * does the most a CPU may: after every invalidation and CR3 load the
+ * walker refills every mapping the simulated kernel uses, in the loaded
+ * PCID, deterministically, so that exhaustive searches see it.
+ *
+ * What is checked when a frame is freed (mmu_free_frame): no CPU has it
+ * as CR3 root; no paging-structure-cache entry of a CPU's loaded PCID
+ * points at it (the walker may follow it at any moment, lazy CPU or not);
+ * no global TLB entry maps it; no TLB entry of a loaded PCID maps it at a
+ * kernel address, or at a user address on a CPU running user code. At
+ * every CR3 load: the newly loaded PCID caches no walk through a freed
+ * table. Together: a stale cached walk in a PCID that is not loaded may
+ * outlive its table only if the PCID is flushed before it is loaded again.
  */
 #include "tests/host/tlb_sim.h"
+#include "mm/pagetable.h"
 
 #include <stdio.h>
 #include <string.h>
 
 /* Small, so that entries get evicted as on a real, full TLB. */
-#define SIM_TLB_ENTRIES	 32
-#define SIM_WALK_ENTRIES 8
-/* The 2 MiB region of an address: what a walk entry caches. */
-#define REGION_SHIFT 21
+#define SIM_TLB_ENTRIES 96
+#define SIM_PSC_ENTRIES 32 /* per level */
+#define LEVELS		4
+#define PSC_LEVELS	3 /* PML4E, PDPTE and PDE caches */
+#define INDEX_BITS	9
+#define VA_BITS		48
+#define ANY_VA		UINT64_MAX
 
 struct tlb_entry {
-	bool valid, global, writable;
+	bool valid, global, writable, user;
 	uint16_t pcid;
 	uint64_t vpn;
 	uint32_t frame;
 };
 
-struct walk_entry {
-	bool valid;
+/* A paging-structure-cache entry: the table a walk of tag goes on to. */
+struct psc_entry {
+	bool valid, writable, user;
 	uint16_t pcid;
-	uint64_t region;
-	uint32_t table;
+	uint64_t tag;  /* VA 47:39, 47:30 or 47:21 */
+	uint64_t next; /* physical address of the next table */
 };
 
 struct sim_mmu {
@@ -69,26 +109,45 @@ struct sim_mmu {
 	bool pcide;
 	bool user_active;
 	struct tlb_entry tlb[SIM_TLB_ENTRIES];
-	struct walk_entry walk[SIM_WALK_ENTRIES];
-	unsigned tlb_victim, walk_victim; /* round-robin replacement */
+	/* [0] PML4E cache, [1] PDPTE cache, [2] PDE cache */
+	struct psc_entry psc[PSC_LEVELS][SIM_PSC_ENTRIES];
+	unsigned tlb_victim, psc_victim[PSC_LEVELS]; /* round-robin */
 };
 
 static struct sim_mmu mmus[SIM_CPUS_MAX];
 static unsigned ncpus;
+static bool refill;
+
+/* Physical memory: frame n at SIM_PHYS_BASE + n * PAGE_SIZE (0: none). */
+static uint8_t ram[SIM_FRAMES_MAX][PAGE_SIZE] __aligned(PAGE_SIZE);
 static struct sim_frame frames[SIM_FRAMES_MAX];
 static uint32_t nframes;
-static uint32_t kernel_root, kernel_table;
+static int alloc_owner[SIM_CPUS_MAX + 1]; /* [SIM_CPUS_MAX]: main */
 
 /* --- Frames -------------------------------------------------------------------- */
 
-uint32_t mmu_alloc(enum sim_frame_kind kind, int owner)
+static int *owner_slot(void)
+{
+	int cpu = sim_current();
+
+	return &alloc_owner[cpu < 0 ? SIM_CPUS_MAX : cpu];
+}
+
+void mmu_set_owner(int owner)
+{
+	*owner_slot() = owner;
+}
+
+uint64_t mmu_alloc_frame(void)
 {
 	if (nframes + 1 >= SIM_FRAMES_MAX)
 		sim_fail("the simulator ran out of frames (%d)",
 			 SIM_FRAMES_MAX);
-	frames[++nframes] = (struct sim_frame){.kind = (uint8_t)kind,
-					       .owner = (int8_t)owner};
-	return nframes;
+	nframes++;
+	frames[nframes] = (struct sim_frame){.kind = FRAME_DATA,
+					     .owner = (int8_t)*owner_slot()};
+	memset(ram[nframes], 0, PAGE_SIZE);
+	return mmu_phys(nframes);
 }
 
 struct sim_frame *mmu_frame(uint32_t frame)
@@ -101,29 +160,63 @@ uint64_t mmu_phys(uint32_t frame)
 	return SIM_PHYS_BASE + (uint64_t)frame * PAGE_SIZE;
 }
 
-/* The frame at phys, which must be one the simulator handed out. */
-static uint32_t frame_at(uint64_t phys, const char *what)
+uint32_t mmu_frame_at(uint64_t phys, const char *what)
 {
 	uint64_t n = (phys - SIM_PHYS_BASE) / PAGE_SIZE;
 
-	if (phys < SIM_PHYS_BASE || !IS_ALIGNED(phys, PAGE_SIZE) || !n ||
-	    n > nframes)
+	if (phys < SIM_PHYS_BASE + PAGE_SIZE || !n || n > nframes)
 		sim_fail("%s: %#llx is no frame of the simulated machine", what,
 			 (unsigned long long)phys);
 	return (uint32_t)n;
 }
 
+void *mmu_phys_to_virt(uint64_t phys)
+{
+	uint32_t n = mmu_frame_at(ALIGN_DOWN(phys, PAGE_SIZE), "phys_to_virt");
+
+	return &ram[n][phys % PAGE_SIZE];
+}
+
+uint64_t mmu_virt_to_phys(const void *virt)
+{
+	const uint8_t *p = virt;
+
+	if (p < ram[1] || p >= ram[nframes + 1])
+		sim_fail("virt_to_phys: %p is not in simulated memory", virt);
+	return SIM_PHYS_BASE + (uint64_t)(p - ram[0]);
+}
+
+void mmu_label(uint64_t phys, enum sim_frame_kind kind, int owner)
+{
+	struct sim_frame *f = &frames[mmu_frame_at(phys, "mmu_label")];
+
+	f->kind = (uint8_t)kind;
+	f->owner = (int8_t)owner;
+}
+
 const char *mmu_name(uint32_t frame, char *buf, size_t size)
 {
-	static const char *const kinds[] = {"unused", "page", "page table",
-					    "root", "kernel page"};
+	static const char *const kinds[] = {
+		[FRAME_UNUSED] = "unused",	 [FRAME_DATA] = "frame",
+		[FRAME_PAGE] = "page",		 [FRAME_TABLE] = "page table",
+		[FRAME_ROOT] = "PML4",		 [FRAME_KPAGE] = "kernel page",
+		[FRAME_KSTACK] = "kernel stack",
+	};
+	static const char *const levels[] = {"", "PT", "PD", "PDPT", "PML4"};
 	const struct sim_frame *f = &frames[frame];
+	char what[32];
 
-	if (f->owner < 0)
-		snprintf(buf, size, "frame %u (%s)", frame, kinds[f->kind]);
+	if (f->kind == FRAME_TABLE)
+		snprintf(what, sizeof(what), "page table (%s)",
+			 levels[f->level]);
 	else
-		snprintf(buf, size, "frame %u (%s of mm%d)", frame,
-			 kinds[f->kind], f->owner + 1);
+		snprintf(what, sizeof(what), "%s", kinds[f->kind]);
+	if (f->owner < 0)
+		snprintf(buf, size, "frame %u (%s%s)", frame, what,
+			 f->kind == FRAME_TABLE ? " of the kernel" : "");
+	else
+		snprintf(buf, size, "frame %u (%s of mm%d)", frame, what,
+			 f->owner + 1);
 	return buf;
 }
 
@@ -132,18 +225,14 @@ void mmu_reset(unsigned cpus)
 	ncpus = cpus;
 	memset(mmus, 0, sizeof(mmus));
 	nframes = 0;
-	kernel_root = mmu_alloc(FRAME_ROOT, -1);
-	kernel_table = mmu_alloc(FRAME_TABLE, -1);
+	refill = false;
+	for (unsigned i = 0; i <= SIM_CPUS_MAX; i++)
+		alloc_owner[i] = -1;
 }
 
-uint32_t mmu_kernel_root(void)
+void mmu_set_refill(bool on)
 {
-	return kernel_root;
-}
-
-uint32_t mmu_kernel_table(void)
-{
-	return kernel_table;
+	refill = on;
 }
 
 uint32_t mmu_root(unsigned cpu)
@@ -161,40 +250,81 @@ void mmu_set_user_active(unsigned cpu, bool active)
 	mmus[cpu].user_active = active;
 }
 
+/* --- Addresses ------------------------------------------------------------------ */
+
+static unsigned level_shift(int level)
+{
+	return PAGE_SHIFT + INDEX_BITS * (unsigned)(level - 1);
+}
+
+static unsigned index_at(uint64_t va, int level)
+{
+	return (unsigned)(va >> level_shift(level)) & ((1U << INDEX_BITS) - 1);
+}
+
+/* The tag of cache k (0: PML4E, 1: PDPTE, 2: PDE) for va: VA 47:x. */
+static uint64_t psc_tag(uint64_t va, unsigned k)
+{
+	return (va & ((1ULL << VA_BITS) - 1)) >> level_shift(LEVELS - (int)k);
+}
+
+/* The first address cache k's entry p covers (canonical). */
+static uint64_t psc_va(const struct psc_entry *p, unsigned k)
+{
+	uint64_t va = p->tag << level_shift(LEVELS - (int)k);
+
+	return (uint64_t)((int64_t)(va << (64 - VA_BITS)) >> (64 - VA_BITS));
+}
+
+static bool kernel_half(uint64_t va)
+{
+	return va >= USER_TOP;
+}
+
 /* --- Invalidation ------------------------------------------------------------- */
 
-static bool user_va(uint64_t va, unsigned *table, unsigned *slot)
-{
-	uint64_t off = va - SIM_USER_BASE;
-
-	*table = (unsigned)(off / LARGE_PAGE_SIZE);
-	*slot = (unsigned)((off % LARGE_PAGE_SIZE) >> PAGE_SHIFT);
-	return va >= SIM_USER_BASE && *table < SIM_TABLES && *slot < SIM_SLOTS;
-}
-
-static bool kernel_va(uint64_t va, unsigned *slot)
-{
-	*slot = (unsigned)((va - SIM_KERNEL_BASE) >> PAGE_SHIFT);
-	return va >= SIM_KERNEL_BASE && *slot < SIM_KPAGES;
-}
-
-/* Drops the entries matching pcid (any if all), va's page (any if ~0). */
-static void drop(struct sim_mmu *m, bool all_pcids, uint16_t pcid, uint64_t va,
-		 bool globals)
+/*
+ * Drops TLB entries of one PCID (or all) for va (or any): the non-global
+ * ones if nonglobal, the global ones (whatever PCID) if global.
+ */
+static void drop_tlb(struct sim_mmu *m, bool all_pcids, uint16_t pcid,
+		     uint64_t va, bool nonglobal, bool global)
 {
 	for (unsigned i = 0; i < SIM_TLB_ENTRIES; i++) {
 		struct tlb_entry *e = &m->tlb[i];
-		bool tagged = all_pcids || e->pcid == pcid;
 
-		if (va != UINT64_MAX && e->vpn != va >> PAGE_SHIFT)
+		if (!e->valid || (va != ANY_VA && e->vpn != va >> PAGE_SHIFT))
 			continue;
-		if (e->global ? globals : tagged)
+		if (e->global ? global
+			      : nonglobal && (all_pcids || e->pcid == pcid))
 			e->valid = false;
 	}
-	for (unsigned i = 0; i < SIM_WALK_ENTRIES; i++) {
-		if (all_pcids || m->walk[i].pcid == pcid)
-			m->walk[i].valid = false;
+}
+
+/*
+ * Drops paging-structure-cache entries of one PCID (or all): those that
+ * would be used for va, or every one (ANY_VA).
+ */
+static void drop_psc(struct sim_mmu *m, bool all_pcids, uint16_t pcid,
+		     uint64_t va)
+{
+	for (unsigned k = 0; k < PSC_LEVELS; k++) {
+		for (unsigned i = 0; i < SIM_PSC_ENTRIES; i++) {
+			struct psc_entry *p = &m->psc[k][i];
+
+			if (!all_pcids && p->pcid != pcid)
+				continue;
+			if (va != ANY_VA && p->tag != psc_tag(va, k))
+				continue;
+			p->valid = false;
+		}
 	}
+}
+
+static void drop_everything(struct sim_mmu *m)
+{
+	drop_tlb(m, true, 0, ANY_VA, true, true);
+	drop_psc(m, true, 0, ANY_VA);
 }
 
 static struct sim_mmu *this_mmu(void)
@@ -202,176 +332,30 @@ static struct sim_mmu *this_mmu(void)
 	return &mmus[sim_cpu()];
 }
 
-/* Whether the walk entries of the loaded PCID point at a freed table. */
 static void check_loaded_walks(unsigned cpu, const char *when)
 {
 	const struct sim_mmu *m = &mmus[cpu];
-	char name[64];
+	static const char *const caches[] = {"PML4E", "PDPTE", "PDE"};
+	char name[80];
 
-	for (unsigned i = 0; i < SIM_WALK_ENTRIES; i++) {
-		const struct walk_entry *w = &m->walk[i];
+	for (unsigned k = 0; k < PSC_LEVELS; k++) {
+		for (unsigned i = 0; i < SIM_PSC_ENTRIES; i++) {
+			const struct psc_entry *p = &m->psc[k][i];
+			uint32_t f;
 
-		if (w->valid && w->pcid == m->pcid && frames[w->table].dead)
-			sim_fail(
-				"cpu%u %s PCID %u, whose cached walk for "
-				"%#llx goes through freed %s: the walker "
-				"may follow it at any moment",
-				cpu, when, w->pcid,
-				(unsigned long long)(w->region << REGION_SHIFT),
-				mmu_name(w->table, name, sizeof(name)));
-	}
-}
-
-void tlb_hw_load_cr3(uint64_t cr3)
-{
-	struct sim_mmu *m = this_mmu();
-	uint16_t pcid = (uint16_t)(cr3 & CR3_PCID_MASK);
-	bool keep = cr3 & CR3_NOFLUSH;
-	uint32_t root;
-	char name[64];
-
-	sim_point();
-	if (!m->pcide && (pcid || keep))
-		sim_fail("CR3 load of %#llx: PCID or no-flush bits with "
-			 "CR4.PCIDE off",
-			 (unsigned long long)cr3);
-	root = frame_at(cr3 & ~(CR3_PCID_MASK | CR3_NOFLUSH), "CR3 load");
-	if (frames[root].kind != FRAME_ROOT || frames[root].dead)
-		sim_fail("CR3 load of %s", mmu_name(root, name, sizeof(name)));
-	if (!keep)
-		drop(m, false, pcid, UINT64_MAX, false);
-	m->root = root;
-	m->pcid = pcid;
-	if (frames[root].owner < 0)
-		snprintf(name, sizeof(name), "the kernel");
-	else
-		snprintf(name, sizeof(name), "mm%d", frames[root].owner + 1);
-	sim_trace("CR3 <- root of %s, PCID %u, %s", name, pcid,
-		  keep ? "no-flush (keeps the PCID's entries)"
-		       : "flush (drops the PCID's entries)");
-	check_loaded_walks(sim_cpu(), "loads");
-}
-
-void tlb_hw_set_pcide(bool on)
-{
-	struct sim_mmu *m = this_mmu();
-
-	sim_point();
-	if (on && m->pcid)
-		sim_fail("CR4.PCIDE set while CR3 holds PCID %u (#GP)",
-			 m->pcid);
-	if (m->pcide && !on)
-		drop(m, true, 0, UINT64_MAX, true);
-	m->pcide = on;
-	sim_trace("CR4.PCIDE <- %d", on);
-}
-
-void tlb_hw_invlpg(uint64_t va)
-{
-	struct sim_mmu *m = this_mmu();
-
-	sim_point();
-	drop(m, false, m->pcid, va, true);
-	sim_trace("INVLPG %#llx (PCID %u and global)", (unsigned long long)va,
-		  m->pcid);
-}
-
-static void check_invpcid(unsigned type, uint16_t pcid)
-{
-	if (!tlb_policy.invpcid)
-		sim_fail("INVPCID type %u with invpcid off (#UD where the "
-			 "CPU lacks it)",
-			 type);
-	if (!this_mmu()->pcide && pcid)
-		sim_fail("INVPCID type %u for PCID %u with CR4.PCIDE off (#GP)",
-			 type, pcid);
-}
-
-void tlb_hw_invpcid_address(uint16_t pcid, uint64_t va)
-{
-	sim_point();
-	check_invpcid(0, pcid);
-	drop(this_mmu(), false, pcid, va, false);
-	sim_trace("INVPCID address %#llx PCID %u", (unsigned long long)va,
-		  pcid);
-}
-
-void tlb_hw_invpcid_context(uint16_t pcid)
-{
-	sim_point();
-	check_invpcid(1, pcid);
-	drop(this_mmu(), false, pcid, UINT64_MAX, false);
-	sim_trace("INVPCID context PCID %u", pcid);
-}
-
-void tlb_hw_invpcid_all(void)
-{
-	sim_point();
-	check_invpcid(2, 0);
-	drop(this_mmu(), true, 0, UINT64_MAX, true);
-	sim_trace("INVPCID all, globals included");
-}
-
-void tlb_hw_flush_everything(void)
-{
-	sim_point();
-	drop(this_mmu(), true, 0, UINT64_MAX, true);
-	sim_trace("CR4.PGE toggled: everything dropped");
-}
-
-/* --- Freeing --------------------------------------------------------------------- */
-
-void mmu_free(uint32_t frame, const char *why)
-{
-	struct sim_frame *f = &frames[frame];
-	char name[64];
-
-	mmu_name(frame, name, sizeof(name));
-	if (f->dead)
-		sim_fail("%s frees %s twice", why, name);
-	for (unsigned cpu = 0; cpu < ncpus; cpu++) {
-		const struct sim_mmu *m = &mmus[cpu];
-
-		if (m->root == frame)
-			sim_fail("%s frees %s, which cpu%u has in CR3", why,
-				 name, cpu);
-		for (unsigned i = 0; i < SIM_WALK_ENTRIES; i++) {
-			const struct walk_entry *w = &m->walk[i];
-
-			if (w->valid && w->table == frame && w->pcid == m->pcid)
-				sim_fail("%s frees %s while cpu%u's loaded "
-					 "PCID %u still caches a walk through "
-					 "it: the walker may follow it at any "
-					 "moment",
-					 why, name, cpu, m->pcid);
-		}
-		for (unsigned i = 0; i < SIM_TLB_ENTRIES; i++) {
-			const struct tlb_entry *e = &m->tlb[i];
-
-			if (!e->valid || e->frame != frame)
+			if (!p->valid || p->pcid != m->pcid)
 				continue;
-			if (e->global || (e->pcid == m->pcid && m->user_active))
-				sim_fail("%s frees %s while cpu%u (running "
-					 "%s) still maps %#llx to it in "
-					 "%s",
-					 why, name, cpu,
-					 m->user_active ? "user code"
-							: "the kernel",
-					 (unsigned long long)(e->vpn
-							      << PAGE_SHIFT),
-					 e->global ? "a global entry"
-						   : "its loaded PCID");
+			f = mmu_frame_at(p->next, "a cached walk");
+			if (frames[f].dead)
+				sim_fail("cpu%u %s PCID %u, whose %s cache "
+					 "entry for %#llx goes through freed "
+					 "%s: the walker may follow it at any "
+					 "moment",
+					 cpu, when, p->pcid, caches[k],
+					 (unsigned long long)psc_va(p, k),
+					 mmu_name(f, name, sizeof(name)));
 		}
 	}
-	f->dead = true;
-	sim_counts.frees++;
-	sim_trace("%s frees %s", why, name);
-}
-
-void tlb_hw_free_frame(uint64_t phys)
-{
-	sim_point();
-	mmu_free(frame_at(phys, "tlb_hw_free_frame"), "tlb_hw_free_frame");
 }
 
 /* --- The page walker -------------------------------------------------------------- */
@@ -395,24 +379,25 @@ static void insert_tlb(struct sim_mmu *m, struct tlb_entry e)
 	m->tlb[at] = e;
 }
 
-static void insert_walk(struct sim_mmu *m, struct walk_entry w)
+static void insert_psc(struct sim_mmu *m, unsigned k, struct psc_entry p)
 {
-	unsigned at = SIM_WALK_ENTRIES;
+	struct psc_entry *cache = m->psc[k];
+	unsigned at = SIM_PSC_ENTRIES;
 
-	for (unsigned i = 0; i < SIM_WALK_ENTRIES && at == SIM_WALK_ENTRIES;
+	for (unsigned i = 0; i < SIM_PSC_ENTRIES && at == SIM_PSC_ENTRIES;
 	     i++) {
-		if (!m->walk[i].valid || (m->walk[i].pcid == w.pcid &&
-					  m->walk[i].region == w.region))
+		if (!cache[i].valid ||
+		    (cache[i].pcid == p.pcid && cache[i].tag == p.tag))
 			at = i;
 	}
-	if (at == SIM_WALK_ENTRIES) {
-		at = m->walk_victim;
-		m->walk_victim = (m->walk_victim + 1) % SIM_WALK_ENTRIES;
+	if (at == SIM_PSC_ENTRIES) {
+		at = m->psc_victim[k];
+		m->psc_victim[k] = (m->psc_victim[k] + 1) % SIM_PSC_ENTRIES;
 	}
-	m->walk[at] = w;
+	cache[at] = p;
 }
 
-static const struct tlb_entry *lookup(const struct sim_mmu *m, uint64_t va)
+static const struct tlb_entry *lookup_tlb(const struct sim_mmu *m, uint64_t va)
 {
 	for (unsigned i = 0; i < SIM_TLB_ENTRIES; i++) {
 		const struct tlb_entry *e = &m->tlb[i];
@@ -424,96 +409,352 @@ static const struct tlb_entry *lookup(const struct sim_mmu *m, uint64_t va)
 	return NULL;
 }
 
-/* The page table a walk of va uses: a cached walk, or the root's entry. */
-static uint32_t walk_table(unsigned cpu, struct sim_mmu *m, uint64_t va,
-			   unsigned table_index)
+static const struct psc_entry *lookup_psc(const struct sim_mmu *m, unsigned k,
+					  uint64_t va)
 {
-	uint64_t region = va >> REGION_SHIFT;
-	uint32_t table;
-	char name[64];
+	for (unsigned i = 0; i < SIM_PSC_ENTRIES; i++) {
+		const struct psc_entry *p = &m->psc[k][i];
 
-	for (unsigned i = 0; i < SIM_WALK_ENTRIES; i++) {
-		const struct walk_entry *w = &m->walk[i];
-
-		if (w->valid && w->pcid == m->pcid && w->region == region) {
-			table = w->table;
-			goto found;
-		}
+		if (p->valid && p->pcid == m->pcid && p->tag == psc_tag(va, k))
+			return p;
 	}
-	table = frames[m->root].next[table_index];
-	if (!table)
-		return 0;
-	insert_walk(m, (struct walk_entry){true, m->pcid, region, table});
-found:
-	if (frames[table].dead)
-		sim_fail("cpu%u's page walker reads freed %s for %#llx (PCID "
-			 "%u)",
-			 cpu, mmu_name(table, name, sizeof(name)),
-			 (unsigned long long)va, m->pcid);
-	return table;
+	return NULL;
 }
 
-/* Translates va on cpu; fills the TLB from a walk when it misses. */
+/* The table at phys, which the walker is about to read at level. */
+static const uint64_t *read_table(unsigned cpu, uint64_t phys, int level,
+				  uint64_t va)
+{
+	uint32_t f = mmu_frame_at(phys, "the page walker");
+	char name[80];
+
+	if (frames[f].dead)
+		sim_fail("cpu%u's page walker reads freed %s for %#llx (PCID "
+			 "%u)",
+			 cpu, mmu_name(f, name, sizeof(name)),
+			 (unsigned long long)va, mmus[cpu].pcid);
+	if (frames[f].kind == FRAME_DATA) {
+		frames[f].kind = FRAME_TABLE;
+		frames[f].level = (uint8_t)level;
+	}
+	return (const uint64_t *)ram[f];
+}
+
+/*
+ * Translates va on cpu: a TLB entry, else a walk from the longest
+ * matching cached walk (4.10.3.2), filling the caches on the way.
+ */
 static struct sim_xlate walk(unsigned cpu, uint64_t va)
 {
 	struct sim_mmu *m = &mmus[cpu];
-	const struct tlb_entry *e = lookup(m, va);
+	const struct tlb_entry *e = lookup_tlb(m, va);
 	struct sim_xlate x = {0};
-	unsigned table_index, slot;
-	const struct sim_frame *table;
-	bool global = false;
+	uint64_t table = mmu_phys(m->root);
+	bool writable = true, user = true;
+	int level = LEVELS;
 
 	if (e)
-		return (struct sim_xlate){true, e->frame, e->writable, true, 0};
-	if (user_va(va, &table_index, &slot)) {
-		x.via_table = walk_table(cpu, m, va, table_index);
-	} else if (kernel_va(va, &slot)) {
-		x.via_table = kernel_table;
-		global = true;
+		return (struct sim_xlate){true, e->writable, e->user, true,
+					  e->frame};
+	for (unsigned k = PSC_LEVELS; k-- > 0;) {
+		const struct psc_entry *p = lookup_psc(m, k, va);
+
+		if (p) {
+			table = p->next;
+			level = LEVELS - 1 - (int)k;
+			writable = p->writable;
+			user = p->user;
+			break;
+		}
 	}
-	if (!x.via_table)
-		return x;
-	table = &frames[x.via_table];
-	x.frame = table->next[slot];
-	x.writable = table->writable[slot];
-	x.present = x.frame != 0;
-	if (x.present)
-		insert_tlb(m, (struct tlb_entry){true, global, x.writable,
-						 global ? 0 : m->pcid,
+	for (; level >= 1; level--) {
+		uint64_t entry =
+			read_table(cpu, table, level, va)[index_at(va, level)];
+
+		if (!(entry & PTE_PRESENT))
+			return x; /* not-present entries are never cached */
+		if (level > 1 && (entry & PTE_HUGE))
+			sim_fail("%#llx is mapped by a large page: the "
+				 "simulator models 4 KiB pages only",
+				 (unsigned long long)va);
+		writable = writable && (entry & PTE_WRITE);
+		user = user && (entry & PTE_USER);
+		table = entry & PTE_ADDR_MASK;
+		if (level > 1) {
+			insert_psc(
+				m, (unsigned)(LEVELS - level),
+				(struct psc_entry){
+					true, writable, user, m->pcid,
+					psc_tag(va, (unsigned)(LEVELS - level)),
+					table});
+			continue;
+		}
+		x = (struct sim_xlate){
+			true, writable, user, false,
+			mmu_frame_at(table, "a page-table entry")};
+		insert_tlb(m, (struct tlb_entry){true, entry & PTE_GLOBAL,
+						 writable, user, m->pcid,
 						 va >> PAGE_SHIFT, x.frame});
+	}
 	return x;
+}
+
+/* A page fault drops what a failed translation of va used (4.10.4.1). */
+static void fault_drops(struct sim_mmu *m, uint64_t va)
+{
+	drop_tlb(m, false, m->pcid, va, true, true);
+	drop_psc(m, false, m->pcid, va);
 }
 
 struct sim_xlate mmu_translate(unsigned cpu, uint64_t va, bool write)
 {
 	struct sim_xlate x = walk(cpu, va);
 
-	if (!x.present || (write && !x.writable)) {
-		/* A page fault drops what the failed translation used. */
-		struct sim_mmu *m = &mmus[cpu];
-
-		for (unsigned i = 0; i < SIM_TLB_ENTRIES; i++) {
-			struct tlb_entry *e = &m->tlb[i];
-
-			if (e->vpn == va >> PAGE_SHIFT &&
-			    (e->global || e->pcid == m->pcid))
-				e->valid = false;
-		}
-		for (unsigned i = 0; i < SIM_WALK_ENTRIES; i++) {
-			if (m->walk[i].pcid == m->pcid &&
-			    m->walk[i].region == va >> REGION_SHIFT)
-				m->walk[i].valid = false;
-		}
-	}
+	if (!x.present || (write && !x.writable) ||
+	    (!kernel_half(va) && !x.user))
+		fault_drops(&mmus[cpu], va);
 	return x;
 }
+
+/* The speculative-refill mode: every mapping the kernel uses, walked. */
+static void refill_loaded(void)
+{
+	uint64_t vas[SIM_FILL_VAS_MAX];
+	size_t n;
+	unsigned cpu = sim_cpu();
+
+	if (!refill || !mmus[cpu].root)
+		return;
+	n = kern_fill_vas(vas, SIM_FILL_VAS_MAX);
+	for (size_t i = 0; i < n; i++)
+		walk(cpu, vas[i]);
+}
+
+/* After each hardware effect: other CPUs may run, the walker refills. */
+static void after_effect(void)
+{
+	refill_loaded();
+	sim_point();
+}
+
+/* --- Instructions ------------------------------------------------------------------ */
+
+void tlb_hw_load_cr3(uint64_t cr3)
+{
+	struct sim_mmu *m = this_mmu();
+	uint16_t pcid = (uint16_t)(cr3 & CR3_PCID_MASK);
+	bool keep = cr3 & CR3_NOFLUSH;
+	uint32_t root;
+	char name[80];
+
+	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
+	if (!m->pcide && (pcid || keep))
+		sim_fail("CR3 load of %#llx: PCID or no-flush bits with "
+			 "CR4.PCIDE off",
+			 (unsigned long long)cr3);
+	root = mmu_frame_at(cr3 & ~(CR3_PCID_MASK | CR3_NOFLUSH), "CR3 load");
+	if (frames[root].kind != FRAME_ROOT || frames[root].dead)
+		sim_fail("CR3 load of %s", mmu_name(root, name, sizeof(name)));
+	/* 4.10.4.1: with PCIDE off, pcid is 0 here. */
+	if (!keep) {
+		drop_tlb(m, false, pcid, ANY_VA, true, false);
+		drop_psc(m, false, pcid, ANY_VA);
+	}
+	m->root = root;
+	m->pcid = pcid;
+	if (frames[root].owner < 0)
+		snprintf(name, sizeof(name), "the kernel");
+	else
+		snprintf(name, sizeof(name), "mm%d", frames[root].owner + 1);
+	sim_trace("CR3 <- root of %s, PCID %u, %s", name, pcid,
+		  keep ? "no-flush (keeps the PCID's entries)"
+		       : "flush (drops the PCID's entries)");
+	check_loaded_walks(sim_cpu(), "loads");
+	after_effect();
+}
+
+void tlb_hw_set_pcide(bool on)
+{
+	struct sim_mmu *m = this_mmu();
+
+	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
+	if (on && m->pcid)
+		sim_fail("CR4.PCIDE set while CR3 holds PCID %u (#GP)",
+			 m->pcid);
+	/* 4.10.4.1: 1 -> 0 drops everything; 0 -> 1 drops nothing. */
+	if (m->pcide && !on)
+		drop_everything(m);
+	m->pcide = on;
+	sim_trace("CR4.PCIDE <- %d", on);
+	after_effect();
+}
+
+void tlb_hw_invlpg(uint64_t va)
+{
+	struct sim_mmu *m = this_mmu();
+
+	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
+	drop_tlb(m, false, m->pcid, va, true, true);
+	drop_psc(m, false, m->pcid, ANY_VA);
+	sim_trace("INVLPG %#llx (PCID %u and global; PCID %u's cached walks)",
+		  (unsigned long long)va, m->pcid, m->pcid);
+	after_effect();
+}
+
+static void check_invpcid(unsigned type, uint16_t pcid)
+{
+	if (!tlb_policy.invpcid)
+		sim_fail("INVPCID type %u with invpcid off (#UD where the "
+			 "CPU lacks it)",
+			 type);
+	if (!this_mmu()->pcide && pcid)
+		sim_fail("INVPCID type %u for PCID %u with CR4.PCIDE off (#GP)",
+			 type, pcid);
+}
+
+void tlb_hw_invpcid_address(uint16_t pcid, uint64_t va)
+{
+	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
+	check_invpcid(0, pcid);
+	drop_tlb(this_mmu(), false, pcid, va, true, false);
+	drop_psc(this_mmu(), false, pcid, va);
+	sim_trace("INVPCID address %#llx PCID %u", (unsigned long long)va,
+		  pcid);
+	after_effect();
+}
+
+void tlb_hw_invpcid_context(uint16_t pcid)
+{
+	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
+	check_invpcid(1, pcid);
+	drop_tlb(this_mmu(), false, pcid, ANY_VA, true, false);
+	drop_psc(this_mmu(), false, pcid, ANY_VA);
+	sim_trace("INVPCID context PCID %u", pcid);
+	after_effect();
+}
+
+void tlb_hw_invpcid_all(void)
+{
+	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
+	check_invpcid(2, 0);
+	drop_everything(this_mmu());
+	sim_trace("INVPCID all, globals included");
+	after_effect();
+}
+
+/* INVPCID type 3: no caller in mm/tlb.c yet, so not in mm/tlb_hw.h. */
+void mmu_invpcid_all_nonglobal(void)
+{
+	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
+	check_invpcid(3, 0);
+	drop_tlb(this_mmu(), true, 0, ANY_VA, true, false);
+	drop_psc(this_mmu(), true, 0, ANY_VA);
+	sim_trace("INVPCID all, globals kept");
+	after_effect();
+}
+
+void tlb_hw_flush_everything(void)
+{
+	sim_point();
+	/* Serializing (SDM Vol. 3A, 9.3): the store buffer drains. */
+	sim_memory_serialize();
+	drop_everything(this_mmu());
+	sim_trace("CR4.PGE toggled: everything dropped");
+	after_effect();
+}
+
+/* --- Freeing --------------------------------------------------------------------- */
+
+static void check_unused(uint32_t frame, const char *why, const char *name)
+{
+	for (unsigned cpu = 0; cpu < ncpus; cpu++) {
+		const struct sim_mmu *m = &mmus[cpu];
+
+		if (m->root == frame)
+			sim_fail("%s frees %s, which cpu%u has in CR3", why,
+				 name, cpu);
+		for (unsigned k = 0; k < PSC_LEVELS; k++) {
+			for (unsigned i = 0; i < SIM_PSC_ENTRIES; i++) {
+				const struct psc_entry *p = &m->psc[k][i];
+
+				if (p->valid && p->pcid == m->pcid &&
+				    p->next == mmu_phys(frame))
+					sim_fail("%s frees %s while cpu%u's "
+						 "loaded PCID %u still caches "
+						 "a walk of %#llx through it: "
+						 "the walker may follow it at "
+						 "any moment",
+						 why, name, cpu, m->pcid,
+						 (unsigned long long)psc_va(p,
+									    k));
+			}
+		}
+		for (unsigned i = 0; i < SIM_TLB_ENTRIES; i++) {
+			const struct tlb_entry *e = &m->tlb[i];
+			uint64_t va = e->vpn << PAGE_SHIFT;
+
+			if (!e->valid || e->frame != frame)
+				continue;
+			if (e->global || (e->pcid == m->pcid &&
+					  (kernel_half(va) || m->user_active)))
+				sim_fail("%s frees %s while cpu%u (running "
+					 "%s) still maps %#llx to it in "
+					 "%s",
+					 why, name, cpu,
+					 m->user_active ? "user code"
+							: "the kernel",
+					 (unsigned long long)va,
+					 e->global ? "a global entry"
+						   : "its loaded PCID");
+		}
+	}
+}
+
+void mmu_free_frame(uint64_t phys, const char *why)
+{
+	uint32_t frame = mmu_frame_at(phys, why);
+	struct sim_frame *f = &frames[frame];
+	char name[80];
+
+	mmu_name(frame, name, sizeof(name));
+	if (f->dead)
+		sim_fail("%s frees %s twice", why, name);
+	/* Outside a run (cleaning up after a failed one) nothing runs. */
+	if (sim_current() >= 0)
+		check_unused(frame, why, name);
+	f->dead = true;
+	sim_counts.frees++;
+	sim_trace("%s frees %s", why, name);
+}
+
+void tlb_hw_free_frame(uint64_t phys)
+{
+	sim_point();
+	mmu_free_frame(phys, "tlb_hw_free_frame");
+	sim_point();
+}
+
+/* --- The hardware on its own --------------------------------------------------- */
 
 /* What the hardware may do on its own, equally often. */
 enum hw_event {
 	EVENT_EVICT_ENTRY, /* the TLB drops an entry */
-	EVENT_EVICT_WALK,  /* the walk cache drops one */
-	EVENT_FILL_USER,   /* the walker prefetches a user page... */
-	EVENT_FILL_KERNEL, /* ...or a kernel page, for the loaded PCID */
+	EVENT_EVICT_WALK,  /* a paging-structure cache drops one */
+	EVENT_FILL,	   /* the walker prefetches a mapping */
 	EVENT_KINDS
 };
 
@@ -521,24 +762,167 @@ void mmu_random_event(void)
 {
 	unsigned cpu = (unsigned)sim_random(ncpus);
 	struct sim_mmu *m = &mmus[cpu];
+	uint64_t vas[SIM_FILL_VAS_MAX];
+	size_t n;
 
 	switch ((enum hw_event)sim_random(EVENT_KINDS)) {
 	case EVENT_EVICT_ENTRY:
 		m->tlb[sim_random(SIM_TLB_ENTRIES)].valid = false;
 		break;
 	case EVENT_EVICT_WALK:
-		m->walk[sim_random(SIM_WALK_ENTRIES)].valid = false;
+		m->psc[sim_random(PSC_LEVELS)][sim_random(SIM_PSC_ENTRIES)]
+			.valid = false;
 		break;
-	case EVENT_FILL_USER:
-		if (m->root)
-			walk(cpu, sim_page_va((unsigned)sim_random(SIM_PAGES)));
-		break;
-	case EVENT_FILL_KERNEL:
-		if (m->root)
-			walk(cpu,
-			     sim_kpage_va((unsigned)sim_random(SIM_KPAGES)));
+	case EVENT_FILL:
+		n = kern_fill_vas(vas, SIM_FILL_VAS_MAX);
+		if (m->root && n)
+			walk(cpu, vas[sim_random(n)]);
 		break;
 	case EVENT_KINDS:
 		break;
 	}
+}
+
+/* --- Self-test ------------------------------------------------------------------- */
+
+static unsigned count_tlb(const struct sim_mmu *m, int pcid, uint64_t va,
+			  bool global)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < SIM_TLB_ENTRIES; i++) {
+		const struct tlb_entry *e = &m->tlb[i];
+
+		n += e->valid && e->global == global &&
+		     (global || pcid < 0 || e->pcid == pcid) &&
+		     e->vpn == va >> PAGE_SHIFT;
+	}
+	return n;
+}
+
+/* Paging-structure-cache entries of pcid (-1: any) that would translate va. */
+static unsigned count_psc(const struct sim_mmu *m, int pcid, uint64_t va)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < PSC_LEVELS; k++) {
+		for (unsigned i = 0; i < SIM_PSC_ENTRIES; i++) {
+			const struct psc_entry *p = &m->psc[k][i];
+
+			n += p->valid && (pcid < 0 || p->pcid == pcid) &&
+			     p->tag == psc_tag(va, k);
+		}
+	}
+	return n;
+}
+
+static void expect(const char *step, const char *what, unsigned got,
+		   unsigned want)
+{
+	if (got != want)
+		sim_fail("MMU self-test, after %s: %s: %u entries, expected %u",
+			 step, what, got, want);
+}
+
+/*
+ * Fills PCID 1 and 2 with a user page u (non-global, all three cache
+ * levels) and a global kernel page k, then checks what each invalidation
+ * leaves, against the table of 4.10.4.1 at the top of this file.
+ */
+static void fill(uint64_t root1, uint64_t root2, uint64_t u, uint64_t k)
+{
+	struct sim_mmu *m = this_mmu();
+
+	drop_everything(m);
+	tlb_hw_load_cr3(root1 | 1);
+	walk(sim_cpu(), u);
+	walk(sim_cpu(), k);
+	tlb_hw_load_cr3(root2 | 2);
+	walk(sim_cpu(), u);
+	walk(sim_cpu(), k);
+}
+
+void mmu_selftest(uint64_t root1, uint64_t root2, uint64_t u, uint64_t k)
+{
+	struct sim_mmu *m = this_mmu();
+	bool saved = refill;
+
+	refill = false;
+	fill(root1, root2, u, k);
+	expect("filling", "u in PCID 1", count_tlb(m, 1, u, false), 1);
+	expect("filling", "u in PCID 2", count_tlb(m, 2, u, false), 1);
+	expect("filling", "k global", count_tlb(m, -1, k, true), 1);
+	expect("filling", "u's walks in PCID 1", count_psc(m, 1, u), 3);
+	expect("filling", "k's walks in PCID 1", count_psc(m, 1, k), 3);
+	/* PCID 2 found k's global entry: no walk. */
+	expect("filling", "k's walks in PCID 2", count_psc(m, 2, k), 0);
+
+	tlb_hw_invlpg(u); /* current PCID 2 */
+	expect("INVLPG u", "u in PCID 2", count_tlb(m, 2, u, false), 0);
+	expect("INVLPG u", "u in PCID 1", count_tlb(m, 1, u, false), 1);
+	expect("INVLPG u", "PCID 2's walks of u", count_psc(m, 2, u), 0);
+	expect("INVLPG u", "PCID 1's walks of u", count_psc(m, 1, u), 3);
+	expect("INVLPG u", "k global", count_tlb(m, -1, k, true), 1);
+	tlb_hw_invlpg(k);
+	expect("INVLPG k", "k global", count_tlb(m, -1, k, true), 0);
+
+	fill(root1, root2, u, k);
+	tlb_hw_invpcid_address(1, u);
+	expect("INVPCID 0", "u in PCID 1", count_tlb(m, 1, u, false), 0);
+	expect("INVPCID 0", "u in PCID 2", count_tlb(m, 2, u, false), 1);
+	expect("INVPCID 0", "PCID 1's walks of u", count_psc(m, 1, u), 0);
+	expect("INVPCID 0", "PCID 1's walks of k", count_psc(m, 1, k), 3);
+	expect("INVPCID 0", "k global", count_tlb(m, -1, k, true), 1);
+
+	fill(root1, root2, u, k);
+	tlb_hw_invpcid_context(1);
+	expect("INVPCID 1", "u in PCID 1", count_tlb(m, 1, u, false), 0);
+	expect("INVPCID 1", "PCID 1's walks of k", count_psc(m, 1, k), 0);
+	expect("INVPCID 1", "PCID 2's walks of u", count_psc(m, 2, u), 3);
+	expect("INVPCID 1", "k global", count_tlb(m, -1, k, true), 1);
+
+	fill(root1, root2, u, k);
+	mmu_invpcid_all_nonglobal();
+	expect("INVPCID 3", "u in any PCID", count_tlb(m, -1, u, false), 0);
+	expect("INVPCID 3", "walks of k", count_psc(m, -1, k), 0);
+	expect("INVPCID 3", "k global", count_tlb(m, -1, k, true), 1);
+
+	fill(root1, root2, u, k);
+	tlb_hw_invpcid_all();
+	expect("INVPCID 2", "k global", count_tlb(m, -1, k, true), 0);
+	expect("INVPCID 2", "walks of u", count_psc(m, -1, u), 0);
+
+	fill(root1, root2, u, k);
+	tlb_hw_load_cr3(root1 | 1 | CR3_NOFLUSH);
+	expect("CR3 no-flush", "u in PCID 1", count_tlb(m, 1, u, false), 1);
+	expect("CR3 no-flush", "PCID 1's walks", count_psc(m, 1, u), 3);
+	tlb_hw_load_cr3(root1 | 1);
+	expect("CR3 flush", "u in PCID 1", count_tlb(m, 1, u, false), 0);
+	expect("CR3 flush", "PCID 1's walks", count_psc(m, 1, k), 0);
+	expect("CR3 flush", "u in PCID 2", count_tlb(m, 2, u, false), 1);
+	expect("CR3 flush", "PCID 2's walks", count_psc(m, 2, u), 3);
+	expect("CR3 flush", "k global", count_tlb(m, -1, k, true), 1);
+
+	fill(root1, root2, u, k);
+	fault_drops(m, u); /* current PCID 2 */
+	expect("a fault on u", "u in PCID 2", count_tlb(m, 2, u, false), 0);
+	expect("a fault on u", "PCID 2's walks of u", count_psc(m, 2, u), 0);
+	expect("a fault on u", "PCID 1's walks of u", count_psc(m, 1, u), 3);
+	expect("a fault on u", "u in PCID 1", count_tlb(m, 1, u, false), 1);
+
+	fill(root1, root2, u, k);
+	tlb_hw_load_cr3(mmu_phys(m->root) & ~CR3_PCID_MASK);
+	tlb_hw_set_pcide(false);
+	expect("PCIDE 1 -> 0", "walks", count_psc(m, -1, u), 0);
+	expect("PCIDE 1 -> 0", "k global", count_tlb(m, -1, k, true), 0);
+	walk(sim_cpu(), u);
+	tlb_hw_set_pcide(true);
+	expect("PCIDE 0 -> 1", "u in PCID 0", count_tlb(m, 0, u, false), 1);
+
+	fill(root1, root2, u, k);
+	tlb_hw_flush_everything();
+	expect("CR4.PGE toggle", "k global", count_tlb(m, -1, k, true), 0);
+	expect("CR4.PGE toggle", "walks", count_psc(m, -1, u), 0);
+	refill = saved;
+	sim_trace("MMU self-test passed");
 }

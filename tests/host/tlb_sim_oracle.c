@@ -3,7 +3,8 @@
  * The oracle: judges every simulated access.
  *
  * An access is checked against the page tables of the address space it is
- * made in (or the kernel's, for kernel pages), as they are at that moment.
+ * made in (or the kernel root, for the kernel half), as they are at that
+ * moment: the real 4-level tables, read with pt_translate (mm/pagetable.c).
  * The translation the simulated hardware produced must agree with them:
  * the same frame, and write permission for a write. One exception: while
  * the flush for a change has not yet returned on the CPU that made it, the
@@ -15,7 +16,10 @@
  * A translation to a freed frame is never allowed, permit or not: pages
  * are freed only after their flush returned, so nothing can reach them.
  * A fault is never wrong here (a stale read-only or absent entry only
- * costs the kernel a spurious fault); it is counted.
+ * costs the kernel a spurious fault); it is counted. The simulated kernel
+ * retries an access once when the page tables allow it
+ * (tlb_sim_kernel.c): the fault dropped what the failed translation used,
+ * so the retry must succeed.
  */
 #include "tests/host/tlb_sim.h"
 
@@ -27,7 +31,7 @@
 /* A translation still allowed: its change's flush has not returned. */
 struct permit {
 	int owner;
-	unsigned page;
+	uint64_t va;
 	uint32_t frame;
 	bool writable;
 	unsigned token; /* the change */
@@ -49,13 +53,31 @@ unsigned oracle_begin_change(void)
 	return ++last_token;
 }
 
-void oracle_permit(unsigned token, int owner, unsigned page, uint32_t frame,
+void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
 		   bool writable)
 {
 	if (npermits == SIM_PERMITS_MAX)
 		sim_fail("more than %d changes in flight", SIM_PERMITS_MAX);
 	permits[npermits++] =
-		(struct permit){owner, page, frame, writable, token};
+		(struct permit){owner, va, frame, writable, token};
+}
+
+void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable)
+{
+	unsigned n = npermits;
+
+	for (unsigned i = 0; i < n; i++) {
+		bool seen = false;
+
+		if (permits[i].owner != owner || permits[i].va != va)
+			continue;
+		for (unsigned j = 0; j < i && !seen; j++)
+			seen = permits[j].token == permits[i].token &&
+			       permits[j].owner == owner && permits[j].va == va;
+		if (!seen)
+			oracle_permit(permits[i].token, owner, va, frame,
+				      writable);
+	}
 }
 
 void oracle_end_change(unsigned token, const struct mm *mm)
@@ -71,7 +93,7 @@ void oracle_end_change(unsigned token, const struct mm *mm)
 	if (mm)
 		sim_trace("  flush returned, mm%llu gen %llu",
 			  (unsigned long long)mm->context_id,
-			  (unsigned long long)mm->tlb_gen);
+			  (unsigned long long)SIM_PEEK(&mm->tlb_gen));
 	else
 		sim_trace("  kernel flush returned");
 }
@@ -81,29 +103,25 @@ unsigned oracle_pending(void)
 	return npermits;
 }
 
-static bool permitted(int owner, unsigned page, uint32_t frame, bool write)
+static bool permitted(int owner, uint64_t va, uint32_t frame, bool write)
 {
 	for (unsigned i = 0; i < npermits; i++) {
 		const struct permit *p = &permits[i];
 
-		if (p->owner == owner && p->page == page && p->frame == frame &&
+		if (p->owner == owner && p->va == va && p->frame == frame &&
 		    (!write || p->writable))
 			return true;
 	}
 	return false;
 }
 
-void oracle_judge(unsigned cpu, int owner, unsigned page, bool write,
-		  struct sim_xlate x, uint32_t now, bool now_writable)
+void oracle_judge(unsigned cpu, int owner, uint64_t va, const char *what,
+		  bool write, struct sim_xlate x, uint32_t now,
+		  bool now_writable)
 {
 	const char *verb = write ? "writes" : "reads";
-	char what[48], got[64], want[64];
-	uint64_t va = owner < 0 ? sim_kpage_va(page) : sim_page_va(page);
+	char got[80], want[80];
 
-	if (owner < 0)
-		snprintf(what, sizeof(what), "kernel page %u", page);
-	else
-		snprintf(what, sizeof(what), "mm%d page %u", owner + 1, page);
 	sim_counts.accesses++;
 	if (!x.present || (write && !x.writable)) {
 		sim_counts.faults++;
@@ -122,9 +140,9 @@ void oracle_judge(unsigned cpu, int owner, unsigned page, bool write,
 			  x.tlb_hit ? " (TLB hit)" : "");
 		return;
 	}
-	if (permitted(owner, page, x.frame, write)) {
+	if (permitted(owner, va, x.frame, write)) {
 		sim_counts.stale_ok++;
-		sim_trace("%s %s: stale %s, allowed (its flush is running)",
+		sim_trace("%s %s: stale %s, allowed (its change is running)",
 			  verb, what, got);
 		return;
 	}
@@ -137,7 +155,7 @@ void oracle_judge(unsigned cpu, int owner, unsigned page, bool write,
 		 "is still running",
 		 cpu, verb, what, (unsigned long long)va,
 		 x.tlb_hit ? "a TLB entry" : "a walk", mmu_pcid(cpu),
-		 tlb_cpus[cpu].is_lazy ? "lazy" : "active", got,
+		 SIM_PEEK(&tlb_cpus[cpu].is_lazy) ? "lazy" : "active", got,
 		 x.writable ? " writable" : "", want,
 		 now && !now_writable ? " read-only" : "");
 }

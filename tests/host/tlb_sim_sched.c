@@ -4,31 +4,48 @@
  *
  * Each simulated CPU is a host thread, and exactly one of them runs at a
  * time: it holds the baton (S.running). At every scheduling point (every
- * tlb_hw_* call that acts on the machine, and the start of every workload
- * operation) the running CPU asks the scheduler for the next move:
- *   RUN c   CPU c runs on from where it stopped (c may be the running CPU:
- *           that is move 0, "go on", whenever the running CPU can go on);
- *   IRQ c   CPU c takes the interrupt for its pending requests, where it
- *           stopped (only while c has interrupts on).
+ * shared-memory access, before it acts; every tlb_hw_* call that acts on
+ * the machine, and after tlb_hw_call and tlb_hw_fence too; the start of
+ * every workload operation) the running CPU asks the scheduler for the
+ * next move:
+ *   RUN c     CPU c runs on from where it stopped (c may be the running
+ *             CPU: that is move 0, "go on", whenever it can go on);
+ *   IRQ c     CPU c takes its pending call interrupt, where it stopped
+ *             (only while c has interrupts on);
+ *   FLUSH-RUN c  the running CPU's whole store buffer becomes visible,
+ *             then CPU c runs (a preemption at which every store so far
+ *             has reached memory: the earliest-visibility schedule);
+ *   DRAIN c i entry i of CPU c's store buffer becomes visible in memory
+ *             (tlb_sim_memory.c says which entries may go).
  * A run is therefore fixed by the list of moves chosen, which the
  * exhaustive search replays from the start with one move changed, and
- * the random search draws from a seed.
+ * the random search draws from a seed. By default stores stay buffered
+ * until something forces them out (a fence, a locked operation, a
+ * serializing instruction, the end of a phase, or no other move being
+ * left): the latest a store can become visible, so the schedule in which
+ * a missing fence shows needs no extra choice. The opposite, a store seen
+ * early, is one choice too: FLUSH-RUN preempts with the buffer emptied
+ * first. Both, and a single DRAIN, count against the preemption bound
+ * like a preemption, so the search stays as bounded as before.
  *
- * Cross-CPU calls follow smp/call.c: one request slot per (sender, target)
- * pair; the sender waits for the slot to be free, queues the request, runs
- * the function itself if it is a target, then waits for every target,
- * serving its own queue meanwhile (so two CPUs calling each other make
- * progress). The target runs the requests it finds when it takes the
- * interrupt, with interrupts off, and acknowledges each after running it
- * (or before, for TLB_HW_WAIT_ACK_FIRST).
+ * Cross-CPU calls are the kernel's own smp/call_queue.c, on the
+ * smp/call_hw.h implemented here: the IPI sets the target's pending
+ * interrupt; the scheduler delivers it (an IRQ move) only while the target
+ * has interrupts on, and the handler is the kernel's call_queue_irq, with
+ * interrupts off, ending in IRET (serializing: the buffer drains).
  *
- * Blocked CPUs are not offered to the scheduler: one waiting for an
- * acknowledgement (until it comes or a request arrives), and one spinning
- * on tlb_hw_fence() (two fences in a row with nothing between: it waits
- * for another CPU to take a step). With no move left while some CPU has
- * not finished its phase, the run has deadlocked: a failure.
+ * Blocked CPUs are not offered to the scheduler: one spinning in a wait
+ * loop (call_hw_relax) or on tlb_hw_fence() (two fences in a row with no
+ * access between) waits until memory changes (a store drains, a locked
+ * operation changes a value) or an IPI is sent to it. With no CPU able to
+ * move, buffered stores are drained (one forced choice at a time); with
+ * nothing buffered either, while some CPU has not finished its phase, the
+ * run has deadlocked: a failure.
  */
+#define _GNU_SOURCE /* pthread_getattr_np */
 #include "tests/host/tlb_sim.h"
+#include "smp/call_hw.h"
+#include "smp/call_queue.h"
 
 #include <pthread.h>
 #include <setjmp.h>
@@ -47,32 +64,38 @@
  */
 #define SIM_SWITCH_ODDS	  4
 #define SIM_HW_EVENT_ODDS 8
+/*
+ * Random search: at each point, one buffered store (of any CPU) drains with
+ * odds 1 in SIM_DRAIN_ODDS, so stores stay buffered for a few accesses.
+ */
+#define SIM_DRAIN_ODDS 3
+/* Drain moves offered per CPU (its oldest drainable entries). */
+#define SIM_DRAIN_MOVES 4
 
-enum move_kind { MOVE_RUN, MOVE_IRQ };
+enum move_kind { MOVE_RUN, MOVE_IRQ, MOVE_FLUSH_RUN, MOVE_DRAIN };
 
 struct move {
-	uint8_t kind, cpu;
+	uint8_t kind, cpu, entry;
 };
 
-struct sim_request {
-	void (*fn)(void *arg);
-	void *arg;
-	bool pending;	/* queued or running: cleared by the target */
-	bool ack_first; /* TLB_HW_WAIT_ACK_FIRST: cleared before fn runs */
-};
+#define SIM_MOVES_MAX (3 * SIM_CPUS_MAX + SIM_CPUS_MAX * SIM_DRAIN_MOVES)
 
 struct sim_cpu {
 	bool arrived;  /* at the barrier that ends the current phase */
-	bool spinning; /* in a tlb_hw_fence loop: waits for others */
+	bool spinning; /* in a wait loop: waits for memory to change */
+	/*
+	 * sim_memory_version() when the current turn of its wait loop began
+	 * (before the loop's loads): memory changed since then means the
+	 * loads may see something new, and the CPU can run again.
+	 */
+	uint64_t spin_version;
+	uint64_t mark; /* the version when it last left a wait */
 	bool last_was_fence;
+	bool irq_pending;  /* a call IPI was sent to it, not yet taken */
 	bool take_irq;	   /* the scheduler sent it to its interrupt handler */
 	unsigned handling; /* in the handler: runs even after its phase */
 	unsigned irq_off;
 	unsigned pins;
-	/* Blocked in tlb_hw_call until this request is acknowledged. */
-	const struct sim_request *waiting_for;
-	unsigned inbox[SIM_CPUS_MAX]; /* senders, oldest first */
-	unsigned inbox_len;
 };
 
 /*
@@ -107,7 +130,8 @@ static struct {
 	uint64_t rng;
 	struct cpumask online;
 	struct sim_cpu cpu[SIM_CPUS_MAX];
-	struct sim_request req[SIM_CPUS_MAX][SIM_CPUS_MAX]; /* [from][to] */
+	/* call_hw_slots: each CPU's request slots, one per target. */
+	struct call_request slots[SIM_CPUS_MAX][MAX_CPUS];
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .finished = PTHREAD_COND_INITIALIZER};
 
 static __thread int self = -1;
@@ -184,37 +208,59 @@ static bool runnable(unsigned c)
 {
 	const struct sim_cpu *p = &S.cpu[c];
 
-	if (p->waiting_for)
-		return !p->waiting_for->pending || p->inbox_len;
 	if (p->spinning)
-		return false;
+		return p->spin_version != sim_memory_version();
 	if (p->handling)
 		return true;
 	return !p->arrived && (concurrent_phase() || c == turn());
 }
 
-/* A CPU blocked in tlb_hw_call serves its queue itself, not by IRQ. */
 static bool interruptible(unsigned c)
 {
 	const struct sim_cpu *p = &S.cpu[c];
 
-	return p->inbox_len && !p->irq_off && !p->waiting_for && !p->take_irq;
+	return p->irq_pending && !p->irq_off && !p->take_irq;
 }
 
-static unsigned list_moves(struct move *moves, bool *go_on)
+/*
+ * The moves at this point: go on (if this CPU can), run another CPU, an
+ * interrupt, then drains (from *first_drain on).
+ */
+static unsigned list_moves(struct move *moves, bool *go_on,
+			   unsigned *first_drain)
 {
 	unsigned n = 0;
 
 	*go_on = runnable((unsigned)self);
 	if (*go_on)
-		moves[n++] = (struct move){MOVE_RUN, (uint8_t)self};
+		moves[n++] = (struct move){MOVE_RUN, (uint8_t)self, 0};
 	for (unsigned c = 0; c < S.run->cpus; c++) {
 		if (c != (unsigned)self && runnable(c))
-			moves[n++] = (struct move){MOVE_RUN, (uint8_t)c};
+			moves[n++] = (struct move){MOVE_RUN, (uint8_t)c, 0};
 	}
 	for (unsigned c = 0; c < S.run->cpus; c++) {
 		if (interruptible(c))
-			moves[n++] = (struct move){MOVE_IRQ, (uint8_t)c};
+			moves[n++] = (struct move){MOVE_IRQ, (uint8_t)c, 0};
+	}
+	*first_drain = n;
+	for (unsigned c = 0;
+	     c < S.run->cpus && sim_memory_buffered((unsigned)self); c++) {
+		if (c != (unsigned)self && (runnable(c) || S.cpu[c].spinning))
+			moves[n++] =
+				(struct move){MOVE_FLUSH_RUN, (uint8_t)c, 0};
+	}
+	for (unsigned c = 0; c < S.run->cpus; c++) {
+		unsigned offered = 0;
+
+		for (unsigned i = 0;
+		     i < sim_memory_buffered(c) && offered < SIM_DRAIN_MOVES;
+		     i++) {
+			if (!sim_memory_drainable(c, i))
+				continue;
+			moves[n++] = (struct move){MOVE_DRAIN, (uint8_t)c,
+						   (uint8_t)i};
+			offered++;
+		}
 	}
 	return n;
 }
@@ -239,7 +285,7 @@ uint64_t sim_random(uint64_t below)
 	return S.run->mode == SIM_RANDOM && below ? next_random() % below : 0;
 }
 
-static unsigned choose(unsigned n, bool go_on)
+static unsigned choose(unsigned n, bool go_on, unsigned first_drain)
 {
 	struct sim_run *run = S.run;
 	unsigned pick = 0;
@@ -253,20 +299,25 @@ static unsigned choose(unsigned n, bool go_on)
 	}
 	if (run->mode == SIM_DFS && run->nchoices < run->prefix_len)
 		pick = run->prefix[run->nchoices];
-	else if (run->mode == SIM_RANDOM &&
+	else if (run->mode == SIM_RANDOM && first_drain < n &&
+		 next_random() % SIM_DRAIN_ODDS == 0)
+		pick = first_drain +
+		       (unsigned)(next_random() % (n - first_drain));
+	else if (run->mode == SIM_RANDOM && first_drain &&
 		 (!go_on || next_random() % SIM_SWITCH_ODDS == 0))
-		pick = (unsigned)(next_random() % n);
+		pick = (unsigned)(next_random() % first_drain);
 	if (pick >= n) {
 		pthread_mutex_unlock(&S.lock);
 		sim_fail("replay diverged: choice %zu is %u of %u moves",
 			 run->nchoices, pick, n);
 	}
 	if (run->nchoices < SIM_CHOICES_MAX)
-		run->choices[run->nchoices] =
-			(struct sim_choice){(uint8_t)pick, (uint8_t)n, go_on};
+		run->choices[run->nchoices] = (struct sim_choice){
+			(uint8_t)pick, (uint8_t)n, (uint8_t)first_drain, go_on};
 	else if (run->mode == SIM_DFS) {
 		pthread_mutex_unlock(&S.lock);
-		sim_fail("more than %d choices in one run", SIM_CHOICES_MAX);
+		sim_fail("more than %d choices in one run (a livelock?)",
+			 SIM_CHOICES_MAX);
 	}
 	run->nchoices++;
 	return pick;
@@ -282,23 +333,29 @@ static void describe_deadlock(char *buf, size_t size)
 		used += (size_t)snprintf(
 			buf + used, size - used, " cpu%u:%s%s%s irq_off=%u", c,
 			p->arrived ? " done" : "",
-			p->waiting_for ? " waiting-for-ack" : "",
-			p->spinning ? " spinning" : "", p->irq_off);
+			p->spinning ? " spinning" : "",
+			p->irq_pending ? " irq-pending" : "", p->irq_off);
 	}
 }
 
-/* Every CPU finished the phase and no request is queued. Lock held. */
+/* Every CPU finished the phase and no call is pending. Lock held. */
 static bool phase_complete(void)
 {
 	for (unsigned c = 0; c < S.run->cpus; c++) {
-		if (!S.cpu[c].arrived || S.cpu[c].inbox_len ||
+		if (!S.cpu[c].arrived || S.cpu[c].irq_pending ||
 		    S.cpu[c].handling)
 			return false;
 	}
 	return true;
 }
 
-static void serve_inbox(void);
+static void take_interrupt(void);
+
+/* One store of cpu's buffer becomes visible. Lock held. */
+static void drain(unsigned cpu, unsigned entry)
+{
+	sim_memory_drain_entry(cpu, entry);
+}
 
 /*
  * The scheduling point of the running CPU, lock held: choose moves until
@@ -306,15 +363,11 @@ static void serve_inbox(void);
  */
 static void point_locked(void)
 {
-	struct move moves[2 * SIM_CPUS_MAX];
+	struct move moves[SIM_MOVES_MAX];
 	bool go_on;
 
-	for (unsigned c = 0; c < S.run->cpus; c++) {
-		if (c != (unsigned)self)
-			S.cpu[c].spinning = false;
-	}
 	for (;;) {
-		unsigned n, pick;
+		unsigned n, pick, first_drain;
 		struct move m;
 
 		if (++S.run->steps > SIM_STEPS_MAX) {
@@ -329,15 +382,11 @@ static void point_locked(void)
 			mmu_random_event();
 			pthread_mutex_lock(&S.lock);
 		}
-		n = list_moves(moves, &go_on);
-		if (!n) {
-			if (!phase_complete()) {
-				char why[256];
-
-				describe_deadlock(why, sizeof(why));
-				pthread_mutex_unlock(&S.lock);
-				sim_fail("deadlock:%s", why);
-			}
+		n = list_moves(moves, &go_on, &first_drain);
+		if (!first_drain && phase_complete()) {
+			/* The end of a phase: every store becomes visible. */
+			for (unsigned c = 0; c < S.run->cpus; c++)
+				sim_memory_drain_all(c);
 			if (++S.phase == SIM_PHASES)
 				end_run();
 			for (unsigned c = 0; c < S.run->cpus; c++)
@@ -345,8 +394,24 @@ static void point_locked(void)
 			S.phase_start = true;
 			continue;
 		}
-		pick = choose(n, go_on);
+		if (!n) {
+			char why[256];
+
+			describe_deadlock(why, sizeof(why));
+			pthread_mutex_unlock(&S.lock);
+			sim_fail("deadlock:%s", why);
+		}
+		pick = choose(n, go_on, first_drain);
 		m = moves[pick];
+		if (m.kind == MOVE_DRAIN) {
+			drain(m.cpu, m.entry);
+			continue;
+		}
+		if (m.kind == MOVE_FLUSH_RUN) {
+			sim_memory_drain_all((unsigned)self);
+			if (!runnable(m.cpu))
+				continue; /* the drain did not wake it */
+		}
 		if (m.cpu != (unsigned)self) {
 			S.cpu[m.cpu].take_irq = m.kind == MOVE_IRQ;
 			hand_over(m.cpu);
@@ -356,7 +421,7 @@ static void point_locked(void)
 		if (S.cpu[self].take_irq) {
 			S.cpu[self].take_irq = false;
 			pthread_mutex_unlock(&S.lock);
-			serve_inbox();
+			take_interrupt();
 			pthread_mutex_lock(&S.lock);
 			continue;
 		}
@@ -370,6 +435,11 @@ void sim_point(void)
 	S.cpu[self].last_was_fence = false;
 	point_locked();
 	pthread_mutex_unlock(&S.lock);
+}
+
+void sim_access_point(void)
+{
+	sim_point();
 }
 
 void sim_barrier(void)
@@ -425,94 +495,132 @@ void sim_check_unpinned(const char *where)
 			 S.cpu[self].pins, where);
 }
 
-/* --- Cross-CPU calls ----------------------------------------------------------- */
+/* --- Cross-CPU calls: smp/call_hw.h under smp/call_queue.c ------------------ */
 
-/* The interrupt handler: runs every request queued when it starts. */
-static void serve_inbox(void)
+/* The call interrupt: the kernel's handler, then IRET (serializing). */
+static void take_interrupt(void)
 {
 	struct sim_cpu *me = &S.cpu[self];
-	unsigned from[SIM_CPUS_MAX], n;
 
 	pthread_mutex_lock(&S.lock);
-	n = me->inbox_len;
-	memcpy(from, me->inbox, sizeof(from));
-	me->inbox_len = 0;
+	me->irq_pending = false;
+	me->spinning = false;
 	me->irq_off++;
 	me->handling++;
 	pthread_mutex_unlock(&S.lock);
-	for (unsigned i = 0; i < n; i++) {
-		struct sim_request *r = &S.req[from[i]][self];
-		void (*fn)(void *arg) = r->fn;
-		void *arg = r->arg;
-
-		sim_trace("takes the IPI from cpu%u%s", from[i],
-			  r->ack_first ? ", acknowledges it first" : "");
-		sim_counts.ipis++;
-		if (r->ack_first) {
-			r->pending = false;
-			sim_point();
-			fn(arg);
-		} else {
-			fn(arg);
-			r->pending = false;
-		}
-	}
+	sim_trace("takes the call IPI");
+	sim_counts.ipis++;
+	call_queue_irq();
+	sim_memory_serialize();
 	me->handling--;
 	me->irq_off--;
 }
 
-/* Waits until this CPU's request to cpu is done, serving its own queue. */
-static void wait_request(unsigned cpu)
+unsigned call_hw_cpu(void)
 {
-	struct sim_cpu *me = &S.cpu[self];
-	const struct sim_request *r = &S.req[self][cpu];
+	return sim_cpu();
+}
+
+const struct cpumask *call_hw_online(void)
+{
+	return &S.online;
+}
+
+struct call_request *call_hw_slots(unsigned cpu)
+{
+	return S.slots[cpu];
+}
+
+void call_hw_send_ipi(unsigned cpu)
+{
+	pthread_mutex_lock(&S.lock);
+	S.cpu[cpu].irq_pending = true;
+	S.cpu[cpu].spinning = false;
+	pthread_mutex_unlock(&S.lock);
+	sim_trace("sends the call IPI to cpu%u", cpu);
+}
+
+uint64_t call_hw_irq_save(void)
+{
+	sim_irq_off();
+	return 0;
+}
+
+void call_hw_irq_restore(uint64_t flags)
+{
+	(void)flags;
+	sim_irq_on();
+}
+
+void call_hw_preempt_disable(void)
+{
+	tlb_hw_pin();
+}
+
+void call_hw_preempt_enable(void)
+{
+	tlb_hw_unpin();
+}
+
+/*
+ * A wait loop's turn: not runnable until memory changed since the turn
+ * began, or an IPI comes. (The first turn of a wait starts from an older
+ * mark: it runs once more, which costs a turn and misses nothing.)
+ */
+void call_hw_relax(void)
+{
+	struct sim_cpu *me = &S.cpu[sim_cpu()];
 
 	pthread_mutex_lock(&S.lock);
-	while (r->pending) {
-		if (me->inbox_len) {
-			pthread_mutex_unlock(&S.lock);
-			serve_inbox();
-			pthread_mutex_lock(&S.lock);
-			continue;
-		}
-		me->waiting_for = r;
-		me->last_was_fence = false;
-		point_locked();
-		me->waiting_for = NULL;
-	}
+	me->spinning = true;
+	me->spin_version = me->mark;
+	point_locked();
+	me->spinning = false;
+	me->mark = sim_memory_version();
 	pthread_mutex_unlock(&S.lock);
+}
+
+/* No watchdog: the scheduler finds deadlocks and livelocks itself. */
+uint64_t call_hw_clock(void)
+{
+	return 0;
+}
+
+uint64_t call_hw_elapsed_ns(uint64_t since)
+{
+	(void)since;
+	return 0;
+}
+
+void call_hw_stuck(unsigned target, unsigned cpu, uint64_t seconds)
+{
+	sim_fail("cpu%u: cpu%u ignored a call for %llu s", cpu, target,
+		 (unsigned long long)seconds);
+}
+
+enum call_hw_bug call_hw_bug(void)
+{
+	return CALL_HW_BUG_NONE;
 }
 
 void tlb_hw_call(const struct cpumask *targets, void (*fn)(void *arg),
 		 void *arg, enum tlb_hw_wait wait)
 {
-	unsigned me = sim_cpu(), cpu;
+	static const enum smp_call_wait modes[] = {
+		[TLB_HW_NO_WAIT] = SMP_CALL_NO_WAIT,
+		[TLB_HW_WAIT] = SMP_CALL_WAIT,
+		[TLB_HW_WAIT_ACK_FIRST] = SMP_CALL_WAIT_ACK_FIRST,
+	};
 
 	sim_point();
-	sim_irq_off();
-	for_each_cpu (cpu, targets) {
-		struct sim_request *r = &S.req[me][cpu];
-
-		if (cpu == me || !cpumask_test(&S.online, cpu))
-			continue;
-		wait_request(cpu);
-		pthread_mutex_lock(&S.lock);
-		*r = (struct sim_request){fn, arg, true,
-					  wait == TLB_HW_WAIT_ACK_FIRST};
-		S.cpu[cpu].inbox[S.cpu[cpu].inbox_len++] = me;
-		pthread_mutex_unlock(&S.lock);
-		sim_trace("sends an IPI to cpu%u%s", cpu,
-			  wait == TLB_HW_NO_WAIT ? " (will not wait)" : "");
-	}
-	if (cpumask_test(targets, me))
-		fn(arg);
-	sim_irq_on();
-	if (wait == TLB_HW_NO_WAIT)
-		return;
-	for_each_cpu (cpu, targets) {
-		if (cpu != me && cpumask_test(&S.online, cpu))
-			wait_request(cpu);
-	}
+	smp_call_function_many(targets, fn, arg, modes[wait]);
+	/*
+	 * A request on the caller's stack: on hardware the stores that
+	 * reuse that stack after the call queue behind it in the buffer;
+	 * here they bypass it, so it must not drain over them later.
+	 */
+	sim_memory_drain_stack(sim_cpu());
+	sim_point();
 }
 
 unsigned tlb_hw_cpu(void)
@@ -528,12 +636,18 @@ const struct cpumask *tlb_hw_online(void)
 void tlb_hw_fence(void)
 {
 	struct sim_cpu *me = &S.cpu[sim_cpu()];
+	bool spin = me->last_was_fence;
 
+	sim_point();
+	sim_memory_serialize(); /* MFENCE: the buffer drains */
 	pthread_mutex_lock(&S.lock);
 	/* A second fence with nothing in between: a spin loop. */
-	me->spinning = me->last_was_fence;
-	me->last_was_fence = true;
+	me->spinning = spin;
+	me->spin_version = me->mark;
 	point_locked();
+	me->spinning = false;
+	me->mark = sim_memory_version();
+	me->last_was_fence = true;
 	pthread_mutex_unlock(&S.lock);
 }
 
@@ -565,11 +679,29 @@ static void take_part(void)
 	sim_fail("cpu%d returned from its body", self);
 }
 
+/* Where this thread's stack is (tlb_hw_call drains stores to it). */
+static void record_stack(void)
+{
+	pthread_attr_t attr;
+	void *lo;
+	size_t size;
+
+	if (pthread_getattr_np(pthread_self(), &attr) ||
+	    pthread_attr_getstack(&attr, &lo, &size)) {
+		perror("tlb_sim: pthread_getattr_np");
+		exit(2);
+	}
+	pthread_attr_destroy(&attr);
+	sim_memory_set_stack((unsigned)self, (uintptr_t)lo,
+			     (uintptr_t)lo + size);
+}
+
 static void *cpu_thread(void *arg)
 {
 	uint64_t seen = 0;
 
 	self = (int)(intptr_t)arg;
+	record_stack();
 	pthread_mutex_lock(&S.lock);
 	for (;;) {
 		/* A new run that has this CPU: wait for the baton (or the
@@ -600,7 +732,9 @@ void sim_run(struct sim_run *run, sim_body body)
 	S.rng = run->seed;
 	S.running = 0;
 	S.left = 0;
-	memset(S.req, 0, sizeof(S.req));
+	memset(S.slots, 0, sizeof(S.slots));
+	call_queue_reset();
+	sim_memory_reset(run->cpus);
 	cpumask_clear_all(&S.online);
 	for (unsigned c = 0; c < run->cpus; c++) {
 		S.cpu[c] = (struct sim_cpu){.irq_off = 1};
@@ -631,4 +765,17 @@ void sim_run(struct sim_run *run, sim_body body)
 	while (S.left < run->cpus)
 		pthread_cond_wait(&S.finished, &S.lock);
 	pthread_mutex_unlock(&S.lock);
+}
+
+/*
+ * One turn of a spin loop on a kernel spinlock (cpu_relax in
+ * smp/spinlock.h, through tests/host/sim_include/kernel/x86.h): a
+ * scheduling point. Not a wait that sleeps until memory changes, as
+ * call_hw_relax is: a lock is released by a plain store, which
+ * sim_memory_version does not see. (No lock holder reaches a scheduling
+ * point inside its critical section today, so no CPU spins.)
+ */
+void sim_spin_point(void)
+{
+	sim_point();
 }

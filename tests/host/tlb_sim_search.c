@@ -85,6 +85,7 @@ void search_run(const struct sim_scenario *sc, const char *policy,
 	run->prefix_len = len;
 	run->seed = seed ? *seed : 0;
 	kern_reset(sim_workload.cpus, sim_workload.mms);
+	mmu_set_refill(sc->refill);
 	sim_run(run, body);
 	sim_counts.executions++;
 }
@@ -140,14 +141,15 @@ static bool next_prefix(uint8_t *prefix, size_t *len, unsigned bound)
 
 	for (size_t i = 0; i < n; i++) {
 		before[i] = used;
-		used += run->choices[i].go_on && run->choices[i].pick;
+		used += sim_choice_costs(&run->choices[i],
+					 run->choices[i].pick);
 	}
 	for (size_t i = n; i-- > 0;) {
 		const struct sim_choice *c = &run->choices[i];
 
 		if (c->pick + 1 >= c->count)
 			continue;
-		if (c->go_on && before[i] + 1 > bound)
+		if (sim_choice_costs(c, c->pick + 1u) && before[i] + 1 > bound)
 			continue;
 		for (size_t j = 0; j < i; j++)
 			prefix[j] = run->choices[j].pick;
@@ -189,15 +191,63 @@ void search(const struct sim_scenario *sc, const char *policy, enum tlb_bug bug,
 		out->complete = true;
 		return;
 	}
-	for (;;) {
-		search_run(sc, policy, bug, prefix, len, NULL, false);
-		if (record(out, 0))
-			return;
-		if (!next_prefix(prefix, &len, sc->preemptions)) {
-			out->complete = true;
-			return;
+	/*
+	 * Bound 0, then 1, and so on up to the scenario's: with a scheduling
+	 * point at every shared access, a run cap usually ends the search
+	 * before a large bound is done, and the few-preemption schedules
+	 * (where most bugs show) must all have run by then. Each pass
+	 * repeats the smaller ones, a small part of the next.
+	 */
+	for (unsigned bound = 0; bound <= sc->preemptions; bound++) {
+		len = 0;
+		for (;;) {
+			search_run(sc, policy, bug, prefix, len, NULL, false);
+			if (record(out, 0))
+				return;
+			if (!next_prefix(prefix, &len, bound))
+				break;
+			if (out->runs >= max_runs)
+				return;
 		}
-		if (out->runs >= max_runs)
-			return;
+		out->bound_done = bound;
 	}
+	out->complete = true;
+}
+
+/* One run of body on cpus CPUs with a prefix of choices. */
+static void run_body(unsigned cpus, sim_body body, const uint8_t *prefix,
+		     size_t len)
+{
+	struct sim_run *run = &sim_last;
+
+	run->cpus = cpus;
+	run->mode = SIM_DFS;
+	run->prefix = prefix;
+	run->prefix_len = len;
+	run->seed = 0;
+	sim_run(run, body);
+	sim_counts.executions++;
+}
+
+void search_body(unsigned cpus, sim_body body, unsigned bound,
+		 uint64_t max_runs, struct sim_outcome *out)
+{
+	static uint8_t prefix[SIM_CHOICES_MAX];
+	size_t len;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned b = 0; b <= bound; b++) {
+		len = 0;
+		for (;;) {
+			run_body(cpus, body, prefix, len);
+			if (record(out, 0))
+				return;
+			if (!next_prefix(prefix, &len, b))
+				break;
+			if (out->runs >= max_runs)
+				return;
+		}
+		out->bound_done = b;
+	}
+	out->complete = true;
 }

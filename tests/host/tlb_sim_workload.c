@@ -4,19 +4,29 @@
  * read like the trace and a lab can type its own on the command line
  * (tlb_sim -W). One CPU's workload is a list of operations separated by
  * commas; address spaces count from 1 (mm1, as the trace names them),
- * pages from 0 (pages 0-3 are in page table 0, pages 4-7 in table 1):
+ * pages from 0: pages 0-3 are region 0 (page table 0, at 0x400000),
+ * pages 4-7 region 1 (page table 1, alone in PML4 slot 1: freeing it
+ * frees its page directory and PDPT too), pages 8-9 the shared-memory
+ * object every address space maps (unmapping them frees no frame):
  *
  *	run M          run a thread of mm M (its task must not have exited)
  *	kthread        run a kernel thread (lazily on the last mm, or not)
  *	read P         read page P of the running thread's mm (a kernel
  *	write P        thread reads kernel page P mod 2 instead)
  *	kread K        read kernel page K
- *	remap M P      map page P of mm M to a new frame, free the old one
- *	unmap M P N    unmap N pages of mm M from page P, free them
+ *	remap M P      unmap page P of mm M (freeing an anonymous frame),
+ *	               then map a new frame there (mm_unmap, mm_map_anon)
+ *	unmap M P N    unmap N pages of mm M from page P (one mm_unmap per
+ *	               region)
  *	protect M P    write-protect page P of mm M (or make it writable)
  *	free-table M T unmap every page of table T of mm M, free the table
  *	kremap K       map kernel page K to a new frame, free the old one
  *	exit M         mm M's task exits (drops its reference)
+ *	kstack-alloc S allocate kernel stack S (0-2; stack 0 exists at the
+ *	               start), unless it is allocated
+ *	kstack-free S  free kernel stack S (kstack_free: unmap, flush, free)
+ *	kstack-touch S write to the top page of kernel stack S (a kernel
+ *	               access: a thread running on it), if it is allocated
  *
  * For example "run 1, read 0, kthread, run 1, read 0".
  */
@@ -27,7 +37,15 @@
 #include <string.h>
 
 /* What each operation's numbers are, in order. */
-enum arg { ARG_MM, ARG_PAGE, ARG_KPAGE, ARG_TABLE, ARG_COUNT, ARG_NONE };
+enum arg {
+	ARG_MM,
+	ARG_PAGE,
+	ARG_KPAGE,
+	ARG_TABLE,
+	ARG_COUNT,
+	ARG_KSTACK,
+	ARG_NONE
+};
 
 #define ARGS_MAX 3 /* unmap M P N */
 
@@ -50,6 +68,13 @@ static const struct {
 	[OP_FREE_TABLE] = {"free-table", {ARG_MM, ARG_TABLE, ARG_NONE}, 4},
 	[OP_KREMAP] = {"kremap", {ARG_KPAGE, ARG_NONE, ARG_NONE}, 3},
 	[OP_EXIT] = {"exit", {ARG_MM, ARG_NONE, ARG_NONE}, 2},
+	[OP_KSTACK_ALLOC] = {"kstack-alloc",
+			     {ARG_KSTACK, ARG_NONE, ARG_NONE},
+			     3},
+	[OP_KSTACK_FREE] = {"kstack-free", {ARG_KSTACK, ARG_NONE, ARG_NONE}, 3},
+	[OP_KSTACK_TOUCH] = {"kstack-touch",
+			     {ARG_KSTACK, ARG_NONE, ARG_NONE},
+			     4},
 };
 
 /* The largest value of each kind of argument, plus one. */
@@ -59,13 +84,15 @@ static unsigned arg_limit(enum arg a, unsigned mms)
 	case ARG_MM:
 		return mms + 1;
 	case ARG_PAGE:
-		return SIM_PAGES;
+		return SIM_ALL_PAGES;
 	case ARG_KPAGE:
 		return SIM_KPAGES;
 	case ARG_TABLE:
 		return SIM_TABLES;
 	case ARG_COUNT:
-		return SIM_PAGES + 1;
+		return SIM_ALL_PAGES + 1;
+	case ARG_KSTACK:
+		return SIM_KSTACKS;
 	case ARG_NONE:
 		break;
 	}

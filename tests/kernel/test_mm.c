@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* The frame allocator, page tables and heap, on the running kernel. */
 #include "tests/ktest.h"
+#include "kernel/cpu.h"
 #include "kernel/errno.h"
 #include "kernel/extable.h"
 #include "kernel/string.h"
 #include "mm/heap.h"
 #include "mm/kmap.h"
 #include "mm/layout.h"
+#include "mm/mm.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
@@ -62,51 +64,69 @@ KTEST(MM0002, mm, "contiguous aligned runs of frames")
 /* A kernel-half address nothing else uses: the end of the device window. */
 #define SCRATCH_VA (IOREMAP_BASE + IOREMAP_SIZE - 64 * PAGE_SIZE)
 
-KTEST(MM0003, mm, "map, translate, protect, unmap; empty tables are freed")
+/* Kernel mappings are global whenever the CPU has global pages (kmap.h). */
+static uint64_t kernel_global(void)
 {
-	uint64_t free_before = pmm_free_count();
+	return boot_cpu.pge ? PTE_GLOBAL : 0;
+}
+
+KTEST(MM0003, mm, "map, translate, protect, unmap; kernel tables are kept")
+{
+	uint64_t flags = PTE_WRITE | PTE_NX | kernel_global();
 	uint64_t frame = pmm_alloc_frame(), pa = 0, pte = 0, old = 0;
-	struct pt_freed freed = {0};
+	uint64_t free_before = pmm_free_count(), tables;
 	uint64_t value = 0;
 	int err;
 
 	if (!KEXPECT(frame, "no frame"))
 		return;
 	*(uint64_t *)phys_to_virt(frame) = 0x5ca1ab1e;
-	err = pt_map(kernel_root, SCRATCH_VA, frame, PAGE_4K,
-		     PTE_WRITE | PTE_NX);
-	KEXPECT(err == 0, "pt_map returned %d", err);
-	KEXPECT(pt_map(kernel_root, SCRATCH_VA, frame, PAGE_4K, 0) == -EEXIST,
+	err = kmap_map_page(SCRATCH_VA, frame, flags);
+	KEXPECT(err == 0, "kmap_map_page returned %d", err);
+	/* A PT and a PD the first time (the PDPT is there from boot). */
+	tables = free_before - pmm_free_count();
+	KEXPECT(tables <= 2, "mapping one page took %llu tables",
+		(unsigned long long)tables);
+	KEXPECT(kmap_map_page(SCRATCH_VA, frame, flags) == -EEXIST,
 		"mapping twice must fail");
 	KEXPECT(pt_translate(kernel_root, SCRATCH_VA + 8, &pa, &pte) == 0 &&
 			pa == frame + 8,
 		"translated to %#llx", (unsigned long long)pa);
+	KEXPECT((pte & PTE_GLOBAL) == kernel_global(), "entry %#llx",
+		(unsigned long long)pte);
 	KEXPECT(probe_read_u64((void *)SCRATCH_VA, &value) == 0 &&
 			value == 0x5ca1ab1e,
 		"read %#llx through the new mapping",
 		(unsigned long long)value);
 
 	/* Read-only: the write faults once the stale TLB entry is gone. */
-	pt_protect(kernel_root, SCRATCH_VA, PTE_NX);
+	pt_protect(kernel_root, SCRATCH_VA, PTE_NX | kernel_global());
 	flush_tlb_kernel_range(SCRATCH_VA, SCRATCH_VA + PAGE_SIZE);
 	KEXPECT(probe_write_u64((void *)SCRATCH_VA, 1) == -EFAULT,
 		"write to a read-only page succeeded");
 
-	err = pt_unmap(kernel_root, SCRATCH_VA, &old, &freed);
+	err = kmap_unmap_page(SCRATCH_VA, &old);
 	KEXPECT(err == 0 && (old & PTE_ADDR_MASK) == frame,
-		"pt_unmap returned %d, old %#llx", err,
+		"kmap_unmap_page returned %d, old %#llx", err,
 		(unsigned long long)old);
-	KEXPECT(freed.count == 2, "freed %zu tables, want PT and PD",
-		freed.count);
 	flush_tlb_kernel_range(SCRATCH_VA, SCRATCH_VA + PAGE_SIZE);
-	pt_freed_release(&freed);
 	KEXPECT(probe_read_u64((void *)SCRATCH_VA, &value) == -EFAULT,
 		"unmapped page still readable");
-	KEXPECT(pt_unmap(kernel_root, SCRATCH_VA, &old, &freed) == -ENOENT,
+	KEXPECT(kmap_unmap_page(SCRATCH_VA, &old) == -ENOENT,
 		"unmapping twice must fail");
+	/* The emptied PT and PD stay: mapping again allocates nothing. */
+	KEXPECT(pmm_free_count() == free_before - tables,
+		"the unmap freed %lld frames: kernel tables are never freed",
+		(long long)(pmm_free_count() - (free_before - tables)));
+	err = kmap_map_page(SCRATCH_VA, frame, flags);
+	KEXPECT(err == 0 && pmm_free_count() == free_before - tables,
+		"mapping again returned %d and took %lld tables", err,
+		(long long)(free_before - tables - pmm_free_count()));
+	if (!kmap_unmap_page(SCRATCH_VA, &old))
+		flush_tlb_kernel_range(SCRATCH_VA, SCRATCH_VA + PAGE_SIZE);
+	KEXPECT(pmm_free_count() == free_before - tables, "leaked %lld frames",
+		(long long)(free_before - tables - pmm_free_count()));
 	pmm_free_frame(frame);
-	KEXPECT(pmm_free_count() == free_before, "leaked %lld frames",
-		(long long)(free_before - pmm_free_count()));
 }
 
 KTEST(MM0004, mm, "kmalloc: aligned, disjoint, reusable; large sizes too")
@@ -157,4 +177,68 @@ KTEST(MM0005, mm, "RAM above 4 GiB is direct-mapped and usable")
 	KEXPECT(probe_read_u64(phys_to_virt(high), &value) == 0 &&
 			probe_write_u64(phys_to_virt(high), value) == 0,
 		"frame %#llx not accessible", (unsigned long long)high);
+}
+
+KTEST(MM0006, mm, "kmap refuses kernel entries it could not flush everywhere")
+{
+	uint64_t frame = pmm_alloc_frame(), free_before;
+	int err;
+
+	if (!KEXPECT(frame, "no frame"))
+		return;
+	free_before = pmm_free_count();
+	/* A user-half address is not kmap's. */
+	err = kmap_map_page(PAGE_SIZE, frame,
+			    PTE_WRITE | PTE_NX | kernel_global());
+	KEXPECT(err == -EINVAL, "mapping user address %#llx returned %d",
+		(unsigned long long)PAGE_SIZE, err);
+	if (boot_cpu.pge) {
+		/* Not global: with PCID, INVLPG under another PCID would
+		 * leave it cached under the one it was used in. */
+		err = kmap_map_page(SCRATCH_VA, frame, PTE_WRITE | PTE_NX);
+		KEXPECT(err == -EINVAL,
+			"a non-global kernel mapping returned %d", err);
+		KEXPECT(pt_translate(kernel_root, SCRATCH_VA, NULL, NULL) ==
+				-ENOENT,
+			"the refused mapping is in the tables");
+	}
+	KEXPECT(pmm_free_count() == free_before, "refusing took %lld frames",
+		(long long)(free_before - pmm_free_count()));
+	if (!boot_cpu.pge)
+		ktest_note("no global pages: kernel mappings are not global, "
+			   "and PCID is off, so none is refused for that");
+	pmm_free_frame(frame);
+}
+
+/* A user address whose PML4 slot nothing else uses (programs load low). */
+#define USER_SCRATCH_VA 0x0000300000000000ULL
+#define PML4_SHIFT	39
+
+KTEST(MM0007, mm, "a user unmap frees the tables it empties, up to the PDPT")
+{
+	struct mm *mm = mm_create();
+	const uint64_t *root;
+	uint64_t free_before;
+	int err;
+
+	if (!KEXPECT(mm, "no address space"))
+		return;
+	root = phys_to_virt(mm->root);
+	free_before = pmm_free_count();
+	err = mm_map_anon(mm, USER_SCRATCH_VA, PAGE_SIZE,
+			  MM_PROT_READ | MM_PROT_WRITE);
+	KEXPECT(err == 0, "mm_map_anon returned %d", err);
+	KEXPECT(free_before - pmm_free_count() == 4,
+		"mapping took %lld frames, want the page, a PT, a PD, a PDPT",
+		(long long)(free_before - pmm_free_count()));
+	/* Through the batch: the flush (tables freed), then the frees. */
+	err = mm_unmap(mm, USER_SCRATCH_VA, PAGE_SIZE);
+	KEXPECT(err == 0, "mm_unmap returned %d", err);
+	KEXPECT(root[USER_SCRATCH_VA >> PML4_SHIFT] == 0,
+		"PML4 entry %#llx left after the unmap emptied its PDPT",
+		(unsigned long long)root[USER_SCRATCH_VA >> PML4_SHIFT]);
+	KEXPECT(pmm_free_count() == free_before,
+		"%lld frames not freed by the unmap",
+		(long long)(free_before - pmm_free_count()));
+	mm_put(mm);
 }

@@ -407,33 +407,28 @@ static void report_failure(struct ktest_context *t, const struct failure *f)
 	}
 }
 
+/* Unmaps a kernel page, flushes it, frees its frame; the tables stay. */
+static void unmap_kernel_page(uint64_t va)
+{
+	uint64_t old;
+
+	if (kmap_unmap_page(va, &old))
+		return;
+	flush_tlb_kernel_range(va, va + PAGE_SIZE);
+	pmm_free_frame(old & PTE_ADDR_MASK);
+}
+
 /* Unmaps the kernel groups and anchors, one flushed page at a time. */
 static void unmap_kernel_pages(struct oracle *o)
 {
 	for (unsigned i = 0; i < o->group_count; i++) {
 		const struct group *g = &o->groups[i];
 
-		for (unsigned page = 0; page < g->pages && !g->mm; page++) {
-			struct pt_freed freed = {0};
-			uint64_t va = oracle_page_va(g, page), old;
-
-			if (kmap_unmap_page(va, &old, &freed))
-				continue;
-			flush_tlb_kernel_range(va, va + PAGE_SIZE);
-			pt_freed_release(&freed);
-			pmm_free_frame(old & PTE_ADDR_MASK);
-		}
+		for (unsigned page = 0; page < g->pages && !g->mm; page++)
+			unmap_kernel_page(oracle_page_va(g, page));
 	}
-	for (unsigned i = 0; i < o->kernel_anchor_count; i++) {
-		struct pt_freed freed = {0};
-		uint64_t va = o->kernel_anchors[i], old;
-
-		if (kmap_unmap_page(va, &old, &freed))
-			continue;
-		flush_tlb_kernel_range(va, va + PAGE_SIZE);
-		pt_freed_release(&freed);
-		pmm_free_frame(old & PTE_ADDR_MASK);
-	}
+	for (unsigned i = 0; i < o->kernel_anchor_count; i++)
+		unmap_kernel_page(o->kernel_anchors[i]);
 }
 
 /* Runs the threads the test set up, reports, and takes it all down. */

@@ -18,6 +18,7 @@
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
+#include "mm/tlb_batch.h"
 #include "sched/sched.h"
 #include "sched/wait.h"
 #include "smp/call.h"
@@ -248,11 +249,15 @@ int oracle_fill(struct group *g, uint64_t version)
 	return err;
 }
 
-/* Replaces each page's frame by a new one that already holds next. */
+/*
+ * Replaces each page's frame by a new one that already holds next. User
+ * groups unmap through a batch, as mm_unmap does (the batch would free the
+ * tables an unmap empties, after its flush); kernel groups through kmap,
+ * which frees no table.
+ */
 static int step_remap(struct group *g, uint64_t next)
 {
 	uint64_t end = oracle_page_va(g, g->pages);
-	struct pt_freed freed = {0};
 	int err = 0;
 
 	for (unsigned page = 0; page < g->pages; page++) {
@@ -268,12 +273,15 @@ static int step_remap(struct group *g, uint64_t next)
 		g->new_frames[page] = frame;
 	}
 	if (g->mm) {
-		uint64_t flags = spin_lock_irqsave(&g->mm->lock);
+		struct tlb_batch batch;
+		uint64_t flags;
 
+		tlb_batch_begin(&batch, g->mm);
+		flags = spin_lock_irqsave(&g->mm->lock);
 		for (unsigned page = 0; page < g->pages && !err; page++) {
 			uint64_t va = oracle_page_va(g, page), old = 0;
 
-			err = pt_unmap(g->mm->root, va, &old, &freed);
+			err = pt_unmap(g->mm->root, va, &old, &batch);
 			if (!err)
 				err = pt_map(g->mm->root, va,
 					     g->new_frames[page], PAGE_4K,
@@ -281,13 +289,18 @@ static int step_remap(struct group *g, uint64_t next)
 			g->old_frames[page] = old & PTE_ADDR_MASK;
 		}
 		spin_unlock_irqrestore(&g->mm->lock, flags);
-		flush_tlb_mm_range(g->mm, g->va, end, PAGE_SHIFT,
-				   TLB_TABLES_KEPT);
+		/* The anchor keeps every table: a table freed here means the
+		 * group's layout is broken (the batch still frees it safely). */
+		if (!err && batch.freed_tables)
+			err = -EBUSY;
+		/* Flushes [g->va, end), then frees what it holds: nothing,
+		 * or the tables just counted as an error. */
+		tlb_batch_flush(&batch);
 	} else {
 		for (unsigned page = 0; page < g->pages && !err; page++) {
 			uint64_t va = oracle_page_va(g, page), old = 0;
 
-			err = kmap_unmap_page(va, &old, &freed);
+			err = kmap_unmap_page(va, &old);
 			if (!err)
 				err = kmap_map_page(va, g->new_frames[page],
 						    oracle_kernel_pte_flags());
@@ -295,9 +308,7 @@ static int step_remap(struct group *g, uint64_t next)
 		}
 		flush_tlb_kernel_range(g->va, end);
 	}
-	/* The anchor keeps every table; a half-done remap leaks, loudly. */
-	if (!err && freed.count)
-		err = -EBUSY;
+	/* A half-done remap leaks, loudly. */
 	for (unsigned page = 0; page < g->pages && !err; page++)
 		pmm_free_frame(g->old_frames[page]);
 	return err;

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the host-compiled kernel files (mm/mm.c, mm/kstack.c, mm/kmap.c,
+ * mm/pagetable.c, mm/tlb.c, mm/tlb_batch.c) need from the rest of the
+ * kernel, on the simulated machine:
+ *
+ *   mm/pmm.h     frames from tlb_sim_mmu.c's physical memory: zeroed,
+ *                handed out in order and never reused within a run;
+ *                freeing one checks that no CPU can still use it (the
+ *                same check as tlb_hw_free_frame: every kernel path that
+ *                frees a frame is checked, batched or not)
+ *   mm/layout.h  phys_to_virt / virt_to_phys over that memory
+ *   mm/heap.h    kmalloc / kzalloc / kfree over malloc; freeing a struct
+ *                mm the simulator tracks checks that no CPU still uses it
+ *                and keeps the memory until the run ends, so a late use
+ *                is found through the CPUs' state, not by chance
+ *   kernel/cpu.h boot_cpu: global pages, NX and PCID present
+ *   mm/tlb.h     tlb_boot_init / tlb_load_kernel_root (mm/tlb_hw.c on
+ *                hardware): the simulator decides PCID from the policy
+ *   linker.ld    the image symbols mm/kmap.c names (kmap_build, which
+ *                reads them, never runs here)
+ *
+ * Each of these is a re-implementation for the host, marked as such:
+ * the real ones manage the machine's RAM (mm/pmm.c, mm/heap.c) or are
+ * filled by CPUID (kernel/cpu.c), and none of them takes part in the TLB
+ * protocol.
+ */
+#include "tests/host/tlb_sim.h"
+#include "kernel/cpu.h"
+#include "mm/heap.h"
+#include "mm/pmm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct cpu_features boot_cpu = {.pge = true,
+				.nx = true,
+				.pcid = true,
+				.invpcid = true};
+
+/* Symbols of linker.ld that mm/kmap.c's boot-time code names. */
+char kernel_text_start[1], kernel_text_end[1];
+char kernel_rodata_start[1], kernel_rodata_end[1];
+char kernel_data_start[1], kernel_data_end[1];
+char kernel_ksyms_start[1], kernel_ksyms_end[1];
+char boot_stack_guard[1];
+
+/* --- mm/pmm.h -------------------------------------------------------------------- */
+
+uint64_t pmm_alloc_frame(void)
+{
+	return mmu_alloc_frame();
+}
+
+uint64_t pmm_alloc_frames(uint64_t count, uint64_t align)
+{
+	uint64_t first = 0;
+
+	/* Frames are handed out in order: count in a row are contiguous. */
+	if (align > 1)
+		sim_fail("pmm_alloc_frames with alignment %llu: not simulated",
+			 (unsigned long long)align);
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t frame = mmu_alloc_frame();
+
+		first = i ? first : frame;
+	}
+	return first;
+}
+
+void pmm_free_frames(uint64_t phys, uint64_t count)
+{
+	for (uint64_t i = 0; i < count; i++)
+		mmu_free_frame(phys + i * PAGE_SIZE, "pmm_free_frame");
+}
+
+uint64_t pmm_free_count(void)
+{
+	return SIM_FRAMES_MAX;
+}
+
+uint64_t pmm_total_count(void)
+{
+	return SIM_FRAMES_MAX;
+}
+
+/* --- mm/layout.h ----------------------------------------------------------------- */
+
+void *sim_phys_to_virt(uint64_t phys)
+{
+	return mmu_phys_to_virt(phys);
+}
+
+uint64_t sim_virt_to_phys(const void *virt)
+{
+	return mmu_virt_to_phys(virt);
+}
+
+/* --- mm/heap.h ------------------------------------------------------------------- */
+
+void *kmalloc(size_t size)
+{
+	return size ? malloc(size) : NULL;
+}
+
+void *kzalloc(size_t size)
+{
+	return size ? calloc(1, size) : NULL;
+}
+
+void kfree(void *p)
+{
+	/* The simulator keeps a struct mm it tracks until the run ends. */
+	if (p && kern_mm_freed(p))
+		return;
+	free(p);
+}
+
+void heap_stats(struct heap_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+}
+
+/* --- mm/tlb.h (mm/tlb_hw.c on hardware) -------------------------------------- */
+
+void tlb_boot_init(uint64_t kernel_root)
+{
+	tlb_init_cpu(kernel_root);
+}
+
+void tlb_load_kernel_root(uint64_t kernel_root)
+{
+	tlb_hw_load_cr3(kernel_root);
+}
