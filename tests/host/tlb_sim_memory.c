@@ -31,8 +31,9 @@
  *               an older entry. Stores are only ever delayed, never moved
  *               up above earlier loads.
  *   interrupts  delivery does not drain (the SDM lists no such effect);
- *               the handler's IRET is serializing (SDM Vol. 3A, 9.3), so
- *               the scheduler calls sim_memory_serialize after a handler.
+ *               the handler's IRET is serializing (SDM Vol. 3A,
+ *               "Serializing Instructions"), so the scheduler calls
+ *               sim_memory_serialize after a handler.
  *
  * Memory itself is the host's: only the CPU holding the baton runs, so the
  * simulator reads and writes the real variables. The simulator's own
