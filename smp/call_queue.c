@@ -39,7 +39,8 @@
  *  - The push completes before the IPI is sent: a locked instruction
  *    leaves the store buffer empty, so the target finds the request even if
  *    the interrupt arrives at once (x2APIC ICR writes are WRMSR, which do
- *    not wait for stores: Intel SDM Vol. 3A, 11.12.3).
+ *    not wait for stores: Intel SDM Vol. 3A, "MSR Access in x2APIC
+ *    Mode").
  *  - The target reads fn, arg, ack_first and next (and rewrites next while
  *    reversing the list) before it clears pending: that store is a release.
  *    It pairs with the sender's acquire load of pending in wait_free, so a

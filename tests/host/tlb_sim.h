@@ -185,6 +185,8 @@ unsigned sim_memory_buffered(unsigned cpu);
 bool sim_memory_drainable(unsigned cpu, unsigned i);
 void sim_memory_drain_entry(unsigned cpu, unsigned i);
 void sim_memory_drain_all(unsigned cpu);
+/* A trace line for entry i of cpu's buffer, about to drain (why: "" ...). */
+void sim_memory_trace_drain(unsigned cpu, unsigned i, const char *why);
 /* Drains cpu's buffered stores to its own host stack (and all before). */
 void sim_memory_drain_stack(unsigned cpu);
 /* Changes whenever memory's contents change (spinning CPUs wait for it). */

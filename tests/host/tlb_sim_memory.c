@@ -31,8 +31,9 @@
  *               an older entry. Stores are only ever delayed, never moved
  *               up above earlier loads.
  *   interrupts  delivery does not drain (the SDM lists no such effect);
- *               the handler's IRET is serializing (SDM Vol. 3A, 9.3), so
- *               the scheduler calls sim_memory_serialize after a handler.
+ *               the handler's IRET is serializing (SDM Vol. 3A,
+ *               "Serializing Instructions"), so the scheduler calls
+ *               sim_memory_serialize after a handler.
  *
  * Memory itself is the host's: only the CPU holding the baton runs, so the
  * simulator reads and writes the real variables. The simulator's own
@@ -41,6 +42,8 @@
 #include "tests/host/tlb_sim.h"
 #include "smp/shared.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Entries of one CPU's store buffer: far more than any path buffers. */
@@ -91,6 +94,41 @@ uint64_t sim_memory_version(void)
 static bool overlaps(uintptr_t a, size_t asize, uintptr_t b, size_t bsize)
 {
 	return a < b + bsize && b < a + asize;
+}
+
+/* --- Names, for the trace ---------------------------------------------------------- */
+
+/* "cpu1 is_lazy" for the protocol's per-CPU fields, else the address. */
+static const char *name_of(uintptr_t a, char *buf, size_t size)
+{
+	for (unsigned c = 0; c < M.cpus; c++) {
+		uintptr_t base = (uintptr_t)&tlb_cpus[c];
+		size_t off = a - base;
+
+		if (a < base || off >= sizeof(tlb_cpus[c]))
+			continue;
+		snprintf(buf, size, "cpu%u %s", c,
+			 off == offsetof(struct tlb_cpu, loaded_mm)
+				 ? "loaded_mm"
+			 : off == offsetof(struct tlb_cpu, is_lazy) ? "is_lazy"
+			 : off >= offsetof(struct tlb_cpu, request) ? "request"
+								    : "state");
+		return buf;
+	}
+	snprintf(buf, size, "%#llx", (unsigned long long)a);
+	return buf;
+}
+
+void sim_memory_trace_drain(unsigned cpu, unsigned i, const char *why)
+{
+	const struct sb_entry *e = &M.sb[cpu].e[i];
+	uint64_t v = 0;
+	char name[48];
+
+	memcpy(&v, e->bytes, e->size);
+	sim_trace("cpu%u's store %s = %#llx (%u bytes) becomes visible%s", cpu,
+		  name_of(e->addr, name, sizeof(name)), (unsigned long long)v,
+		  e->size, why);
 }
 
 /* --- Draining -------------------------------------------------------------------- */

@@ -351,10 +351,20 @@ static bool phase_complete(void)
 
 static void take_interrupt(void);
 
-/* One store of cpu's buffer becomes visible. Lock held. */
+/* One store of cpu's buffer becomes visible (a move). Lock held. */
 static void drain(unsigned cpu, unsigned entry)
 {
+	sim_memory_trace_drain(cpu, entry, "");
 	sim_memory_drain_entry(cpu, entry);
+}
+
+/* FLUSH-RUN: every store of this CPU's buffer, oldest first. Lock held. */
+static void flush_own(void)
+{
+	while (sim_memory_buffered((unsigned)self)) {
+		sim_memory_trace_drain((unsigned)self, 0, " (flush-run)");
+		sim_memory_drain_entry((unsigned)self, 0);
+	}
 }
 
 /*
@@ -408,7 +418,7 @@ static void point_locked(void)
 			continue;
 		}
 		if (m.kind == MOVE_FLUSH_RUN) {
-			sim_memory_drain_all((unsigned)self);
+			flush_own();
 			if (!runnable(m.cpu))
 				continue; /* the drain did not wake it */
 		}
