@@ -146,7 +146,7 @@ USER_ELFS := $(USER_PROGRAMS:%=$(BUILD)/user/%.elf)
 ISO := $(BUILD)/shootdown.iso
 
 .PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
-	bench bench-compare plots
+	bench bench-compare plots mutants
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -316,6 +316,12 @@ host-tests: $(HOST_TEST_BINS)
 test: deps all host-tests
 	@env $(RUN_ENV) $(PYTHON) tools/run-tests.py $(KERNEL_ELF) $(HOST_TEST_BINS)
 
+# Mutation testing of the simulator (docs/tlb-simulator.md): every mistake
+# in tests/mutants/ (or those named, MUTANTS="a b") must make a case fail.
+# Scratch copies and results: build/mutants/ (tools/mutants.py).
+mutants:
+	@$(PYTHON) tools/mutants.py $(MUTANTS)
+
 # --- Hygiene ---------------------------------------------------------------
 FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \
 	kernel/elf.c $(USER_C) $(USER_LIB_H)
@@ -344,11 +350,13 @@ help:
 	@echo "  bench-compare  two runs, kernel options A=\"...\" and B=\"...\", side by side"
 	@echo "  plots     PNG charts of the newest results (build/bench/plots, gnuplot)"
 	@echo "  test      host unit tests plus every QEMU/Bochs configuration; ends 'N passed, N failed'"
+	@echo "  mutants   mutation testing: each mistake in tests/mutants/ must fail a simulator case"
+	@echo "            (MUTANTS=\"a b\" for some); ends 'mutants: K killed, S survived of N'"
 	@echo "  deps      install the packages run and test need (apt-get)"
 	@echo "  qemu-gdb  boot and wait for gdb on localhost:1234"
 	@echo "  format    clang-format the sources in place"
 	@echo "  check     format check, cppcheck, asm/C constant agreement"
 	@echo "  clean     remove build/"
-	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD"
+	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD MUTANTS"
 
 -include $(KERNEL_OBJS:.o=.d) $(USER_OBJS:.o=.d) $(USER_LIB_OBJS:.o=.d)
