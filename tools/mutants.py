@@ -285,21 +285,52 @@ def sub_env() -> dict[str, str]:
             if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
 
 
+# The builds and simulators running now (each in a session of its own, so
+# a terminal's Ctrl-C does not reach them): stop_all ends them.
+running: set[subprocess.Popen] = set()
+running_lock = threading.Lock()
+stopping = threading.Event()
+
+
+class Stopped(Exception):
+    pass
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def stop_all() -> None:
+    stopping.set()
+    with running_lock:
+        for proc in running:
+            kill_group(proc)
+
+
 def run_killable(cmd: list[str], cwd: Path, timeout: float) -> tuple[str, int | None]:
     """Output and exit status (None: timed out, then killed with its group)."""
-    proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env=sub_env(), start_new_session=True)
+    with running_lock:
+        if stopping.is_set():
+            raise Stopped()
+        proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, env=sub_env(), start_new_session=True)
+        running.add(proc)
     try:
         out, _ = proc.communicate(timeout=timeout)
-        return out.decode("utf-8", "replace"), proc.returncode
+        status = proc.returncode
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_group(proc)
         out, _ = proc.communicate()
-        return out.decode("utf-8", "replace"), None
-    except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise
+        status = None
+    finally:
+        with running_lock:
+            running.discard(proc)
+    if stopping.is_set():
+        raise Stopped()
+    return out.decode("utf-8", "replace"), status
 
 
 def order_cases(names: list[str]) -> list[str]:
@@ -505,8 +536,14 @@ def main(argv: list[str]) -> int:
         return o
 
     jobs = ([] if args.no_baseline else [None]) + paths
-    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(max(1, args.jobs))
+    try:
         outcomes = list(pool.map(one, jobs))
+    except (KeyboardInterrupt, Stopped):
+        stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise KeyboardInterrupt from None
+    pool.shutdown()
     baseline = None if args.no_baseline else outcomes.pop(0)
     if baseline is not None and baseline.result != "survived":
         print(f"mutants: the unmutated tree fails ({baseline.by()}): "
