@@ -414,7 +414,7 @@ def run_mutant(m: Mutant, files: list[str], timeout: float) -> Outcome:
         return done("error", f"cannot run make: {e}")
     build_log.write_text(output)
     if status != 0:
-        error = next((x.strip() for x in output.splitlines() if "error" in x),
+        error = next((x.strip() for x in output.splitlines() if "error:" in x),
                      "timed out" if status is None else f"make exit status {status}")
         return done("error", f"stillborn: does not compile: {error[:200]} "
                     f"(log: {rel(build_log)})")
