@@ -258,14 +258,25 @@ class Outcome:
         return self.reason
 
 
-def source_files() -> list[str]:
-    """The tracked files (git ls-files), or without git every file but
-    build/ and .git."""
+def git_top() -> Path | None:
+    """The top of the git checkout ROOT is, if ROOT is one."""
     try:
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=ROOT, check=True,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
-        files = [f for f in out.decode().split("\0") if f]
     except (OSError, subprocess.CalledProcessError):
+        return None
+    return Path(out.decode().strip()).resolve()
+
+
+def source_files() -> list[str]:
+    """The tracked files (git ls-files), as they are in the working tree; if
+    ROOT is not a git checkout of its own (a tarball, even one unpacked
+    inside another checkout), every file but build/ and .git."""
+    if git_top() == ROOT:
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
+                             stdout=subprocess.PIPE).stdout
+        files = [f for f in out.decode().split("\0") if f]
+    else:
         files = []
         for dirpath, dirnames, filenames in os.walk(ROOT):
             top = Path(dirpath).relative_to(ROOT)
@@ -532,11 +543,16 @@ def main(argv: list[str]) -> int:
     total = len(paths)
     finished = 0
 
+    baseline_failed = None
+
     def one(p: Path | None) -> Outcome:
-        nonlocal finished
+        nonlocal finished, baseline_failed
         if p is None:
             o = run_mutant(Mutant("_baseline", ROOT), files, args.timeout)
             o.name = BASELINE
+            if o.result != "survived":  # nothing else can be judged
+                baseline_failed = o
+                stop_all()
         else:
             try:
                 m = parse(p)
@@ -557,7 +573,9 @@ def main(argv: list[str]) -> int:
     except (KeyboardInterrupt, Stopped):
         stop_all()
         pool.shutdown(wait=True, cancel_futures=True)
-        raise KeyboardInterrupt from None
+        if baseline_failed is None:
+            raise KeyboardInterrupt from None
+        outcomes = [baseline_failed]
     pool.shutdown()
     baseline = None if args.no_baseline else outcomes.pop(0)
     if baseline is not None and baseline.result != "survived":
