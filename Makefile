@@ -147,7 +147,7 @@ USER_ELFS := $(USER_PROGRAMS:%=$(BUILD)/user/%.elf)
 ISO := $(BUILD)/shootdown.iso
 
 .PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
-	bench bench-compare plots
+	bench bench-compare plots mutants
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -314,7 +314,11 @@ TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/kernel/x86.h \
 	mm/tlb_batch.h mm/mm.h mm/pagetable.h mm/layout.h mm/kmap.h \
 	mm/kstack.h smp/shared.h smp/spinlock.h smp/cpumask.h smp/call.h \
 	smp/call_hw.h smp/call_queue.h
-TLB_SIM_FLAGS := -Itests/host/sim_include $(HOST_TEST_CFLAGS) \
+# The simulator's compiler flags: the host tests' (sanitizers on) unless
+# told otherwise. Mutation testing (tools/mutants.py) builds each mutant
+# with the same warnings, -O2 and no sanitizers: several times faster.
+TLB_SIM_CFLAGS ?= $(HOST_TEST_CFLAGS)
+TLB_SIM_FLAGS = -Itests/host/sim_include $(TLB_SIM_CFLAGS) \
 	-DSHOOTDOWN_SIM -DMAX_CPUS=64 -pthread \
 	-Wl,--wrap=mm_get,--wrap=mm_put
 HOST_TEST_BINS += $(BUILD)/host/tlb_sim
@@ -327,6 +331,12 @@ host-tests: $(HOST_TEST_BINS)
 
 test: deps all host-tests
 	@env $(RUN_ENV) $(PYTHON) tools/run-tests.py $(KERNEL_ELF) $(HOST_TEST_BINS)
+
+# Mutation testing of the simulator (docs/tlb-simulator.md): every mistake
+# in tests/mutants/ (or those named, MUTANTS="a b") must make a case fail.
+# Scratch copies and results: build/mutants/ (tools/mutants.py).
+mutants:
+	@$(PYTHON) tools/mutants.py $(MUTANTS)
 
 # --- Hygiene ---------------------------------------------------------------
 FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \
@@ -356,11 +366,13 @@ help:
 	@echo "  bench-compare  two runs, kernel options A=\"...\" and B=\"...\", side by side"
 	@echo "  plots     PNG charts of the newest results (build/bench/plots, gnuplot)"
 	@echo "  test      host unit tests plus every QEMU/Bochs configuration; ends 'N passed, N failed'"
+	@echo "  mutants   mutation testing: each mistake in tests/mutants/ must fail a simulator case"
+	@echo "            (MUTANTS=\"a b\" for some); ends 'mutants: K killed, S survived of N'"
 	@echo "  deps      install the packages run and test need (apt-get)"
 	@echo "  qemu-gdb  boot and wait for gdb on localhost:1234"
 	@echo "  format    clang-format the sources in place"
 	@echo "  check     format check, cppcheck, asm/C constant agreement"
 	@echo "  clean     remove build/"
-	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD"
+	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD MUTANTS"
 
 -include $(KERNEL_OBJS:.o=.d) $(USER_OBJS:.o=.d) $(USER_LIB_OBJS:.o=.d)

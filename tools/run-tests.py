@@ -6,7 +6,9 @@ configuration of CONFIGS. Prints one line per result and ends with exactly
     tools/run-tests.py <kernel.elf> [host test binaries...]
 
 Both the host binaries and the kernel (booted with test=...) print KTAP
-version 1, the format Linux KUnit prints. Every leaf test case is one
+version 1, the format Linux KUnit prints. With the TLB simulator among the
+host binaries, tools/mutants.py checks that every mutant in tests/mutants/
+applies (host/mutants/check) and that a few are killed (host/mutants/<name>). Every leaf test case is one
 result: host/<binary>/<case> and <config>/<suite>.<case>. A suite that
 stops midway (a crash) counts its missing cases as failed; a run without
 KTAP fails as a whole, with the tail of its serial log.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import json
 import os
 import re
 import subprocess
@@ -44,6 +47,14 @@ SCREEN_WAIT_FOR = "shootdown: done"
 SCREEN_TEXT = "bench: end benchmarks="
 FONT = ROOT / "build" / "kernel" / "font.psf"
 HOST_TIMEOUT = 120  # seconds for one host test binary
+MUTANTS = ROOT / "tools" / "mutants.py"
+# With the simulator's host test: every mutant in tests/mutants/ must apply
+# (mutants.py --check), and these, quick to kill, must be killed, to show the
+# machinery works (make mutants runs them all): a shootdown that does not
+# wait, a batch that frees before its flush, a PCID that collides with the
+# kernel's.
+TEST_MUTANTS = ["no-wait", "batch-free-before-flush", "pcid-equals-asid"]
+MUTANTS_TIMEOUT = 300  # seconds for the check and for the named mutants
 PARALLEL = 2        # QEMU runs at once (the machine has 2 cores)
 
 
@@ -505,6 +516,60 @@ def run_host_test(binary: str) -> tuple[list[Result], str]:
     return results, extra
 
 
+# --- Mutation testing (tools/mutants.py) -------------------------------------------
+
+def run_mutants() -> tuple[list[Result], str]:
+    """host/mutants/check: every mutant applies; host/mutants/<name>: each of
+    TEST_MUTANTS is killed by the simulator."""
+    log_path = TEST_DIR / "host" / "mutants.log"
+    json_path = TEST_DIR / "host" / "mutants.json"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = rel(log_path)
+    json_path.unlink(missing_ok=True)
+    output = ""
+
+    def mutants(*args: str) -> tuple[str, int | None]:
+        nonlocal output
+        cmd = [sys.executable, str(MUTANTS), *args]
+        try:
+            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, timeout=MUTANTS_TIMEOUT)
+            text, status = proc.stdout.decode("utf-8", "replace"), proc.returncode
+        except subprocess.TimeoutExpired as e:
+            text, status = (e.output or b"").decode("utf-8", "replace"), None
+        output += f"$ {' '.join(cmd[1:])}\n{text}"
+        log_path.write_text(output)
+        return text, status
+
+    text, status = mutants("--check")
+    errors = [line[len("error: "):] for line in text.splitlines() if line.startswith("error: ")]
+    if status == 0:
+        results = [Result("host/mutants/check", "ok")]
+    else:
+        why = errors[0] if errors else ("timed out" if status is None
+                                        else f"exit status {status}")
+        results = [Result("host/mutants/check", "FAIL", why[:300], log)]
+
+    text, status = mutants("--no-baseline", "--json", str(json_path), *TEST_MUTANTS)
+    try:
+        outcomes = {m["name"]: m for m in json.loads(json_path.read_text())["mutants"]}
+    except (OSError, ValueError, KeyError):
+        outcomes = {}
+    for name in TEST_MUTANTS:
+        m = outcomes.get(name)
+        if m is None:
+            why = "timed out" if status is None else f"no result (exit status {status})"
+            results.append(Result(f"host/mutants/{name}", "FAIL", why, log))
+        elif m["result"] == "killed":
+            results.append(Result(f"host/mutants/{name}", "ok"))
+        else:
+            by = f"{m['case']}: {m['reason']}" if m["case"] else m["reason"]
+            results.append(Result(f"host/mutants/{name}", "FAIL",
+                                  f"{m['result']}: {by}"[:300], log))
+    failed = any(r.status == "FAIL" for r in results)
+    return results, tail(output) if failed else ""
+
+
 # --- Kernel configurations ------------------------------------------------------------
 
 def test_cmdline(extra: list[str]) -> list[str]:
@@ -734,6 +799,10 @@ def main(argv: list[str]) -> int:
 
     for binary in host_bins:
         report(*run_host_test(binary))
+    if any(Path(b).name == "tlb_sim" for b in host_bins):
+        mutants_started = time.monotonic()
+        report(*run_mutants())
+        print(f"# mutants: {time.monotonic() - mutants_started:.0f} s")
 
     if not os.path.isfile(kernel):
         report([Result("kernel", "FAIL", f"no kernel at {kernel}")])
