@@ -575,18 +575,23 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 
 /*
  * Kernel mappings are global whenever PCID is on (tlb_boot_init turns PCID
- * on only with global pages, and kmap refuses a kernel mapping without the
- * global bit then): CR3 loads keep their TLB entries, and INVLPG drops an
- * address's global entry whatever the PCID. Dropping them all takes
+ * on only with global pages, and kmap_map_page then refuses a kernel
+ * mapping without PTE_GLOBAL: a non-global one would be tagged with the
+ * PCID it was cached under, and INVLPG drops non-global entries of the
+ * current PCID only). CR3 loads keep global entries, and INVLPG drops an
+ * address's global entry whatever the PCID; dropping them all takes
  * INVPCID's all-contexts type or a CR4.PGE toggle.
  *
- * The paging-structure caches are another matter (SDM Vol. 3A, 4.10.3):
- * they are never global. A CPU caches walks through the kernel half under
- * whatever PCID is loaded, and INVLPG drops only the current PCID's, so a
- * kernel flush leaves cached kernel walks in every other PCID of the CPU.
- * That is safe only because kernel-half page tables are never freed
- * (mm/pagetable.c, docs/tlb.md): such a walk still leads to a live table
- * of the kernel's, whose entries the walker reads afresh.
+ * Paging-structure caches are not covered by the global bit: INVLPG here
+ * drops the cached walks of this CPU's current PCID only (SDM Vol. 3A,
+ * "Operations that Invalidate TLBs and Paging-Structure Caches"), and its
+ * other PCIDs (user ASID slots, PCID 0) may keep walks through the kernel
+ * half, used again after a no-flush CR3 load. That is safe because kernel
+ * page tables are never freed (mm/pagetable.h; docs/tlb.md, "Page tables:
+ * who frees them, and when"): above the leaves, a kernel-half entry only
+ * ever goes from not present to present, and entries that are not present
+ * are never cached, so a cached kernel walk, in any PCID, leads to the
+ * live table a fresh walk would reach, whose leaf entry is read afresh.
  */
 static void flush_kernel_here(void *arg)
 {
