@@ -49,6 +49,7 @@
 #define CUSTOM_PREEMPTIONS  2
 #define BUG_MAX_RUNS	    20000 /* a bug case's searches, all told */
 #define RETURN_MAX_RUNS	    12000 /* the return scenario: 2 preemptions */
+#define REFILL_MAX_RUNS	    40000 /* the refill scenario: 3 CPUs */
 #define TRACE_SHOWN	    30	  /* trace lines printed after a failure */
 #define REPRODUCE_LINE_SIZE 1024
 
@@ -140,6 +141,22 @@ static const struct sim_scenario scenarios[] = {
 		.policy = "pcid1-off",
 		.mms = 1,
 		.cpu = {"remap 1 0", "run 1, read 0, kthread, run 1, read 0"},
+	},
+	/*
+	 * A full flush on CPU 0 races a second change of the same mm, by a
+	 * third CPU: the walker refills the old translation right after the
+	 * flush, so the slot may claim only the generation read before it
+	 * (flush_ceiling=0 in pcid1-off: every flush is a full one).
+	 */
+	{
+		.name = "refill",
+		.why = "a change lands while a full flush is under way",
+		.preemptions = 1,
+		.max_runs = REFILL_MAX_RUNS,
+		.policy = "pcid1-off",
+		.mms = 1,
+		.cpu = {"run 1, read 0, read 1", "remap 1 0", "remap 1 1"},
+		.refill = true,
 	},
 	{
 		.name = "kstack",
