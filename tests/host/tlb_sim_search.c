@@ -172,11 +172,56 @@ static bool record(struct sim_outcome *out, uint64_t seed)
 	return true;
 }
 
+/*
+ * Bound 0, then 1, and so on up to bound: with a scheduling point at every
+ * shared access, a run cap usually ends the search before a large bound is
+ * done, and the few-preemption schedules (where most bugs show) must all
+ * have run by then. Each pass repeats the smaller ones, a small part of the
+ * next. run_one replays one schedule from its prefix of choices.
+ */
+static void search_bounded(unsigned bound, uint64_t max_runs,
+			   struct sim_outcome *out,
+			   void (*run_one)(const uint8_t *prefix, size_t len,
+					   const void *ctx),
+			   const void *ctx)
+{
+	static uint8_t prefix[SIM_CHOICES_MAX];
+
+	for (unsigned b = 0; b <= bound; b++) {
+		size_t len = 0;
+
+		for (;;) {
+			run_one(prefix, len, ctx);
+			if (record(out, 0))
+				return;
+			if (!next_prefix(prefix, &len, b))
+				break;
+			if (out->runs >= max_runs)
+				return;
+		}
+		out->bound_done = b;
+	}
+	out->complete = true;
+}
+
+/* What search_bounded replays: a scenario under a policy and a bug. */
+struct scenario_run {
+	const struct sim_scenario *sc;
+	const char *policy;
+	enum tlb_bug bug;
+};
+
+static void run_scenario(const uint8_t *prefix, size_t len, const void *ctx)
+{
+	const struct scenario_run *s = ctx;
+
+	search_run(s->sc, s->policy, s->bug, prefix, len, NULL, false);
+}
+
 void search(const struct sim_scenario *sc, const char *policy, enum tlb_bug bug,
 	    uint64_t max_runs, struct sim_outcome *out)
 {
-	static uint8_t prefix[SIM_CHOICES_MAX];
-	size_t len = 0;
+	const struct scenario_run ctx = {sc, policy, bug};
 
 	memset(out, 0, sizeof(*out));
 	if (sc->random) {
@@ -191,63 +236,34 @@ void search(const struct sim_scenario *sc, const char *policy, enum tlb_bug bug,
 		out->complete = true;
 		return;
 	}
-	/*
-	 * Bound 0, then 1, and so on up to the scenario's: with a scheduling
-	 * point at every shared access, a run cap usually ends the search
-	 * before a large bound is done, and the few-preemption schedules
-	 * (where most bugs show) must all have run by then. Each pass
-	 * repeats the smaller ones, a small part of the next.
-	 */
-	for (unsigned bound = 0; bound <= sc->preemptions; bound++) {
-		len = 0;
-		for (;;) {
-			search_run(sc, policy, bug, prefix, len, NULL, false);
-			if (record(out, 0))
-				return;
-			if (!next_prefix(prefix, &len, bound))
-				break;
-			if (out->runs >= max_runs)
-				return;
-		}
-		out->bound_done = bound;
-	}
-	out->complete = true;
+	search_bounded(sc->preemptions, max_runs, out, run_scenario, &ctx);
 }
 
-/* One run of body on cpus CPUs with a prefix of choices. */
-static void run_body(unsigned cpus, sim_body body, const uint8_t *prefix,
-		     size_t len)
+/* What search_bounded replays: a body of its own on some CPUs. */
+struct body_run {
+	unsigned cpus;
+	sim_body body;
+};
+
+static void run_body(const uint8_t *prefix, size_t len, const void *ctx)
 {
+	const struct body_run *b = ctx;
 	struct sim_run *run = &sim_last;
 
-	run->cpus = cpus;
+	run->cpus = b->cpus;
 	run->mode = SIM_DFS;
 	run->prefix = prefix;
 	run->prefix_len = len;
 	run->seed = 0;
-	sim_run(run, body);
+	sim_run(run, b->body);
 	sim_counts.executions++;
 }
 
 void search_body(unsigned cpus, sim_body body, unsigned bound,
 		 uint64_t max_runs, struct sim_outcome *out)
 {
-	static uint8_t prefix[SIM_CHOICES_MAX];
-	size_t len;
+	const struct body_run ctx = {cpus, body};
 
 	memset(out, 0, sizeof(*out));
-	for (unsigned b = 0; b <= bound; b++) {
-		len = 0;
-		for (;;) {
-			run_body(cpus, body, prefix, len);
-			if (record(out, 0))
-				return;
-			if (!next_prefix(prefix, &len, b))
-				break;
-			if (out->runs >= max_runs)
-				return;
-		}
-		out->bound_done = b;
-	}
-	out->complete = true;
+	search_bounded(bound, max_runs, out, run_body, &ctx);
 }
