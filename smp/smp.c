@@ -114,11 +114,15 @@ __noreturn void ap_entry(struct percpu *p)
 /*
  * Page tables for the trampoline: the kernel half of the kernel's tables
  * plus the first 2 MiB identity-mapped in the user half, below 4 GiB
- * because the trampoline loads CR3 in 32-bit mode.
+ * because the trampoline loads CR3 in 32-bit mode. They are never freed
+ * (12 KiB, once), like every kernel page table (docs/tlb.md, "Page tables:
+ * who frees them, and when"): an AP that did not answer in time may still
+ * wake up and walk them.
  */
-static uint64_t build_trampoline_root(uint64_t frames[3])
+static uint64_t build_trampoline_root(void)
 {
 	uint64_t *pml4, *pdpt, *pd;
+	uint64_t frames[3];
 
 	for (int i = 0; i < 3; i++) {
 		frames[i] = pmm_alloc_frame();
@@ -199,7 +203,7 @@ static void add_report(uint32_t apic_id, enum cpu_state state, int index)
 void smp_boot_cpus(const struct madt_info *madt)
 {
 	uint32_t self = lapic_id();
-	uint64_t frames[3], root;
+	uint64_t root;
 	size_t n;
 
 	add_report(self, CPU_ONLINE, 0);
@@ -210,7 +214,7 @@ void smp_boot_cpus(const struct madt_info *madt)
 	n = (size_t)((uintptr_t)trampoline_end - (uintptr_t)trampoline_start);
 	KASSERT(n <= PAGE_SIZE, "trampoline is %zu bytes", n);
 	memcpy(phys_to_virt(TRAMPOLINE_PHYS), trampoline_start, n);
-	root = build_trampoline_root(frames);
+	root = build_trampoline_root();
 
 	for (size_t i = 0; i < madt->cpu_count; i++) {
 		const struct madt_cpu *c = &madt->cpus[i];
@@ -242,8 +246,6 @@ void smp_boot_cpus(const struct madt_info *madt)
 					: "lacks features the boot CPU has");
 		}
 	}
-	for (int i = 0; i < 3; i++)
-		pmm_free_frame(frames[i]);
 	if (madt->cpus_dropped)
 		kprintf("smp: %zu more CPUs than MAX_CPUS (%d) left out\n",
 			madt->cpus_dropped, MAX_CPUS);
