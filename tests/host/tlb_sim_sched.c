@@ -577,16 +577,26 @@ void call_hw_preempt_enable(void)
  * began, or an IPI comes. (The first turn of a wait starts from an older
  * mark: it runs once more, which costs a turn and misses nothing.)
  */
+/*
+ * One turn of a wait loop at a scheduling point, lock held: while spinning,
+ * the CPU sleeps until memory changed since the turn began (or an IPI
+ * comes); either way the next turn starts now.
+ */
+static void loop_turn_locked(struct sim_cpu *me, bool spinning)
+{
+	me->spinning = spinning;
+	me->spin_version = me->mark;
+	point_locked();
+	me->spinning = false;
+	me->mark = sim_memory_version();
+}
+
 void call_hw_relax(void)
 {
 	struct sim_cpu *me = &S.cpu[sim_cpu()];
 
 	pthread_mutex_lock(&S.lock);
-	me->spinning = true;
-	me->spin_version = me->mark;
-	point_locked();
-	me->spinning = false;
-	me->mark = sim_memory_version();
+	loop_turn_locked(me, true);
 	pthread_mutex_unlock(&S.lock);
 }
 
@@ -652,11 +662,7 @@ void tlb_hw_fence(void)
 	sim_memory_serialize(); /* MFENCE: the buffer drains */
 	pthread_mutex_lock(&S.lock);
 	/* A second fence with nothing in between: a spin loop. */
-	me->spinning = spin;
-	me->spin_version = me->mark;
-	point_locked();
-	me->spinning = false;
-	me->mark = sim_memory_version();
+	loop_turn_locked(me, spin);
 	me->last_was_fence = true;
 	pthread_mutex_unlock(&S.lock);
 }
