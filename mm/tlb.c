@@ -290,9 +290,10 @@ static void load_mm(struct tlb_cpu *c, struct mm *next)
 	uint16_t asid = TLB_ASID_KERNEL;
 	uint64_t cr3;
 
-	/* Release: a flusher that sees SWITCHING (or, later, next) must not
-	 * see a stale is_lazy = true with it; pairs with the acquire load of
-	 * loaded_mm in cpu_needs_flush. */
+	/* A flusher that sees SWITCHING targets this CPU without looking at
+	 * is_lazy, and next is published below with a release (paired with
+	 * cpu_needs_flush's acquire), so relaxed would do here; the release,
+	 * free on x86, keeps the two stores in state order for the compiler. */
 	shared_store(&c->is_lazy, false, __ATOMIC_RELAXED);
 	shared_store(&c->loaded_mm, TLB_MM_SWITCHING, __ATOMIC_RELEASE);
 	if (mask_tracked(next)) {
