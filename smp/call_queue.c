@@ -92,19 +92,25 @@ static bool push(struct call_queue *q, struct call_request *r)
  * or a wait with interrupts on): a call IPI arriving inside fn would run the
  * next request in the middle of this one. (The TLB simulator found that:
  * a lazy CPU's flush_tlb_here, interrupted by a second request that left
- * the mm, went on to index the slots with the kernel ASID.)
+ * the mm, went on to index the slots with the kernel ASID.) Taking the list
+ * needs no such care: an IPI in between finds the queue empty, or runs
+ * requests pushed after ours, which are other senders'. So a wait's turn
+ * that finds nothing queued costs no change of the interrupt flag.
  */
 static unsigned serve_queue(void)
 {
 	struct call_queue *q = &queues[call_hw_cpu()];
 	struct call_request *list, *reversed = NULL;
 	unsigned ran = 0;
-	uint64_t flags = call_hw_irq_save();
+	uint64_t flags;
 
 	shared_store(&q->checks, shared_load(&q->checks, __ATOMIC_RELAXED) + 1,
 		     __ATOMIC_RELAXED);
 	/* Acquire: pairs with the release CAS of each push in the list. */
 	list = shared_exchange(&q->head, NULL, __ATOMIC_ACQUIRE);
+	if (!list)
+		return 0;
+	flags = call_hw_irq_save();
 	/* The queue is a stack: reverse it to run the oldest first. */
 	while (list) {
 		struct call_request *next =
