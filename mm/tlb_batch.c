@@ -9,6 +9,7 @@
 #include "mm/tlb_batch.h"
 #include "kernel/panic.h"
 #include "mm/layout.h"
+#include "mm/pmm.h"
 #include "mm/tlb.h"
 #include "mm/tlb_hw.h"
 
@@ -53,7 +54,7 @@ bool tlb_batch_full(const struct tlb_batch *b, size_t room)
 static void free_frames(struct tlb_batch *b)
 {
 	for (size_t i = 0; i < b->count; i++)
-		tlb_hw_free_frame(b->frames[i]);
+		pmm_free_frame(b->frames[i]);
 	b->count = 0;
 }
 

@@ -7,7 +7,6 @@
 #include "mm/tlb_hw.h"
 #include "kernel/cpu.h"
 #include "kernel/x86.h"
-#include "mm/pmm.h"
 #include "mm/tlb.h"
 #include "sched/sched.h"
 #include "smp/call.h"
@@ -92,11 +91,6 @@ void tlb_hw_call(const struct cpumask *targets, void (*fn)(void *arg),
 	};
 
 	smp_call_function_many(targets, fn, arg, modes[wait]);
-}
-
-void tlb_hw_free_frame(uint64_t phys)
-{
-	pmm_free_frame(phys);
 }
 
 void tlb_boot_init(uint64_t kernel_root)

@@ -69,7 +69,4 @@ enum tlb_hw_wait {
 void tlb_hw_call(const struct cpumask *targets, void (*fn)(void *arg),
 		 void *arg, enum tlb_hw_wait wait);
 
-/* Gives a frame (a page or a page table) back once no TLB can use it. */
-void tlb_hw_free_frame(uint64_t phys);
-
 #endif

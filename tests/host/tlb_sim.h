@@ -470,7 +470,5 @@ bool kern_mm_freed(void *p);
 /* File-scope state of the host-compiled kernel files, between runs. */
 void sim_kfiles_reset(uint64_t kernel_root);
 void sim_mmfile_reset(void);
-/* tlb_sim_sched.c: a turn of a spin loop (cpu_relax). */
-void sim_spin_point(void);
 
 #endif

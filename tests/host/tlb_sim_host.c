@@ -6,9 +6,9 @@
  *
  *   mm/pmm.h     frames from tlb_sim_mmu.c's physical memory: zeroed,
  *                handed out in order and never reused within a run;
- *                freeing one checks that no CPU can still use it (the
- *                same check as tlb_hw_free_frame: every kernel path that
- *                frees a frame is checked, batched or not)
+ *                freeing one checks that no CPU can still use it
+ *                (every kernel path that frees a frame, the batch's
+ *                included, comes through here)
  *   mm/layout.h  phys_to_virt / virt_to_phys over that memory
  *   mm/heap.h    kmalloc / kzalloc / kfree over malloc; freeing a struct
  *                mm the simulator tracks checks that no CPU still uses it
@@ -68,10 +68,17 @@ uint64_t pmm_alloc_frames(uint64_t count, uint64_t align)
 	return first;
 }
 
+/* A scheduling point before and after: a free is a step other CPUs see. */
 void pmm_free_frames(uint64_t phys, uint64_t count)
 {
+	bool on_a_cpu = sim_current() >= 0;
+
+	if (on_a_cpu)
+		sim_point();
 	for (uint64_t i = 0; i < count; i++)
 		mmu_free_frame(phys + i * PAGE_SIZE, "pmm_free_frame");
+	if (on_a_cpu)
+		sim_point();
 }
 
 uint64_t pmm_free_count(void)

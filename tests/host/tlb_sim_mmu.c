@@ -741,12 +741,6 @@ void mmu_free_frame(uint64_t phys, const char *why)
 	sim_trace("%s frees %s", why, name);
 }
 
-void tlb_hw_free_frame(uint64_t phys)
-{
-	sim_point();
-	mmu_free_frame(phys, "tlb_hw_free_frame");
-	sim_point();
-}
 
 /* --- The hardware on its own --------------------------------------------------- */
 

@@ -782,16 +782,3 @@ void sim_run(struct sim_run *run, sim_body body)
 		pthread_cond_wait(&S.finished, &S.lock);
 	pthread_mutex_unlock(&S.lock);
 }
-
-/*
- * One turn of a spin loop on a kernel spinlock (cpu_relax in
- * smp/spinlock.h, through tests/host/sim_include/kernel/x86.h): a
- * scheduling point. Not a wait that sleeps until memory changes, as
- * call_hw_relax is: a lock is released by a plain store, which
- * sim_memory_version does not see. (No lock holder reaches a scheduling
- * point inside its critical section today, so no CPU spins.)
- */
-void sim_spin_point(void)
-{
-	sim_point();
-}
