@@ -50,19 +50,20 @@ NASM_FLAGS := -f elf64 -I.
 # --- Sources ---------------------------------------------------------------
 BOOT_ASM := boot/header.asm boot/entry.asm
 KERNEL_ASM := kernel/isr.asm kernel/probe.asm smp/trampoline.asm \
-	sched/switch.asm kernel/syscall_entry.asm
+	sched/switch.asm proc/syscall_entry.asm
 KERNEL_C := \
 	kernel/main.c \
-	kernel/string.c \
-	kernel/format.c \
+	lib/string.c \
+	lib/format.c \
 	kernel/kprintf.c \
 	kernel/console.c \
 	kernel/serial.c \
 	kernel/fbcon.c \
 	kernel/font.c \
-	kernel/cmdline.c \
+	lib/cmdline.c \
 	kernel/options.c \
 	kernel/multiboot2.c \
+	kernel/boot_modules.c \
 	kernel/cpu.c \
 	kernel/gdt.c \
 	kernel/idt.c \
@@ -72,8 +73,8 @@ KERNEL_C := \
 	kernel/symbols.c \
 	kernel/platform.c \
 	kernel/crash.c \
-	kernel/acpi.c \
-	kernel/acpi_tables.c \
+	acpi/acpi.c \
+	acpi/tables.c \
 	apic/lapic.c \
 	apic/xapic.c \
 	apic/x2apic.c \
@@ -86,16 +87,15 @@ KERNEL_C := \
 	sched/thread.c \
 	sched/sched.c \
 	sched/wait.c \
-	sched/task.c \
-	kernel/elf.c \
-	kernel/uaccess.c \
-	kernel/syscall.c \
-	kernel/ipc.c \
+	proc/task.c \
+	proc/elf.c \
+	proc/uaccess.c \
+	proc/syscall.c \
+	proc/ipc.c \
 	mm/mm.c \
 	smp/smp.c \
 	smp/call.c \
 	smp/call_queue.c \
-	smp/ipi_latency.c \
 	mm/kstack.c \
 	mm/memmap.c \
 	mm/frame_alloc.c \
@@ -226,11 +226,11 @@ $(BUILD)/user/%.o: user/%.c Makefile
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
 # The kernel's pure formatter and string functions serve user space too.
-$(BUILD)/user/lib/format.o: kernel/format.c Makefile
+$(BUILD)/user/lib/format.o: lib/format.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
-$(BUILD)/user/lib/string.o: kernel/string.c Makefile
+$(BUILD)/user/lib/string.o: lib/string.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
@@ -279,14 +279,14 @@ HOST_TESTS := format cmdline multiboot2 memmap frame_alloc \
 	acpi_tables elf
 HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
-$(BUILD)/host/test_format: tests/host/test_format.c kernel/format.c kernel/string.c tests/host/host_test.h
-$(BUILD)/host/test_cmdline: tests/host/test_cmdline.c kernel/cmdline.c kernel/string.c tests/host/host_test.h
-$(BUILD)/host/test_multiboot2: tests/host/test_multiboot2.c kernel/multiboot2.c kernel/string.c tests/host/host_test.h
+$(BUILD)/host/test_format: tests/host/test_format.c lib/format.c lib/string.c tests/host/host_test.h
+$(BUILD)/host/test_cmdline: tests/host/test_cmdline.c lib/cmdline.c lib/string.c tests/host/host_test.h
+$(BUILD)/host/test_multiboot2: tests/host/test_multiboot2.c kernel/multiboot2.c lib/string.c tests/host/host_test.h
 $(BUILD)/host/test_memmap: tests/host/test_memmap.c mm/memmap.c tests/host/host_test.h
 $(BUILD)/host/test_frame_alloc: tests/host/test_frame_alloc.c mm/frame_alloc.c tests/host/host_test.h
-$(BUILD)/host/test_acpi_tables: tests/host/test_acpi_tables.c kernel/acpi_tables.c tests/host/host_test.h
+$(BUILD)/host/test_acpi_tables: tests/host/test_acpi_tables.c acpi/tables.c tests/host/host_test.h
 # test_elf also checks the real user programs, so they must be built first.
-$(BUILD)/host/test_elf: tests/host/test_elf.c kernel/elf.c tests/host/host_test.h $(USER_ELFS)
+$(BUILD)/host/test_elf: tests/host/test_elf.c proc/elf.c tests/host/host_test.h $(USER_ELFS)
 $(BUILD)/host/test_elf: HOST_TEST_CFLAGS += -DUSER_ELF_DIR='"$(BUILD)/user"'
 
 $(BUILD)/host/test_%:
@@ -308,7 +308,7 @@ TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
 	tests/host/tlb_sim_host.c tests/host/tlb_sim_kfiles.c \
 	tests/host/tlb_sim_mmfile.c mm/tlb.c mm/tlb_batch.c mm/pagetable.c \
 	smp/call_queue.c \
-	mm/tlb_options.c kernel/cmdline.c kernel/format.c
+	mm/tlb_options.c lib/cmdline.c lib/format.c
 TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/kernel/x86.h \
 	mm/mm.c mm/kmap.c mm/kstack.c mm/tlb.h mm/tlb_options.h mm/tlb_hw.h \
 	mm/tlb_batch.h mm/mm.h mm/pagetable.h mm/layout.h mm/kmap.h \
@@ -340,7 +340,7 @@ mutants:
 
 # --- Hygiene ---------------------------------------------------------------
 FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \
-	kernel/elf.c $(USER_C) $(USER_LIB_H)
+	proc/elf.c $(USER_C) $(USER_LIB_H)
 
 format:
 	clang-format -i $(FORMAT_FILES)
@@ -350,7 +350,7 @@ check:
 	clang-format --dry-run -Werror $(FORMAT_FILES)
 	cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 		--enable=warning,performance,portability \
-		--suppress=missingIncludeSystem -I. $(KERNEL_C) kernel/elf.c \
+		--suppress=missingIncludeSystem -I. $(KERNEL_C) proc/elf.c \
 		$(USER_C)
 
 clean:

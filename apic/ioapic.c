@@ -11,8 +11,8 @@
  * ioapic_route_isa_irq is there for the first driver that needs one.
  */
 #include "apic/ioapic.h"
-#include "kernel/acpi_tables.h"
-#include "kernel/errno.h"
+#include "acpi/tables.h"
+#include "lib/errno.h"
 #include "kernel/kprintf.h"
 #include "mm/kmap.h"
 #include "mm/pagetable.h"

@@ -8,7 +8,7 @@
 #ifndef APIC_IOAPIC_H
 #define APIC_IOAPIC_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 struct madt_info;
 

@@ -15,7 +15,7 @@
 #ifndef APIC_LAPIC_H
 #define APIC_LAPIC_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 /* Register offsets (SDM Vol. 3A, table 11-1), bit fields under each. */
 #define LAPIC_ID	      0x020

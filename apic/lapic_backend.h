@@ -3,7 +3,7 @@
 #ifndef APIC_LAPIC_BACKEND_H
 #define APIC_LAPIC_BACKEND_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 struct lapic_backend {
 	const char *name;

@@ -7,7 +7,7 @@
 #ifndef APIC_PIC_H
 #define APIC_PIC_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 #define PIC_VECTOR_BASE 0x30 /* 0x30-0x3f: after VECTOR_TIMER */
 #define PIC_VECTORS	16

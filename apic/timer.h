@@ -14,7 +14,7 @@
 #ifndef APIC_TIMER_H
 #define APIC_TIMER_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 /*
  * Masks and stops this CPU's timer and sets its divider. The first call,

@@ -25,9 +25,9 @@
  * clock that does not count is reported and skipped, never waited for.
  */
 #include "apic/tsc.h"
-#include "kernel/acpi.h"
+#include "acpi/acpi.h"
 #include "kernel/cpu.h"
-#include "kernel/format.h"
+#include "lib/format.h"
 #include "kernel/kprintf.h"
 #include "kernel/x86.h"
 #include "mm/kmap.h"

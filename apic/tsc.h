@@ -14,7 +14,7 @@
 #ifndef APIC_TSC_H
 #define APIC_TSC_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "kernel/x86.h"
 
 #define NSEC_PER_SEC  1000000000ULL

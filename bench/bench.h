@@ -33,7 +33,7 @@
 #define BENCH_BENCH_H
 
 #include "apic/tsc.h"
-#include "kernel/types.h"
+#include "lib/types.h"
 
 struct bench {
 	const char *name;

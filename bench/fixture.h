@@ -7,7 +7,7 @@
 #ifndef BENCH_FIXTURE_H
 #define BENCH_FIXTURE_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "mm/layout.h"
 #include "mm/tlb.h"
 #include "sched/wait.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "bench/tlb_view.h"
-#include "kernel/format.h"
+#include "lib/format.h"
 #include "kernel/kprintf.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "mm/tlb_options.h"
 
 /* Every TLB option with its longest value. */

@@ -7,7 +7,7 @@
 #ifndef BENCH_TLB_VIEW_H
 #define BENCH_TLB_VIEW_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "mm/tlb.h"
 
 struct bench_counters {

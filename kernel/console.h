@@ -6,7 +6,7 @@
 #ifndef KERNEL_CONSOLE_H
 #define KERNEL_CONSOLE_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 enum console_targets {
 	CONSOLE_BOTH,	/* console=both (default) */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "kernel/cpu.h"
 #include "kernel/kprintf.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "kernel/x86.h"
 
 struct cpu_features boot_cpu;

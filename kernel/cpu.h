@@ -7,7 +7,7 @@
 #ifndef KERNEL_CPU_H
 #define KERNEL_CPU_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 struct cpu_features {
 	char vendor[13];

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "kernel/crash.h"
 #include "kernel/panic.h"
-#include "kernel/types.h"
+#include "lib/types.h"
 
 /* An address in the user half: the kernel page tables map nothing there. */
 #define UNMAPPED_ADDRESS 0x0000000000badbadULL

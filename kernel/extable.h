@@ -7,7 +7,7 @@
 #ifndef KERNEL_EXTABLE_H
 #define KERNEL_EXTABLE_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 struct extable_entry {
 	uint64_t fault_rip;

@@ -13,7 +13,7 @@
  */
 #include "kernel/fbcon.h"
 #include "kernel/font.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "kernel/x86.h"
 
 #define TAB_WIDTH 8

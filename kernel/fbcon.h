@@ -8,7 +8,7 @@
 #ifndef KERNEL_FBCON_H
 #define KERNEL_FBCON_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 enum fb_kind {
 	FB_KIND_NONE,	 /* no usable display */

@@ -6,7 +6,7 @@
  * broken build step must turn the screen off, not draw from wild pointers.
  */
 #include "kernel/font.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 
 /* build/kernel/font_psf.o (see the Makefile) */
 extern const uint8_t font_psf_start[], font_psf_end[];

@@ -7,7 +7,7 @@
 #ifndef KERNEL_FONT_H
 #define KERNEL_FONT_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 struct font {
 	uint32_t glyph_width;  /* pixels */

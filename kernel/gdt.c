@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "kernel/gdt.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "kernel/x86.h"
 
 struct cpu_tables boot_cpu_tables __aligned(PAGE_SIZE);

@@ -9,7 +9,7 @@
 #ifndef KERNEL_GDT_H
 #define KERNEL_GDT_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "boot/consts.h"
 
 #define GDT_USER_CODE32 0x18 /* the STAR[63:48] base for SYSRET */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "kernel/kprintf.h"
 #include "kernel/console.h"
-#include "kernel/format.h"
+#include "lib/format.h"
 
 #define KPRINTF_BUFFER 256
 

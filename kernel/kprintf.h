@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Formatted output to the console (kernel/format.h lists the conversions). */
+/* Formatted output to the console (lib/format.h lists the conversions). */
 #ifndef KERNEL_KPRINTF_H
 #define KERNEL_KPRINTF_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 /*
  * Formats into a line buffer, then writes it in one console_write, so a

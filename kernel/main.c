@@ -13,10 +13,10 @@
 #include "apic/timer.h"
 #include "apic/tsc.h"
 #include "bench/bench.h"
-#include "kernel/acpi.h"
-#include "kernel/acpi_tables.h"
-#include "kernel/bootinfo.h"
-#include "kernel/cmdline.h"
+#include "acpi/acpi.h"
+#include "acpi/tables.h"
+#include "kernel/boot_modules.h"
+#include "lib/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
 #include "kernel/crash.h"
@@ -29,9 +29,9 @@
 #include "kernel/panic.h"
 #include "kernel/platform.h"
 #include "kernel/serial.h"
-#include "kernel/string.h"
-#include "kernel/syscall.h"
-#include "sched/task.h"
+#include "lib/string.h"
+#include "proc/syscall.h"
+#include "proc/task.h"
 #include "kernel/x86.h"
 #include "mm/kmap.h"
 #include "mm/layout.h"
@@ -40,7 +40,6 @@
 #include "mm/tlb.h"
 #include "sched/sched.h"
 #include "smp/call.h"
-#include "smp/ipi_latency.h"
 #include "smp/percpu.h"
 #include "smp/smp.h"
 #include "tests/ktest.h"
@@ -73,33 +72,7 @@ static void read_boot_information(uint64_t mbi_phys)
 		panic("boot: the multiboot2 boot information at %#llx is "
 		      "unusable (see the warnings above)",
 		      (unsigned long long)mbi_phys);
-}
-
-bool boot_module(const char *name, const void **data, size_t *size)
-{
-	for (size_t i = 0; i < boot.module_count; i++) {
-		const struct mb2_module *m = &boot.modules[i];
-
-		if (m->cmdline && !strcmp(m->cmdline, name)) {
-			*data = phys_to_virt(m->start);
-			*size = (size_t)(m->end - m->start);
-			return true;
-		}
-	}
-	return false;
-}
-
-size_t boot_module_count(void)
-{
-	return boot.module_count;
-}
-
-const char *boot_module_name(size_t i)
-{
-	const char *name =
-		i < boot.module_count ? boot.modules[i].cmdline : NULL;
-
-	return name ? name : "";
+	boot_modules_register(&boot);
 }
 
 static void start_screen(void)
@@ -155,7 +128,6 @@ static void start_cpus(void)
 	sched_init(options.timeslice_us);
 	smp_boot_cpus(madt);
 	smp_report();
-	smp_print_ipi_latency();
 }
 
 static void print_boot_summary(void)

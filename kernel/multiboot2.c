@@ -7,8 +7,8 @@
  * reported, never followed off the end.
  */
 #include "kernel/multiboot2.h"
-#include "kernel/errno.h"
-#include "kernel/string.h"
+#include "lib/errno.h"
+#include "lib/string.h"
 
 struct tag_header {
 	uint32_t type;

@@ -7,7 +7,7 @@
 #ifndef KERNEL_MULTIBOOT2_H
 #define KERNEL_MULTIBOOT2_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "kernel/fbcon.h"
 
 /* Tag types used by shootdown (spec 3.6.x). */

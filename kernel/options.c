@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "kernel/options.h"
 #include "bench/bench.h"
-#include "kernel/bootinfo.h"
-#include "kernel/cmdline.h"
-#include "kernel/format.h"
+#include "kernel/boot_modules.h"
+#include "lib/cmdline.h"
+#include "lib/format.h"
 #include "kernel/kprintf.h"
 #include "mm/tlb_options.h"
 #include "sched/sched.h"

@@ -6,7 +6,7 @@
 #ifndef KERNEL_OPTIONS_H
 #define KERNEL_OPTIONS_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "kernel/console.h"
 #include "kernel/crash.h"
 

@@ -7,7 +7,7 @@
 #ifndef KERNEL_PANIC_H
 #define KERNEL_PANIC_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 struct trap_frame;
 

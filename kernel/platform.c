@@ -10,7 +10,7 @@
 #include "kernel/cpu.h"
 #include "kernel/kprintf.h"
 #include "kernel/serial.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "kernel/x86.h"
 
 #define FW_CFG_SELECTOR	 0x510

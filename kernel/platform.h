@@ -6,7 +6,7 @@
 #ifndef KERNEL_PLATFORM_H
 #define KERNEL_PLATFORM_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 enum platform {
 	PLATFORM_BARE_METAL,

@@ -3,7 +3,7 @@
 #ifndef KERNEL_SERIAL_H
 #define KERNEL_SERIAL_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 /*
  * Probe and program COM1. Returns false when no UART answers (laptops,

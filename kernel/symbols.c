@@ -4,8 +4,8 @@
  * ascending, each with the offset of its name in a string block.
  */
 #include "kernel/symbols.h"
-#include "kernel/format.h"
-#include "kernel/string.h"
+#include "lib/format.h"
+#include "lib/string.h"
 
 struct ksym {
 	uint64_t address;

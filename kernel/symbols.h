@@ -3,7 +3,7 @@
 #ifndef KERNEL_SYMBOLS_H
 #define KERNEL_SYMBOLS_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 /*
  * The function containing addr, and addr's offset into it; NULL when addr

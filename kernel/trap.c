@@ -12,7 +12,7 @@
  */
 #include "kernel/trap.h"
 #include "kernel/extable.h"
-#include "kernel/format.h"
+#include "lib/format.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
 #include "kernel/symbols.h"
@@ -21,7 +21,7 @@
 #include "apic/pic.h"
 #include "kernel/platform.h"
 #include "sched/sched.h"
-#include "sched/task.h"
+#include "proc/task.h"
 #include "smp/percpu.h"
 #include "smp/smp.h"
 #include "mm/kmap.h"

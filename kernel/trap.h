@@ -3,7 +3,7 @@
 #ifndef KERNEL_TRAP_H
 #define KERNEL_TRAP_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 /* Layout fixed by kernel/isr.asm: general registers, then the CPU's frame. */
 struct trap_frame {

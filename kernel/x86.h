@@ -7,7 +7,7 @@
 #ifndef KERNEL_X86_H
 #define KERNEL_X86_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "boot/consts.h"
 
 /* CR0 (SDM Vol. 3A, 2.5); PE, WP, PG come from boot/consts.h */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "mm/frame_alloc.h"
-#include "kernel/errno.h"
+#include "lib/errno.h"
 
 #define BITS_PER_WORD 64
 

@@ -13,7 +13,7 @@
 #ifndef MM_FRAME_ALLOC_H
 #define MM_FRAME_ALLOC_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 struct frame_alloc {
 	uint64_t *bitmap;    /* frame_count bits, 1 = used */

@@ -14,7 +14,7 @@
 #include "mm/layout.h"
 #include "mm/pmm.h"
 #include "kernel/panic.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "smp/spinlock.h"
 
 #define HEAP_MAGIC_LIVE 0x4c495645U /* "LIVE" */

@@ -6,7 +6,7 @@
 #ifndef MM_HEAP_H
 #define MM_HEAP_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 /* Memory aligned to 16 bytes, or NULL when out of memory or size is 0. */
 void *kmalloc(size_t size);

@@ -23,7 +23,7 @@
 #include "mm/pmm.h"
 #include "mm/tlb.h"
 #include "kernel/cpu.h"
-#include "kernel/errno.h"
+#include "lib/errno.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
 #include "kernel/x86.h"

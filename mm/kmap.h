@@ -6,7 +6,7 @@
 #ifndef MM_KMAP_H
 #define MM_KMAP_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "kernel/multiboot2.h"
 #include "mm/pagetable.h"
 

@@ -8,7 +8,7 @@
 #ifndef MM_KSTACK_H
 #define MM_KSTACK_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 #define KSTACK_SIZE	 0x4000ULL  /* 16 KiB */
 #define KSTACK_SLOT_SIZE 0x10000ULL /* 64 KiB: 48 KiB of guard below */

@@ -16,7 +16,7 @@
 #ifndef MM_LAYOUT_H
 #define MM_LAYOUT_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "boot/consts.h"
 
 #define PAGE_SHIFT	 12

@@ -6,7 +6,7 @@
 #ifndef MM_MEMMAP_H
 #define MM_MEMMAP_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "kernel/multiboot2.h"
 
 struct phys_range {

@@ -19,9 +19,9 @@
  */
 #include "mm/mm.h"
 #include "kernel/cpu.h"
-#include "kernel/errno.h"
+#include "lib/errno.h"
 #include "kernel/panic.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "mm/heap.h"
 #include "mm/kmap.h"
 #include "mm/layout.h"

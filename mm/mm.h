@@ -11,11 +11,11 @@
 #ifndef MM_MM_H
 #define MM_MM_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "smp/cpumask.h"
 #include "smp/spinlock.h"
 
-/* Protection bits, as user programs pass them (kernel/syscall_abi.h). */
+/* Protection bits, as user programs pass them (proc/syscall_abi.h). */
 #define MM_PROT_READ  0x1
 #define MM_PROT_WRITE 0x2
 #define MM_PROT_EXEC  0x4

@@ -10,7 +10,7 @@
 #include "mm/mm.h"
 #include "mm/pmm.h"
 #include "mm/tlb_batch.h"
-#include "kernel/errno.h"
+#include "lib/errno.h"
 #include "kernel/panic.h"
 
 #define LEVELS		   4

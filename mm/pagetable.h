@@ -16,7 +16,7 @@
 #ifndef MM_PAGETABLE_H
 #define MM_PAGETABLE_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 /* Page-table entry bits (SDM Vol. 3A, tables 4-15 to 4-20). */
 #define PTE_PRESENT  0x001ULL

@@ -13,8 +13,8 @@
 #include "mm/layout.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
-#include "kernel/string.h"
-#include "kernel/errno.h"
+#include "lib/string.h"
+#include "lib/errno.h"
 #include "smp/spinlock.h"
 
 #define MAX_USABLE_RANGES 128

@@ -6,7 +6,7 @@
 #ifndef MM_PMM_H
 #define MM_PMM_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "kernel/multiboot2.h"
 #include "mm/memmap.h"
 

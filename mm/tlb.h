@@ -11,7 +11,7 @@
 #ifndef MM_TLB_H
 #define MM_TLB_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "smp/cpumask.h"
 
 struct mm;

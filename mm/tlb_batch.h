@@ -19,7 +19,7 @@
 #ifndef MM_TLB_BATCH_H
 #define MM_TLB_BATCH_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 struct mm;
 

@@ -8,7 +8,6 @@
 #include "kernel/cpu.h"
 #include "kernel/x86.h"
 #include "mm/tlb.h"
-#include "sched/sched.h"
 #include "smp/call.h"
 #include "smp/percpu.h"
 

@@ -11,7 +11,7 @@
 #ifndef MM_TLB_HW_H
 #define MM_TLB_HW_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "smp/cpumask.h"
 
 /* CR3 = page-table root | PCID (bits 11:0) | no-flush (bit 63, with PCID). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "mm/tlb_options.h"
-#include "kernel/format.h"
+#include "lib/format.h"
 
 /* A CHOICE defaults to its first word, so "on" comes first. */
 enum { CHOICE_ON, CHOICE_OFF };

@@ -8,7 +8,7 @@
 #ifndef MM_TLB_OPTIONS_H
 #define MM_TLB_OPTIONS_H
 
-#include "kernel/cmdline.h"
+#include "lib/cmdline.h"
 #include "mm/tlb.h"
 
 enum tlb_option {

@@ -4,9 +4,9 @@
  * without atomics; readers add them up while the counts may still move,
  * which is exact once the CPUs are quiet (benchmarks read between runs).
  */
-#include "kernel/format.h"
+#include "lib/format.h"
 #include "kernel/kprintf.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "mm/tlb.h"
 #include "mm/tlb_hw.h"
 

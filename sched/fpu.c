@@ -3,7 +3,7 @@
 #include "kernel/cpu.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "kernel/x86.h"
 #include "mm/heap.h"
 

@@ -10,7 +10,7 @@
 #ifndef SCHED_FPU_H
 #define SCHED_FPU_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 #define FPU_AREA_ALIGN 64
 

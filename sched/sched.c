@@ -43,7 +43,7 @@
 #include "apic/lapic.h"
 #include "apic/timer.h"
 #include "apic/tsc.h"
-#include "kernel/format.h"
+#include "lib/format.h"
 #include "kernel/gdt.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
@@ -200,7 +200,7 @@ static void switch_to_locked(struct runqueue *rq, struct thread *next)
 	p->current = next;
 	rq->switched_from = prev;
 	/* The stacks the CPU enters the kernel on from ring 3: interrupts
-	 * (TSS) and SYSCALL (kernel/syscall_entry.asm). */
+	 * (TSS) and SYSCALL (proc/syscall_entry.asm). */
 	p->tables->tss.rsp[0] = next->stack_top;
 	p->syscall_rsp = next->stack_top;
 	/* The one place the address space changes with the thread. */
@@ -290,24 +290,6 @@ void sched_preempt_point(void)
 
 	if (p->need_resched && !p->preempt_count && p->current)
 		schedule();
-}
-
-void preempt_disable(void)
-{
-	__asm__ volatile("incl %%gs:%c0"
-			 :
-			 : "i"(offsetof(struct percpu, preempt_count))
-			 : "memory");
-}
-
-void preempt_enable(void)
-{
-	__asm__ volatile("decl %%gs:%c0"
-			 :
-			 : "i"(offsetof(struct percpu, preempt_count))
-			 : "memory");
-	if (irqs_enabled())
-		sched_preempt_point();
 }
 
 void sched_block_locked(struct spinlock *release)

@@ -8,7 +8,7 @@
 #ifndef SCHED_SCHED_H
 #define SCHED_SCHED_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "sched/thread.h"
 
 struct spinlock;
@@ -59,10 +59,6 @@ int sched_set_affinity(const struct cpumask *mask);
 
 /* Called on interrupt exit: switch if this CPU should. */
 void sched_preempt_point(void);
-
-/* Preemption off/on for code that must stay on this CPU. */
-void preempt_disable(void);
-void preempt_enable(void);
 
 /* Re-arms this CPU's tick (after a test borrowed the APIC timer). */
 void sched_tick_restart(void);

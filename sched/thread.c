@@ -13,7 +13,7 @@
  */
 #include "sched/thread.h"
 #include "kernel/panic.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "mm/heap.h"
 #include "mm/kstack.h"
 #include "mm/mm.h"

@@ -8,8 +8,8 @@
 #ifndef SCHED_THREAD_H
 #define SCHED_THREAD_H
 
-#include "kernel/ipc.h"
-#include "kernel/types.h"
+#include "proc/ipc.h"
+#include "lib/types.h"
 #include "smp/cpumask.h"
 
 struct mm;
@@ -50,7 +50,7 @@ struct thread {
 	struct task *task; /* the user task it belongs to, or NULL */
 
 	/*
-	 * IPC (kernel/ipc.c): guarded by the lock of the endpoint the thread
+	 * IPC (proc/ipc.c): guarded by the lock of the endpoint the thread
 	 * waits on, except reply_to and reply_endpoint, which only the thread
 	 * itself uses.
 	 */
@@ -61,7 +61,7 @@ struct thread {
 	void *ipc_reply_endpoint;	/* where that call came through */
 	int ipc_error;			/* why its wait ended early, or 0 */
 	struct thread *task_next;	/* its task's thread list */
-	struct thread *task_next_woken; /* kernel/ipc.c: a list to wake */
+	struct thread *task_next_woken; /* proc/ipc.c: a list to wake */
 
 	/* Written by the owner (affinity: under its CPU's run-queue lock). */
 	struct cpumask affinity;

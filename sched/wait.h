@@ -15,7 +15,7 @@
 #ifndef SCHED_WAIT_H
 #define SCHED_WAIT_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "smp/spinlock.h"
 
 struct thread;

@@ -17,7 +17,6 @@
 #include "kernel/x86.h"
 #include "mm/layout.h"
 #include "mm/pmm.h"
-#include "sched/sched.h"
 #include "smp/percpu.h"
 
 #define CACHE_LINE 64 /* bytes: requests and queues each have their own */

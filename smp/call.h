@@ -6,7 +6,7 @@
 #ifndef SMP_CALL_H
 #define SMP_CALL_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "smp/cpumask.h"
 
 struct percpu;

@@ -9,7 +9,7 @@
 #ifndef SMP_CALL_HW_H
 #define SMP_CALL_HW_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "smp/cpumask.h"
 
 struct call_request;

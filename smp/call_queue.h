@@ -6,7 +6,7 @@
 #ifndef SMP_CALL_QUEUE_H
 #define SMP_CALL_QUEUE_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "smp/call.h"
 
 /*

@@ -11,7 +11,7 @@
 #ifndef SMP_CPUMASK_H
 #define SMP_CPUMASK_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "smp/shared.h"
 
 /* The TLB simulator builds with fewer (tests/host/tlb_sim.h). */

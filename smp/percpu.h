@@ -8,13 +8,14 @@
 #define SMP_PERCPU_H
 
 #include "kernel/gdt.h"
-#include "kernel/types.h"
+#include "kernel/x86.h"
+#include "lib/types.h"
 #include "smp/cpumask.h"
 
 struct thread;
 
 /*
- * The first three fields are read by assembly (kernel/syscall_entry.asm) at the
+ * The first three fields are read by assembly (proc/syscall_entry.asm) at the
  * offsets PERCPU_* in boot/consts.inc; static_asserts in smp/percpu.c check
  * them.
  */
@@ -59,6 +60,33 @@ static inline struct thread *current_thread(void)
 static inline unsigned this_cpu_index(void)
 {
 	return this_cpu()->index;
+}
+
+/*
+ * Preemption off and on, for code that must stay on this CPU: a count in
+ * this CPU's data, changed with one %gs-relative instruction so no
+ * migration can split the read from the write. The "memory" clobbers keep
+ * the compiler from moving the protected accesses outside the pair.
+ */
+static inline void preempt_disable(void)
+{
+	__asm__ volatile("incl %%gs:%c0"
+			 :
+			 : "i"(offsetof(struct percpu, preempt_count))
+			 : "memory");
+}
+
+/* The scheduler's preemption point (sched/sched.c), entered on the way out. */
+void sched_preempt_point(void);
+
+static inline void preempt_enable(void)
+{
+	__asm__ volatile("decl %%gs:%c0"
+			 :
+			 : "i"(offsetof(struct percpu, preempt_count))
+			 : "memory");
+	if (irqs_enabled())
+		sched_preempt_point();
 }
 
 /* Every CPU the MADT lists and we started, by index (NULL beyond count). */

@@ -36,7 +36,7 @@
 #ifndef SMP_SHARED_H
 #define SMP_SHARED_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 #ifndef SHOOTDOWN_SIM
 

@@ -7,7 +7,7 @@
 #ifndef SMP_SMP_H
 #define SMP_SMP_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 struct madt_info;
 

@@ -10,7 +10,7 @@
 #ifndef SMP_SPINLOCK_H
 #define SMP_SPINLOCK_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "kernel/x86.h"
 
 struct spinlock {

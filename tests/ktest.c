@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "tests/ktest.h"
 #include "apic/tsc.h"
-#include "kernel/format.h"
+#include "lib/format.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 
 extern const struct ktest ktest_start[], ktest_end[];
 

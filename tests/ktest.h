@@ -15,7 +15,7 @@
 #ifndef TESTS_KTEST_H
 #define TESTS_KTEST_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 #define KTEST_MAX_SUITES 32 /* the suite mask is 32 bits */
 

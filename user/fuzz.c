@@ -12,7 +12,7 @@
  *
  * It exits 1 when an answer is known to be wrong: a number outside the
  * table must give -SYS_ENOSYS, and every error must be one of
- * kernel/syscall_abi.h.
+ * proc/syscall_abi.h.
  *
  * The fuzzer must not end or block itself, and some calls would do that
  * when the kernel does its job (see tame()):

@@ -16,7 +16,7 @@
  * diagnostic and marks the test `not ok`; the program exits 1 if any test
  * failed. Sanitizer reports abort the program (-fno-sanitize-recover).
  *
- * Include the kernel headers under test before this file: kernel/types.h
+ * Include the kernel headers under test before this file: lib/types.h
  * defines some macros the host headers also define (UINT64_MAX, offsetof,
  * va_start...), which is only silent when the system header comes second.
  *
@@ -26,7 +26,7 @@
 #ifndef TESTS_HOST_HOST_TEST_H
 #define TESTS_HOST_HOST_TEST_H
 
-#ifndef KERNEL_TYPES_H
+#ifndef LIB_TYPES_H
 #error "include the kernel headers under test before tests/host/host_test.h"
 #endif
 

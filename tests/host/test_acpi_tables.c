@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * kernel/acpi_tables.c on crafted tables: RSDPs, root tables, MADTs, FADTs
+ * acpi/tables.c on crafted tables: RSDPs, root tables, MADTs, FADTs
  * and HPET tables, good and malformed. Every table is built in a staging
  * area, then copied to a heap block of exactly its size, so ASan sees any
  * read past its end. Every message is captured; tests check that problems
  * are reported with the words that make them useful.
  */
-#include "kernel/acpi_tables.h"
-#include "kernel/errno.h"
+#include "acpi/tables.h"
+#include "lib/errno.h"
 #include "tests/host/host_test.h"
 
 /* --- Messages ------------------------------------------------------------- */

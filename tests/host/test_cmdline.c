@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * kernel/cmdline.c: typed options, defaults, and one reported message per
+ * lib/cmdline.c: typed options, defaults, and one reported message per
  * problem. Each command line is copied to a heap block of exactly its size
  * (ASan sees a read past the NUL); every message is captured and checked
  * for the words that make it useful (option name, bad value, what was
  * expected).
  */
-#include "kernel/cmdline.h"
+#include "lib/cmdline.h"
 #include "tests/host/host_test.h"
 
 static const char *const console_choices[] = {"auto", "serial", "screen",

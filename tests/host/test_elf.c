@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * kernel/elf.c on crafted executables. A builder writes the ELF header and
+ * proc/elf.c on crafted executables. A builder writes the ELF header and
  * program headers field by field from a description, into a heap block of
  * exactly the file's size, so ASan reports any read past the end. Every
  * rejection is checked to come with exactly one message naming the
@@ -8,9 +8,9 @@
  * crash; and the real user programs (the .elf files in build/user/) must
  * be accepted.
  */
-#include "kernel/elf.h"
-#include "kernel/errno.h"
-#include "kernel/syscall_abi.h"
+#include "proc/elf.h"
+#include "lib/errno.h"
+#include "proc/syscall_abi.h"
 #include "mm/layout.h"
 #include "tests/host/host_test.h"
 
@@ -30,7 +30,7 @@ _Static_assert(ELF_PROT_READ == SYS_PROT_READ &&
 
 /* --- Builder ------------------------------------------------------------ */
 
-/* Values from the System V ABI (kernel/elf.c keeps its own copies). */
+/* Values from the System V ABI (proc/elf.c keeps its own copies). */
 #define ET_REL	     1
 #define ET_EXEC	     2
 #define ET_DYN	     3
@@ -752,7 +752,7 @@ HOST_TEST(truncated_at_every_length)
 }
 
 /*
- * What an accepted file promises (kernel/elf.c), checked from the outside
+ * What an accepted file promises (proc/elf.c), checked from the outside
  * on whatever the random damage let through.
  */
 static void check_promises(const struct elf_image *im, size_t size,

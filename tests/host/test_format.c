@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * kernel/format.c against the C library: every case is formatted by both
+ * lib/format.c against the C library: every case is formatted by both
  * kvsnprintf and vsnprintf and must give the same text and length, and
  * many are also formatted into exactly-sized heap buffers of every size
  * from 0 to past the full length (ASan sees any write past the end).
@@ -11,7 +11,7 @@
  * choices for some of those are pinned down in kernel_only below; notably
  * NULL %p prints 0x0 where glibc prints (nil).
  */
-#include "kernel/format.h"
+#include "lib/format.h"
 #include "tests/host/host_test.h"
 
 #include <limits.h>

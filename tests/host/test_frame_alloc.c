@@ -6,7 +6,7 @@
  * against a plain array of booleans.
  */
 #include "mm/frame_alloc.h"
-#include "kernel/errno.h"
+#include "lib/errno.h"
 #include "tests/host/host_test.h"
 
 static struct frame_alloc fa;

@@ -7,7 +7,7 @@
  * nothing is read outside the tag that holds it.
  */
 #include "kernel/multiboot2.h"
-#include "kernel/errno.h"
+#include "lib/errno.h"
 #include "tests/host/host_test.h"
 
 /* --- Builder ------------------------------------------------------------ */

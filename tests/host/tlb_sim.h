@@ -33,7 +33,7 @@
 #ifndef TESTS_HOST_TLB_SIM_H
 #define TESTS_HOST_TLB_SIM_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "mm/layout.h"
 #include "mm/mm.h"
 #include "mm/tlb.h"

@@ -24,7 +24,7 @@
  * sched/sched.c retires a thread after switch_mm_finish).
  */
 #include "tests/host/tlb_sim.h"
-#include "kernel/errno.h"
+#include "lib/errno.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
 #include "mm/kmap.h"

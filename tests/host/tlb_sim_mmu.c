@@ -741,7 +741,6 @@ void mmu_free_frame(uint64_t phys, const char *why)
 	sim_trace("%s frees %s", why, name);
 }
 
-
 /* --- The hardware on its own --------------------------------------------------- */
 
 /* What the hardware may do on its own, equally often. */

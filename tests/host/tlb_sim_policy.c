@@ -3,7 +3,7 @@
  * Policies as the kernel command line spells them ("pcid=off lazy=ipi"),
  * so a policy set reads like a boot line and a lab can try any mix with
  * tlb_sim -p. The words and their parsing are the kernel's own
- * (mm/tlb_options.c, kernel/cmdline.c). Words not given keep the kernel's
+ * (mm/tlb_options.c, lib/cmdline.c). Words not given keep the kernel's
  * defaults, with PCID and INVPCID present (the simulated CPU has both);
  * INVPCID is used only with PCID, as at boot (mm/tlb_hw.c).
  */

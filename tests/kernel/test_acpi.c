@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* The ACPI tables the firmware gave this machine, as acpi_init found them. */
 #include "tests/ktest.h"
-#include "kernel/acpi.h"
+#include "acpi/acpi.h"
 #include "kernel/cpu.h"
-#include "kernel/format.h"
-#include "kernel/string.h"
+#include "lib/format.h"
+#include "lib/string.h"
 #include "kernel/x86.h"
 
 #define CPUID_TOPOLOGY	  0xb

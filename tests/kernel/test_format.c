@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* kprintf's formatter, built for the kernel (host tests cover it in depth). */
 #include "tests/ktest.h"
-#include "kernel/format.h"
-#include "kernel/string.h"
+#include "lib/format.h"
+#include "lib/string.h"
 
 static bool formats(struct ktest_context *t, const char *expect,
 		    const char *fmt, ...) __printf(3, 4);

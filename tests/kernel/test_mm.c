@@ -2,9 +2,9 @@
 /* The frame allocator, page tables and heap, on the running kernel. */
 #include "tests/ktest.h"
 #include "kernel/cpu.h"
-#include "kernel/errno.h"
+#include "lib/errno.h"
 #include "kernel/extable.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "mm/heap.h"
 #include "mm/kmap.h"
 #include "mm/layout.h"

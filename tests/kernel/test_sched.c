@@ -2,7 +2,7 @@
 /* Threads and the scheduler: running, preemption, sleep, wait queues, CPUs. */
 #include "tests/ktest.h"
 #include "apic/tsc.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "kernel/x86.h"
 #include "mm/heap.h"
 #include "mm/kstack.h"

@@ -2,8 +2,8 @@
 /* Other CPUs: bring-up, per-CPU data, cross-CPU calls, spinlocks. */
 #include "tests/ktest.h"
 #include "apic/lapic.h"
-#include "kernel/acpi.h"
-#include "kernel/acpi_tables.h"
+#include "acpi/acpi.h"
+#include "acpi/tables.h"
 #include "kernel/x86.h"
 #include "smp/call.h"
 #include "smp/percpu.h"

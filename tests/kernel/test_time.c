@@ -13,7 +13,7 @@
 #include "sched/sched.h"
 #include "smp/percpu.h"
 #include "apic/tsc.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "kernel/trap.h"
 #include "kernel/x86.h"
 

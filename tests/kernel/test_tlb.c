@@ -41,7 +41,7 @@
 #include "tests/ktest.h"
 #include "tests/kernel/tlb_oracle.h"
 #include "kernel/cpu.h"
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "mm/tlb.h"
 
 /*

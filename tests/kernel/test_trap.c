@@ -5,7 +5,7 @@
  */
 #include "tests/ktest.h"
 #include "kernel/extable.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "kernel/trap.h"
 #include "mm/kmap.h"
 

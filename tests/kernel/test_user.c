@@ -5,13 +5,13 @@
  * task gives back when it ends.
  */
 #include "tests/ktest.h"
-#include "kernel/bootinfo.h"
-#include "kernel/errno.h"
-#include "kernel/ipc.h"
+#include "kernel/boot_modules.h"
+#include "lib/errno.h"
+#include "proc/ipc.h"
 #include "kernel/platform.h"
 #include "mm/pmm.h"
 #include "sched/sched.h"
-#include "sched/task.h"
+#include "proc/task.h"
 #include "sched/thread.h"
 #include "apic/tsc.h"
 #include "smp/percpu.h"

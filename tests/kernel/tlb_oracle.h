@@ -29,7 +29,7 @@
 #ifndef TESTS_KERNEL_TLB_ORACLE_H
 #define TESTS_KERNEL_TLB_ORACLE_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "mm/layout.h"
 #include "sched/wait.h"
 #include "smp/spinlock.h"

@@ -8,7 +8,7 @@
 #ifndef TESTS_KERNEL_TLB_ORACLE_INTERNAL_H
 #define TESTS_KERNEL_TLB_ORACLE_INTERNAL_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "tests/kernel/tlb_oracle.h"
 
 /*

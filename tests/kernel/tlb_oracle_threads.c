@@ -9,7 +9,7 @@
 #include "tests/kernel/tlb_oracle_internal.h"
 #include "apic/tsc.h"
 #include "kernel/cpu.h"
-#include "kernel/errno.h"
+#include "lib/errno.h"
 #include "kernel/extable.h"
 #include "kernel/x86.h"
 #include "mm/kmap.h"

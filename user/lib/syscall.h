@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * System calls for user programs: one inline-assembly helper that executes
- * SYSCALL, and a typed wrapper for each call in kernel/syscall_abi.h (the
+ * SYSCALL, and a typed wrapper for each call in proc/syscall_abi.h (the
  * numbers, registers and errors are explained there). Every wrapper returns
  * what the kernel returned: >= 0 on success, -SYS_E* on failure.
  */
 #ifndef USER_LIB_SYSCALL_H
 #define USER_LIB_SYSCALL_H
 
-#include "kernel/types.h"
-#include "kernel/syscall_abi.h"
+#include "lib/types.h"
+#include "proc/syscall_abi.h"
 
 /* A short IPC message, as it travels in registers. */
 struct ipc_message {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The user-space runtime (see ulib.h).
- * The memory and string functions are the kernel's (kernel/string.c), the
- * formatter too (kernel/format.c): both are pure and built for user space
+ * The memory and string functions are the kernel's (lib/string.c), the
+ * formatter too (lib/format.c): both are pure and built for user space
  * as well.
  */
 #include "user/lib/ulib.h"
-#include "kernel/format.h"
+#include "lib/format.h"
 
 /* --- Output ----------------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The user-space runtime: the few C library functions programs need,
- * printf on top of the kernel's own formatter (kernel/format.c, compiled
+ * printf on top of the kernel's own formatter (lib/format.c, compiled
  * into the user library too), and threads.
  *
  * A program defines int main(long arg); user/lib/start.asm calls it with
@@ -11,15 +11,15 @@
 #define USER_LIB_ULIB_H
 
 /* memcpy and friends: the kernel's (the compiler may call them itself). */
-#include "kernel/string.h"
-#include "kernel/types.h"
+#include "lib/string.h"
+#include "lib/types.h"
 #include "user/lib/syscall.h"
 
 int main(long arg);
 
 /*
  * Formatted output to the console through SYS_WRITE; the conversions are
- * those of kernel/format.h (no floating point). Up to 256 characters go
+ * those of lib/format.h (no floating point). Up to 256 characters go
  * out in one system call, so lines from different programs do not mix
  * unless they are longer than that. Return the number of characters
  * formatted.

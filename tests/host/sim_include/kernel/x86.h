@@ -26,7 +26,7 @@
 #ifndef KERNEL_X86_H
 #define KERNEL_X86_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "boot/consts.h"
 
 /* CR4 (SDM Vol. 3A, 2.5) */

@@ -7,10 +7,10 @@
  * (numbers or *); length modifiers hh h l ll z t. No floating point: the kernel
  * has no FPU state of its own to spend on it.
  */
-#ifndef KERNEL_FORMAT_H
-#define KERNEL_FORMAT_H
+#ifndef LIB_FORMAT_H
+#define LIB_FORMAT_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 typedef void (*format_sink)(char c, void *ctx);
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Memory and string functions: the compiler may call the mem* ones itself. */
-#ifndef KERNEL_STRING_H
-#define KERNEL_STRING_H
+#ifndef LIB_STRING_H
+#define LIB_STRING_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 void *memcpy(void *dst, const void *src, size_t n);
 void *memmove(void *dst, const void *src, size_t n);

@@ -4,10 +4,10 @@
  * when its last thread exits, when a thread calls exit, or when one of its
  * threads faults; its exit status then wakes whoever waits for it.
  */
-#ifndef SCHED_TASK_H
-#define SCHED_TASK_H
+#ifndef PROC_TASK_H
+#define PROC_TASK_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "sched/wait.h"
 
 struct mm;

@@ -8,12 +8,12 @@
  * live (tables are mapped with ioremap) and before other CPUs start; the
  * results never change afterwards, so readers need no lock.
  */
-#ifndef KERNEL_ACPI_H
-#define KERNEL_ACPI_H
+#ifndef ACPI_ACPI_H
+#define ACPI_ACPI_H
 
-#include "kernel/acpi_tables.h"
+#include "acpi/tables.h"
 #include "kernel/multiboot2.h"
-#include "kernel/types.h"
+#include "lib/types.h"
 
 #define ACPI_MAX_TABLES	      64
 #define ACPI_MAX_ROOT_ENTRIES 256    /* entries of the XSDT/RSDT looked at */

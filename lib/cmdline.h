@@ -7,10 +7,10 @@
  * Syntax: options separated by spaces or tabs; each is `name=value`, or
  * `name` alone for a flag. A value is one word: no quoting, no spaces.
  */
-#ifndef KERNEL_CMDLINE_H
-#define KERNEL_CMDLINE_H
+#ifndef LIB_CMDLINE_H
+#define LIB_CMDLINE_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 enum option_type {
 	OPTION_CHOICE, /* one of a list of words; the first is the default */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * ACPI discovery on the running kernel (see kernel/acpi.h):
+ * ACPI discovery on the running kernel (see acpi/acpi.h):
  *
  *   RSDP (multiboot2 copy, else a scan of the BIOS areas)
  *     -> XSDT (or RSDT) -> every table it lists, each mapped and checked
@@ -11,12 +11,12 @@
  * its length, then the whole table. A table that fails a check is reported
  * and never used.
  */
-#include "kernel/acpi.h"
+#include "acpi/acpi.h"
 #include "kernel/cpu.h"
-#include "kernel/errno.h"
-#include "kernel/format.h"
+#include "lib/errno.h"
+#include "lib/format.h"
 #include "kernel/kprintf.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "mm/kmap.h"
 #include "mm/layout.h"
 #include "mm/pagetable.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "kernel/uaccess.h"
+#include "proc/uaccess.h"
 #include "kernel/cpu.h"
-#include "kernel/errno.h"
+#include "lib/errno.h"
 #include "kernel/x86.h"
 #include "mm/mm.h"
 

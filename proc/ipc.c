@@ -28,11 +28,11 @@
  * A thread of a killed task stops waiting (-ESRCH) so that its task can
  * end: the task wakes its threads, and each checks on waking.
  */
-#include "kernel/ipc.h"
-#include "kernel/errno.h"
+#include "proc/ipc.h"
+#include "lib/errno.h"
 #include "kernel/x86.h"
 #include "sched/sched.h"
-#include "sched/task.h"
+#include "proc/task.h"
 #include "sched/thread.h"
 #include "smp/percpu.h"
 #include "smp/spinlock.h"

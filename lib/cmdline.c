@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "kernel/cmdline.h"
-#include "kernel/string.h"
+#include "lib/cmdline.h"
+#include "lib/string.h"
 
 static bool is_space(char c)
 {

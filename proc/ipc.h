@@ -4,13 +4,13 @@
  * until a receiver takes its message; a call is a send that then waits for
  * the receiver's reply; reply-and-receive answers the last call and waits
  * for the next message in one step. Messages are a label and
- * IPC_WORDS words and travel in registers (kernel/syscall_abi.h).
+ * IPC_WORDS words and travel in registers (proc/syscall_abi.h).
  */
-#ifndef KERNEL_IPC_H
-#define KERNEL_IPC_H
+#ifndef PROC_IPC_H
+#define PROC_IPC_H
 
-#include "kernel/syscall_abi.h"
-#include "kernel/types.h"
+#include "proc/syscall_abi.h"
+#include "lib/types.h"
 
 #define IPC_WORDS     SYS_IPC_WORDS
 #define IPC_ENDPOINTS 64

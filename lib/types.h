@@ -6,8 +6,8 @@
  * a hosted <stdint.h> declares: the pure-logic files that host unit tests
  * compile may see both definitions, and C11 allows an identical typedef twice.
  */
-#ifndef KERNEL_TYPES_H
-#define KERNEL_TYPES_H
+#ifndef LIB_TYPES_H
+#define LIB_TYPES_H
 
 typedef __INT8_TYPE__ int8_t;
 typedef __INT16_TYPE__ int16_t;

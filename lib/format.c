@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "kernel/format.h"
-#include "kernel/string.h"
+#include "lib/format.h"
+#include "lib/string.h"
 
 struct spec {
 	bool left;     /* '-': pad on the right */

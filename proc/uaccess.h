@@ -6,10 +6,10 @@
  * With SMAP the kernel cannot touch user pages by accident: these calls
  * open that door (STAC) for the copy alone.
  */
-#ifndef KERNEL_UACCESS_H
-#define KERNEL_UACCESS_H
+#ifndef PROC_UACCESS_H
+#define PROC_UACCESS_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 int copy_from_user(void *dst, uint64_t user_src, size_t n);
 int copy_to_user(uint64_t user_dst, const void *src, size_t n);

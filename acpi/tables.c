@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * ACPI table parsing on plain buffers (see kernel/acpi_tables.h).
+ * ACPI table parsing on plain buffers (see acpi/tables.h).
  *
  * Multi-byte fields are read a byte at a time, little-endian: ACPI fields
  * are often misaligned (the XSDT's 64-bit entries start at offset 36), and
  * byte reads are correct on any host the unit tests run on.
  */
-#include "kernel/acpi_tables.h"
-#include "kernel/errno.h"
-#include "kernel/string.h"
+#include "acpi/tables.h"
+#include "lib/errno.h"
+#include "lib/string.h"
 
 /* RSDP fields (ACPI 6.5, table 5.3). */
 #define RSDP_CHECKSUM	   8

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* System calls (numbers and registers: kernel/syscall_abi.h). */
-#ifndef KERNEL_SYSCALL_H
-#define KERNEL_SYSCALL_H
+/* System calls (numbers and registers: proc/syscall_abi.h). */
+#ifndef PROC_SYSCALL_H
+#define PROC_SYSCALL_H
 
 struct trap_frame;
 
 /* Points this CPU's SYSCALL instruction at the kernel (every CPU). */
 void syscall_init_this_cpu(void);
 
-/* Called by kernel/syscall_entry.asm with the caller's saved registers. */
+/* Called by proc/syscall_entry.asm with the caller's saved registers. */
 void syscall_dispatch(struct trap_frame *frame);
 
 #endif

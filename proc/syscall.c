@@ -1,25 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
- * System calls: the MSRs that route SYSCALL to kernel/syscall_entry.asm, and the
+ * System calls: the MSRs that route SYSCALL to proc/syscall_entry.asm, and the
  * dispatcher that checks every argument before acting on it. Arguments and
  * results live in the saved registers (struct trap_frame): RAX is the number
  * on entry and the result on return; IPC words come back in RDX, R10, R8,
  * R9. A bad number, argument or pointer returns a negative error; nothing a
  * user program passes can crash or hang the kernel.
  */
-#include "kernel/syscall.h"
+#include "proc/syscall.h"
 #include "apic/tsc.h"
 #include "kernel/console.h"
-#include "kernel/errno.h"
+#include "lib/errno.h"
 #include "kernel/gdt.h"
-#include "kernel/ipc.h"
-#include "kernel/syscall_abi.h"
+#include "proc/ipc.h"
+#include "proc/syscall_abi.h"
 #include "kernel/trap.h"
-#include "kernel/uaccess.h"
+#include "proc/uaccess.h"
 #include "kernel/x86.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
-#include "sched/task.h"
+#include "proc/task.h"
 #include "sched/thread.h"
 #include "smp/percpu.h"
 

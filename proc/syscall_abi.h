@@ -14,8 +14,8 @@
  * words. Sending: the label in RSI, the words in RDX, R10, R8, R9. A
  * received message: the label in RAX, the words in RDX, R10, R8, R9.
  */
-#ifndef KERNEL_SYSCALL_ABI_H
-#define KERNEL_SYSCALL_ABI_H
+#ifndef PROC_SYSCALL_ABI_H
+#define PROC_SYSCALL_ABI_H
 
 /* Numbers. */
 #define SYS_EXIT	    0  /* (status): end the calling task */

@@ -6,7 +6,7 @@
  * fine elsewhere) rather than C loops: an optimising compiler turns such a
  * loop back into a call to memcpy, which here would call itself forever.
  */
-#include "kernel/string.h"
+#include "lib/string.h"
 
 void *memcpy(void *dst, const void *src, size_t n)
 {

@@ -7,12 +7,12 @@
  * tables are input like any other: every length is checked before a byte
  * is read, and problems are reported, never trusted.
  *
- * kernel/acpi.c finds the tables in physical memory and maps them.
+ * acpi/acpi.c finds the tables in physical memory and maps them.
  */
-#ifndef KERNEL_ACPI_TABLES_H
-#define KERNEL_ACPI_TABLES_H
+#ifndef ACPI_TABLES_H
+#define ACPI_TABLES_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 #include "smp/cpumask.h"
 
 typedef void (*acpi_report)(void *ctx, const char *fmt, ...) __printf(2, 3);

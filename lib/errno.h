@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Error numbers: functions return 0 or a negative one of these. */
-#ifndef KERNEL_ERRNO_H
-#define KERNEL_ERRNO_H
+#ifndef LIB_ERRNO_H
+#define LIB_ERRNO_H
 
 #define EPERM  1  /* not allowed */
 #define ENOENT 2  /* no such thing (mapping, tag, option) */

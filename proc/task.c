@@ -2,7 +2,7 @@
 /*
  * Loading and running user programs.
  *
- * task_spawn: validate the ELF image (kernel/elf.c), build an address space
+ * task_spawn: validate the ELF image (proc/elf.c), build an address space
  * with each segment's pages mapped with the segment's rights and its bytes
  * copied in, map a stack, and start a thread that enters ring 3 at the
  * entry point. Anything that fails undoes what was done and says why.
@@ -12,14 +12,14 @@
  * back to user mode (system-call return or interrupt from ring 3: every
  * running thread is interrupted at least once per time slice) and exits.
  */
-#include "sched/task.h"
-#include "kernel/bootinfo.h"
-#include "kernel/elf.h"
-#include "kernel/errno.h"
-#include "kernel/ipc.h"
+#include "proc/task.h"
+#include "kernel/boot_modules.h"
+#include "proc/elf.h"
+#include "lib/errno.h"
+#include "proc/ipc.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
-#include "kernel/string.h"
+#include "lib/string.h"
 #include "mm/heap.h"
 #include "mm/layout.h"
 #include "mm/mm.h"

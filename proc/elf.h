@@ -14,10 +14,10 @@
  * The ELF format: the System V ABI, "gABI" chapter 4 (object files) and
  * chapter 5 (program loading), and its x86-64 supplement.
  */
-#ifndef KERNEL_ELF_H
-#define KERNEL_ELF_H
+#ifndef PROC_ELF_H
+#define PROC_ELF_H
 
-#include "kernel/types.h"
+#include "lib/types.h"
 
 /* At most this many PT_LOAD segments (text, rodata, data is the usual 3). */
 #define ELF_MAX_SEGMENTS 16
@@ -39,7 +39,7 @@
 #define ELF_PAGE_SIZE 4096ULL
 
 /*
- * Segment protections: the same bits as SYS_PROT_* in kernel/syscall_abi.h
+ * Segment protections: the same bits as SYS_PROT_* in proc/syscall_abi.h
  * (not the ELF PF_* bits, which are in the opposite order).
  */
 #define ELF_PROT_READ  0x1

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Validation of static x86-64 ELF executables (see kernel/elf.h).
+ * Validation of static x86-64 ELF executables (see proc/elf.h).
  *
  * The file comes from outside the kernel, so nothing in it is trusted: every
  * offset and size is checked against the file before it is used, every sum
@@ -20,8 +20,8 @@
  * - the entry point lies in an executable segment;
  * - nothing asks for a dynamic linker.
  */
-#include "kernel/elf.h"
-#include "kernel/errno.h"
+#include "proc/elf.h"
+#include "lib/errno.h"
 
 /* ELF header layout (gABI "ELF Header"): byte offsets of the fields used. */
 #define EHDR_SIZE	 64
