@@ -12,6 +12,7 @@
 #include "apic/lapic_backend.h"
 #include "kernel/cpu.h"
 #include "kernel/kprintf.h"
+#include "kernel/option_registry.h"
 #include "kernel/panic.h"
 #include "kernel/trap.h"
 #include "kernel/x86.h"
@@ -26,6 +27,18 @@
 
 static const struct lapic_backend *backend;
 static enum lapic_mode mode;
+
+/* x2apic=off keeps the xAPIC (MMIO) back end even where x2APIC exists. */
+enum { X2APIC_ON, X2APIC_OFF };
+static const char *const x2apic_words[] =
+	{[X2APIC_ON] = "on", [X2APIC_OFF] = "off", NULL};
+static const struct option_desc x2apic_desc = {
+	.name = "x2apic",
+	.type = OPTION_CHOICE,
+	.choices = x2apic_words,
+	.help = "use x2APIC when the CPU has it"};
+static struct option_value x2apic_option;
+OPTION(40, x2apic, &x2apic_desc, &x2apic_option, NULL, NULL);
 
 enum lapic_mode lapic_mode(void)
 {
@@ -104,8 +117,9 @@ static void apic_error_interrupt(struct trap_frame *frame)
 		lapic_read_errors());
 }
 
-void lapic_init_boot_cpu(uint64_t lapic_phys, bool allow_x2apic)
+void lapic_init_boot_cpu(uint64_t lapic_phys)
 {
+	bool allow_x2apic = x2apic_option.choice == X2APIC_ON;
 	uint64_t base = rdmsr(MSR_APIC_BASE);
 	bool firmware_x2apic =
 		(base & APIC_BASE_ENABLE) && (base & APIC_BASE_X2APIC);

@@ -66,7 +66,7 @@ enum lapic_mode {
  * the xAPIC page if needed and enables this (the boot) CPU's APIC.
  * lapic_phys: the APIC base from the MADT (0: use IA32_APIC_BASE).
  */
-void lapic_init_boot_cpu(uint64_t lapic_phys, bool allow_x2apic);
+void lapic_init_boot_cpu(uint64_t lapic_phys);
 
 /* Enables the APIC of an application processor in the boot CPU's mode. */
 void lapic_init_this_cpu(void);

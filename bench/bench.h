@@ -33,6 +33,7 @@
 #define BENCH_BENCH_H
 
 #include "apic/tsc.h"
+#include "lib/cmdline.h"
 #include "lib/types.h"
 
 struct bench {
@@ -49,26 +50,31 @@ struct bench {
 		#bench_name, #group_name, desc, bench_run_##bench_name}; \
 	static void bench_run_##bench_name(void)
 
-/* The most benchmarks plus groups bench= can name (its mask is 32 bits). */
-#define BENCH_MAX_CHOICES 32
-#define BENCH_ALL	  UINT32_MAX /* every group: bench=all */
+/* The most benchmarks plus groups bench= can name: one list option. */
+#define BENCH_MAX_CHOICES OPTION_LIST_MAX
 
 /* bench_scale=: percent of the default samples and time budget per row. */
 #define BENCH_SCALE_MIN	    1
 #define BENCH_SCALE_DEFAULT 100
 #define BENCH_SCALE_MAX	    1000
 
-/* Words bench= accepts, in order: the groups, then every benchmark. */
+/*
+ * The harness declares bench=, bench_scale= and icount (bench/harness.c).
+ * Words bench= accepts, in order: the groups, then every benchmark.
+ */
 size_t bench_choice_count(void);
 const char *bench_choice_name(size_t i);
 
+/* bench= was given. */
+bool bench_requested(void);
+
 /*
- * Runs the benchmarks that bench= selected (bit i: bench_choice_name(i));
- * scale_percent scales every row's sample count and time budget (the
- * tests run with few samples). Returns true when every one printed at
- * least one result.
+ * Runs the benchmarks bench= selected, or every one without bench=, each
+ * row's sample count and time budget scaled by bench_scale= (the tests run
+ * with few samples). Returns true when every one printed at least one
+ * result.
  */
-bool bench_run_selected(uint32_t choices, unsigned scale_percent);
+bool bench_run_requested(void);
 
 /* --- Writing a benchmark ------------------------------------------------ */
 

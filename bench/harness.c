@@ -44,7 +44,7 @@
 #include "kernel/cpu.h"
 #include "lib/format.h"
 #include "kernel/kprintf.h"
-#include "kernel/options.h"
+#include "kernel/option_registry.h"
 #include "kernel/panic.h"
 #include "kernel/platform.h"
 #include "lib/string.h"
@@ -78,7 +78,8 @@ extern const struct bench bench_table_start[], bench_table_end[];
 /* The groups in the order they run; benchmarks sort by name within one. */
 static const char *const groups[] = {"prim", "switch", "flush", "scale"};
 
-static const char *choices[BENCH_MAX_CHOICES];
+/* bench=: the groups, then the benchmarks; NULL-terminated for it. */
+static const char *choices[BENCH_MAX_CHOICES + 1];
 static const struct bench *choice_bench[BENCH_MAX_CHOICES]; /* NULL: group */
 static size_t choice_count;
 
@@ -102,6 +103,7 @@ static struct {
 
 static uint64_t samples[BENCH_SAMPLES_DEFAULT * (BENCH_SCALE_MAX / PERCENT)];
 static unsigned scale = BENCH_SCALE_DEFAULT;
+static bool icount; /* icount: QEMU's TSC counts instructions */
 static uint64_t clock_overhead;
 static unsigned rows_printed;
 
@@ -145,14 +147,55 @@ const char *bench_choice_name(size_t i)
 	return i < choice_count ? choices[i] : NULL;
 }
 
-/* Benchmark i of the run order is selected by its name or its group. */
-static bool selected(uint32_t mask, size_t i)
+/* --- The options ----------------------------------------------------------- */
+
+enum { OPT_BENCH, OPT_BENCH_SCALE, OPT_ICOUNT, BENCH_OPTION_COUNT };
+
+static const struct option_desc bench_descs[BENCH_OPTION_COUNT] = {
+	[OPT_BENCH] = {"bench", OPTION_LIST, choices, 0, 0, 0,
+		       "run benchmarks (all, groups or names)"},
+	[OPT_BENCH_SCALE] = {"bench_scale", OPTION_UINT, NULL, BENCH_SCALE_MIN,
+			     BENCH_SCALE_MAX, BENCH_SCALE_DEFAULT,
+			     "percent of each benchmark's samples and time"},
+	[OPT_ICOUNT] = {"icount", OPTION_FLAG, NULL, 0, 0, 0,
+			"QEMU counts instructions (-icount shift=1)"},
+};
+static struct option_value bench_options[BENCH_OPTION_COUNT] = {
+	[OPT_BENCH_SCALE] = {.number = BENCH_SCALE_DEFAULT},
+};
+
+static void bench_options_prepare(void)
 {
+	collect_choices();
+	choices[choice_count] = NULL;
+}
+
+static void bench_options_set(const struct option_value *value)
+{
+	scale = (unsigned)value[OPT_BENCH_SCALE].number;
+	icount = value[OPT_ICOUNT].flag;
+}
+OPTION_TABLE(90, bench, bench_descs, bench_options, BENCH_OPTION_COUNT,
+	     bench_options_prepare, bench_options_set);
+
+bool bench_requested(void)
+{
+	return bench_options[OPT_BENCH].given;
+}
+
+/* Benchmark i of the run order is selected by its name or its group. */
+static bool selected(size_t i)
+{
+	const struct option_words *mask = &bench_options[OPT_BENCH].words;
+
+	if (!bench_requested())
+		return true; /* the default job: every benchmark */
 	for (size_t g = 0; g < ARRAY_SIZE(groups); g++) {
-		if (mask >> g & 1 && !strcmp(groups[g], choice_bench[i]->group))
+		if (option_words_has(mask, g) &&
+		    !strcmp(groups[g], choice_bench[i]->group))
 			return true;
 	}
-	return mask >> i & 1;
+	return option_words_has(mask, i);
 }
 
 /* --- Samples and statistics ---------------------------------------------- */
@@ -315,7 +358,7 @@ static void print_row(const uint64_t *sorted, size_t n,
 		ksnprintf(ns, sizeof(ns), "%llu.%llu",
 			  (unsigned long long)(tenths / NS_TENTHS),
 			  (unsigned long long)(tenths % NS_TENTHS));
-		if (options.icount)
+		if (icount)
 			ksnprintf(insns, sizeof(insns), "%llu",
 				  (unsigned long long)(median /
 						       ICOUNT_CYCLES_PER_INSN));
@@ -400,19 +443,19 @@ void bench_external_window(bool measuring)
 
 static const char *platform_name(void)
 {
-	if (platform_get() == PLATFORM_QEMU_TCG && options.icount)
+	if (platform_get() == PLATFORM_QEMU_TCG && icount)
 		return "tcg+icount";
 	return platform_accel_name();
 }
 
-static void print_environment(uint32_t mask)
+static void print_environment(void)
 {
 	const struct cpu_features *f = &boot_cpu;
 	char list[256];
 	size_t used = 0;
 
 	for (size_t i = ARRAY_SIZE(groups); i < choice_count; i++) {
-		if (selected(mask, i))
+		if (selected(i))
 			used += (size_t)ksnprintf(
 				list + MIN(used, sizeof(list)),
 				sizeof(list) - MIN(used, sizeof(list)), "%s%s",
@@ -433,7 +476,7 @@ static void print_environment(uint32_t mask)
 	bench_policy_report();
 }
 
-bool bench_run_selected(uint32_t mask, unsigned scale_percent)
+bool bench_run_requested(void)
 {
 	uint64_t start = bench_clock();
 	unsigned ran = 0;
@@ -443,18 +486,17 @@ bool bench_run_selected(uint32_t mask, unsigned scale_percent)
 	collect_choices();
 	KASSERT(this_cpu_index() == 0, "benchmarks run on CPU 0, not %u",
 		this_cpu_index());
-	scale = scale_percent;
 	measure_clock_overhead();
 	kprintf("bench: shootdown benchmarks (docs/bench.md); rows: @ name "
 		"params unit median p10 p90 min count median_ns insns "
 		"counters\n");
-	print_environment(mask);
+	print_environment();
 	for (size_t i = ARRAY_SIZE(groups); i < choice_count; i++) {
 		const struct bench *b = choice_bench[i];
 		unsigned rows_before = rows_printed;
 		uint64_t begun = bench_clock();
 
-		if (!selected(mask, i))
+		if (!selected(i))
 			continue;
 		row.bench = b;
 		kprintf("bench: %s (%s): %s\n", b->name, b->group,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "kernel/console.h"
 #include "kernel/fbcon.h"
+#include "kernel/option_registry.h"
 #include "kernel/serial.h"
 #include "smp/spinlock.h"
 
@@ -9,10 +10,23 @@ static struct spinlock console_lock = SPINLOCK_INIT;
 static enum console_targets targets = CONSOLE_BOTH;
 static bool panicking;
 
-void console_set_targets(enum console_targets t)
+/* console=: in the order of enum console_targets. */
+static const char *const console_words[] = {[CONSOLE_BOTH] = "both",
+					    [CONSOLE_SERIAL] = "serial",
+					    [CONSOLE_FB] = "fb",
+					    NULL};
+static const struct option_desc console_desc = {.name = "console",
+						.type = OPTION_CHOICE,
+						.choices = console_words,
+						.help = "where output goes"};
+static struct option_value console_option;
+
+/* Output moves as soon as the command line is parsed (kmain). */
+static void console_option_set(const struct option_value *value)
 {
-	targets = t;
+	targets = (enum console_targets)value->choice;
 }
+OPTION(10, console, &console_desc, &console_option, NULL, console_option_set);
 
 static void write_unlocked(const char *s, size_t n)
 {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The console: every line the kernel prints goes to the serial port and to
- * the framebuffer, or to one of them, as `console=` says.
+ * the framebuffer, or to one of them, as `console=` says (declared in
+ * kernel/console.c, in force once kmain has parsed the command line).
  */
 #ifndef KERNEL_CONSOLE_H
 #define KERNEL_CONSOLE_H
@@ -13,8 +14,6 @@ enum console_targets {
 	CONSOLE_SERIAL, /* console=serial */
 	CONSOLE_FB,	/* console=fb */
 };
-
-void console_set_targets(enum console_targets targets);
 
 /* Writes n bytes atomically with respect to other CPUs' console writes. */
 void console_write(const char *s, size_t n);

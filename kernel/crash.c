@@ -1,7 +1,22 @@
 // SPDX-License-Identifier: MIT
 #include "kernel/crash.h"
+#include "kernel/option_registry.h"
 #include "kernel/panic.h"
 #include "lib/types.h"
+
+/* crash=: in the order of enum crash_kind. */
+static const char *const crash_words[] = {[CRASH_NONE] = "none",
+					  [CRASH_PANIC] = "panic",
+					  [CRASH_PAGE_FAULT] = "pagefault",
+					  [CRASH_STACK] = "stack",
+					  NULL};
+static const struct option_desc crash_desc = {
+	.name = "crash",
+	.type = OPTION_CHOICE,
+	.choices = crash_words,
+	.help = "crash on purpose after boot, to see the report"};
+static struct option_value crash_option;
+OPTION(30, crash, &crash_desc, &crash_option, NULL, NULL);
 
 /* An address in the user half: the kernel page tables map nothing there. */
 #define UNMAPPED_ADDRESS 0x0000000000badbadULL
@@ -38,4 +53,10 @@ __noreturn void crash_now(enum crash_kind kind)
 		break;
 	}
 	panic("crash=%d did not crash", (int)kind);
+}
+
+void crash_if_requested(void)
+{
+	if (crash_option.choice != CRASH_NONE)
+		crash_now((enum crash_kind)crash_option.choice);
 }

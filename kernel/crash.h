@@ -16,4 +16,7 @@ enum crash_kind {
 
 __attribute__((noreturn)) void crash_now(enum crash_kind kind);
 
+/* Crashes as crash= asks (kmain, after boot); returns with crash=none. */
+void crash_if_requested(void);
+
 #endif

@@ -25,7 +25,7 @@
 #include "kernel/idt.h"
 #include "kernel/kprintf.h"
 #include "kernel/multiboot2.h"
-#include "kernel/options.h"
+#include "kernel/option_registry.h"
 #include "kernel/panic.h"
 #include "kernel/platform.h"
 #include "kernel/serial.h"
@@ -47,6 +47,44 @@
 void kmain(uint32_t magic, uint64_t mbi_phys);
 
 static struct boot_info boot;
+
+/*
+ * The boot sequence's own options: how the job ends (done=) and which user
+ * programs are the job (init=). Every other option belongs to the
+ * subsystem it steers; options_parse collects them all.
+ */
+enum done_action {
+	DONE_EXIT, /* done=exit: end the emulator (halt on hardware) */
+	DONE_HALT, /* done=halt: halt, keep the screen (for screendumps) */
+};
+static const char *const done_words[] =
+	{[DONE_EXIT] = "exit", [DONE_HALT] = "halt", NULL};
+static const struct option_desc done_desc = {
+	.name = "done",
+	.type = OPTION_CHOICE,
+	.choices = done_words,
+	.help = "when the job ends: exit the emulator or halt"};
+static struct option_value done_option;
+OPTION(11, done, &done_desc, &done_option, NULL, NULL);
+
+/* init=: one word per boot module, filled before parsing. */
+static const char *init_words[OPTION_LIST_MAX + 1];
+static const struct option_desc init_desc = {
+	.name = "init",
+	.type = OPTION_LIST,
+	.choices = init_words,
+	.help = "user programs to run at boot (boot modules)"};
+static struct option_value init_option;
+
+static void init_option_prepare(void)
+{
+	size_t n = MIN(boot_module_count(), (size_t)OPTION_LIST_MAX);
+
+	for (size_t i = 0; i < n; i++)
+		init_words[i] = boot_module_name(i);
+	init_words[n] = NULL;
+}
+OPTION(70, init, &init_desc, &init_option, init_option_prepare, NULL);
 
 static void report_boot_problem(void *ctx, const char *fmt, ...)
 {
@@ -119,13 +157,13 @@ static void start_cpus(void)
 {
 	const struct madt_info *madt = acpi_madt();
 
-	lapic_init_boot_cpu(madt ? madt->lapic_address : 0, options.x2apic);
+	lapic_init_boot_cpu(madt ? madt->lapic_address : 0);
 	this_cpu()->apic_id = lapic_id();
 	ioapic_init(madt);
 	tsc_init();
 	apic_timer_init_this_cpu();
 	smp_call_init_cpu(this_cpu());
-	sched_init(options.timeslice_us);
+	sched_init();
 	smp_boot_cpus(madt);
 	smp_report();
 }
@@ -142,15 +180,15 @@ static void print_boot_summary(void)
 }
 
 /* Runs the programs init= names, one task each, and waits for them all. */
-static bool run_init_programs(uint32_t programs)
+static bool run_init_programs(const struct option_words *programs)
 {
-	int ids[OPTION_LIST_MAX];
+	static int ids[OPTION_LIST_MAX];
 	bool ok = true;
 
 	for (size_t i = 0; i < boot_module_count() && i < OPTION_LIST_MAX;
 	     i++) {
 		ids[i] = 0;
-		if (!(programs >> i & 1))
+		if (!option_words_has(programs, i))
 			continue;
 		ids[i] = task_spawn(boot_module_name(i), 0);
 		if (ids[i] < 0) {
@@ -175,9 +213,8 @@ static bool run_init_programs(uint32_t programs)
 
 static __noreturn void finish(bool success)
 {
-	if (options.tlb_stats)
-		tlb_stats_print();
-	if (options.done == DONE_HALT) {
+	tlb_stats_print_if_requested();
+	if (done_option.choice == DONE_HALT) {
 		kprintf("shootdown: %s; halted (done=halt)\n",
 			success ? "done" : "stopped on failure");
 		halt_forever();
@@ -204,10 +241,11 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	kprintf("shootdown: a teaching kernel for TLB coherence\n");
 	kprintf("boot: loader \"%s\", command line \"%s\"\n",
 		boot.loader_name ? boot.loader_name : "?", boot.cmdline);
+	/* Every subsystem's options, console= among them, are in force after
+	 * this; the warnings print before console= moves the output. */
 	options_parse(boot.cmdline);
-	console_set_targets(options.console);
 	/* From here on a panic ends an emulator run at once (done=exit). */
-	panic_set_exit_on_panic(options.done == DONE_EXIT);
+	panic_set_exit_on_panic(done_option.choice == DONE_EXIT);
 	kprintf("boot: serial %s, screen %s %ux%u\n",
 		serial_present() ? "COM1" : "absent",
 		fbcon_active() ? "framebuffer" : "absent", boot.fb.width,
@@ -231,18 +269,15 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	/* From here on the boot thread is a thread like any other. */
 	sti();
 
-	if (options.crash != CRASH_NONE)
-		crash_now(options.crash);
-	if (options.run_tests) {
-		finish(ktest_run(options.test_suites));
-	}
+	crash_if_requested();
+	if (ktest_requested())
+		finish(ktest_run_requested());
 	kprintf("shootdown: boot complete\n");
-	if (options.init_programs && !run_init_programs(options.init_programs))
+	if (option_words_any(&init_option.words) &&
+	    !run_init_programs(&init_option.words))
 		finish(false);
 	/* The default job: the benchmarks, all unless bench= names some. */
-	if (!options.init_programs || options.run_bench)
-		finish(bench_run_selected(
-			options.run_bench ? options.bench_choices : BENCH_ALL,
-			options.bench_scale));
+	if (!option_words_any(&init_option.words) || bench_requested())
+		finish(bench_run_requested());
 	finish(true);
 }

@@ -26,10 +26,13 @@ static void choices_text(const struct option_desc *d, char *buf, size_t size)
 	}
 }
 
+/* Index of word in d's choices (a LIST's first OPTION_LIST_MAX), or -1. */
 static int find_choice(const struct option_desc *d, const char *word,
 		       size_t len)
 {
 	for (int i = 0; d->choices[i]; i++) {
+		if (d->type == OPTION_LIST && i == OPTION_LIST_MAX)
+			break;
 		if (strlen(d->choices[i]) == len &&
 		    !strncmp(d->choices[i], word, len))
 			return i;
@@ -94,7 +97,7 @@ static bool parse_value(const struct option_desc *d, const char *value,
 	case OPTION_LIST:
 		if (!value || !*value)
 			return false;
-		v->words = 0;
+		v->words = (struct option_words){0};
 		for (const char *w = value; *w;) {
 			size_t len = 0;
 
@@ -102,9 +105,9 @@ static bool parse_value(const struct option_desc *d, const char *value,
 				len++;
 			if (len == 3 && !strncmp(w, "all", 3)) {
 				for (i = 0; d->choices[i]; i++)
-					v->words |= 1U << i;
+					option_words_add(&v->words, (size_t)i);
 			} else if ((i = find_choice(d, w, len)) >= 0) {
-				v->words |= 1U << i;
+				option_words_add(&v->words, (size_t)i);
 			} else {
 				return false;
 			}
@@ -219,7 +222,8 @@ size_t cmdline_format_value(const struct option_desc *d,
 {
 	size_t used = 0;
 	char number[24];
-	unsigned all = 0, i;
+	bool all = true, any = false;
+	size_t i;
 
 	if (size)
 		buf[0] = '\0';
@@ -241,12 +245,15 @@ size_t cmdline_format_value(const struct option_desc *d,
 		return append(buf, size, 0, number + sizeof(number) - 1 - len);
 	}
 	case OPTION_LIST:
-		for (i = 0; d->choices[i]; i++)
-			all |= 1U << i;
-		if (v->words && v->words == all)
+		/* "all": every word that can be named is named. */
+		for (i = 0; i < OPTION_LIST_MAX && d->choices[i]; i++) {
+			any |= option_words_has(&v->words, i);
+			all &= option_words_has(&v->words, i);
+		}
+		if (any && all)
 			return append(buf, size, 0, "all");
 		for (i = 0; d->choices[i]; i++) {
-			if (!(v->words & (1U << i)))
+			if (!option_words_has(&v->words, i))
 				continue;
 			if (used)
 				used = append(buf, size, used, ",");

@@ -2,7 +2,8 @@
 /*
  * The kernel command-line parser: typed options, every problem reported.
  * Pure logic (no hardware, no globals), so host unit tests run it on crafted
- * input. kernel/options.c holds the kernel's own option table.
+ * input. The kernel's options are declared by the subsystems they steer
+ * (kernel/option_registry.h) and collected by kernel/option_registry.c.
  *
  * Syntax: options separated by spaces or tabs; each is `name=value`, or
  * `name` alone for a flag. A value is one word: no quoting, no spaces.
@@ -19,7 +20,42 @@ enum option_type {
 	OPTION_LIST,   /* comma-separated words from a list, or `all` */
 };
 
-#define OPTION_LIST_MAX 32 /* words a list option can name */
+/*
+ * Words a list option can name: a LIST option's choices beyond the first
+ * OPTION_LIST_MAX cannot be selected (naming one is a bad value). 256 is
+ * room for every benchmark and group, test suite and boot module with
+ * plenty to spare, in 32 bytes.
+ */
+#define OPTION_LIST_MAX	   256
+#define OPTION_WORD_BITS   64
+#define OPTION_WORD_CHUNKS (OPTION_LIST_MAX / OPTION_WORD_BITS)
+
+/* The words a LIST option names: bit i = choices[i]. */
+struct option_words {
+	uint64_t bits[OPTION_WORD_CHUNKS];
+};
+
+static inline bool option_words_has(const struct option_words *w, size_t i)
+{
+	return i < OPTION_LIST_MAX &&
+	       (w->bits[i / OPTION_WORD_BITS] >> (i % OPTION_WORD_BITS) & 1);
+}
+
+static inline void option_words_add(struct option_words *w, size_t i)
+{
+	if (i < OPTION_LIST_MAX)
+		w->bits[i / OPTION_WORD_BITS] |= 1ULL << (i % OPTION_WORD_BITS);
+}
+
+/* True when w names at least one word. */
+static inline bool option_words_any(const struct option_words *w)
+{
+	for (size_t c = 0; c < OPTION_WORD_CHUNKS; c++) {
+		if (w->bits[c])
+			return true;
+	}
+	return false;
+}
 
 struct option_desc {
 	const char *name;
@@ -32,10 +68,10 @@ struct option_desc {
 struct option_value {
 	bool given; /* named on the command line */
 	union {
-		unsigned choice; /* CHOICE: index into choices */
-		uint64_t number; /* UINT */
-		bool flag;	 /* FLAG */
-		uint32_t words;	 /* LIST: bit i = choices[i] named */
+		unsigned choice;	   /* CHOICE: index into choices */
+		uint64_t number;	   /* UINT */
+		bool flag;		   /* FLAG */
+		struct option_words words; /* LIST */
 	};
 };
 

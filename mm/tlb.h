@@ -240,7 +240,9 @@ uint64_t *tlb_stats_field(struct tlb_stats *s, size_t i);
 /* Sums every online CPU's counters into out. */
 void tlb_stats_sum(struct tlb_stats *out);
 void tlb_stats_reset(void);
-/* Prints the per-CPU counters as a table (tlb_stats on the command line). */
+/* Prints the per-CPU counters as a table. */
 void tlb_stats_print(void);
+/* The same when the tlb_stats flag was given (mm/tlb_stats.c has it). */
+void tlb_stats_print_if_requested(void);
 
 #endif

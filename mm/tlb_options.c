@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "mm/tlb_options.h"
+#include "kernel/option_registry.h"
 #include "lib/format.h"
 
 /* A CHOICE defaults to its first word, so "on" comes first. */
@@ -44,6 +45,19 @@ const struct option_desc tlb_option_descs[TLB_OPTION_COUNT] = {
 	[TLB_OPT_TLB_TRACE] = {"tlb_trace", OPTION_FLAG, NULL, 0, 0, 0,
 			       "print every TLB flush event"},
 };
+
+/*
+ * The kernel's command line: what it asks for becomes tlb_policy at once;
+ * tlb_boot_init then checks CPUID (pcid= and invpcid= are requests).
+ */
+static struct option_value tlb_option_values[TLB_OPTION_COUNT];
+
+static void tlb_options_set(const struct option_value *values)
+{
+	tlb_policy_from_values(&tlb_policy, values);
+}
+OPTION_TABLE(81, tlb, tlb_option_descs, tlb_option_values, TLB_OPTION_COUNT,
+	     NULL, tlb_options_set);
 
 void tlb_policy_from_values(struct tlb_policy *p,
 			    const struct option_value values[TLB_OPTION_COUNT])

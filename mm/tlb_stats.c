@@ -6,9 +6,17 @@
  */
 #include "lib/format.h"
 #include "kernel/kprintf.h"
+#include "kernel/option_registry.h"
 #include "lib/string.h"
 #include "mm/tlb.h"
 #include "mm/tlb_hw.h"
+
+static const struct option_desc tlb_stats_desc = {
+	.name = "tlb_stats",
+	.type = OPTION_FLAG,
+	.help = "print the TLB counters when the job ends"};
+static struct option_value tlb_stats_option;
+OPTION(80, tlb_stats, &tlb_stats_desc, &tlb_stats_option, NULL, NULL);
 
 /* One column per counter, in the order of struct tlb_stats. */
 static const struct {
@@ -106,4 +114,10 @@ void tlb_stats_print(void)
 	}
 	tlb_stats_sum(&total);
 	print_row("all", &total);
+}
+
+void tlb_stats_print_if_requested(void)
+{
+	if (tlb_stats_option.flag)
+		tlb_stats_print();
 }

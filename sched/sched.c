@@ -46,6 +46,7 @@
 #include "lib/format.h"
 #include "kernel/gdt.h"
 #include "kernel/kprintf.h"
+#include "kernel/option_registry.h"
 #include "kernel/panic.h"
 #include "kernel/trap.h"
 #include "mm/tlb.h"
@@ -69,6 +70,16 @@ struct runqueue {
 
 static struct runqueue runqueues[MAX_CPUS];
 static uint64_t timeslice_ns;
+
+static const struct option_desc timeslice_desc = {
+	.name = "timeslice_us",
+	.type = OPTION_UINT,
+	.min = TIMESLICE_US_MIN,
+	.max = TIMESLICE_US_MAX,
+	.def = TIMESLICE_US_DEFAULT,
+	.help = "scheduler time slice in microseconds"};
+static struct option_value timeslice_option = {.number = TIMESLICE_US_DEFAULT};
+OPTION(60, timeslice_us, &timeslice_desc, &timeslice_option, NULL, NULL);
 
 void switch_context(struct thread *prev, struct thread *next);
 
@@ -533,8 +544,9 @@ static void init_this_cpu(struct thread *running, struct thread *idle)
 	sched_tick_restart();
 }
 
-void sched_init(uint64_t timeslice_us)
+void sched_init(void)
 {
+	uint64_t timeslice_us = timeslice_option.number;
 	struct thread *boot, *idle;
 	struct cpumask self;
 

@@ -13,15 +13,17 @@
 
 struct spinlock;
 
+/* timeslice_us= (sched/sched.c declares it). */
 #define TIMESLICE_US_DEFAULT 10000 /* 10 ms: 100 ticks/s per CPU */
 #define TIMESLICE_US_MIN     100
 #define TIMESLICE_US_MAX     1000000
 
 /*
  * Boot CPU: makes the running boot context a thread, creates the idle
- * thread, installs the tick and reschedule interrupts, starts the tick.
+ * thread, installs the tick and reschedule interrupts, starts the tick
+ * (every timeslice_us=).
  */
-void sched_init(uint64_t timeslice_us);
+void sched_init(void);
 
 /* Application processor: becomes this CPU's idle thread; never returns. */
 __noreturn void sched_run_idle_ap(uint64_t stack_top);

@@ -11,7 +11,7 @@
 #include "smp/call_queue.h"
 #include "apic/lapic.h"
 #include "apic/tsc.h"
-#include "kernel/options.h"
+#include "kernel/option_registry.h"
 #include "kernel/panic.h"
 #include "kernel/trap.h"
 #include "kernel/x86.h"
@@ -34,9 +34,18 @@ static struct call_request *slots[MAX_CPUS];
 
 /* --- smp/call_hw.h ------------------------------------------------------------ */
 
-_Static_assert((int)CALL_HW_BUG_DROP == (int)CALL_BUG_DROP &&
-		       (int)CALL_HW_BUG_NO_IPI == (int)CALL_BUG_NO_IPI,
-	       "call_bug= values and smp/call_hw.h agree");
+/* call_bug=: the words of enum call_hw_bug, in its order. */
+static const char *const call_bug_words[] = {[CALL_HW_BUG_NONE] = "none",
+					     [CALL_HW_BUG_DROP] = "drop",
+					     [CALL_HW_BUG_NO_IPI] = "no-ipi",
+					     NULL};
+static const struct option_desc call_bug_desc = {
+	.name = "call_bug",
+	.type = OPTION_CHOICE,
+	.choices = call_bug_words,
+	.help = "inject a bug into cross-CPU calls (tests)"};
+static struct option_value call_bug_option;
+OPTION(50, call_bug, &call_bug_desc, &call_bug_option, NULL, NULL);
 
 unsigned call_hw_cpu(void)
 {
@@ -102,7 +111,7 @@ void call_hw_stuck(unsigned target, unsigned self, uint64_t seconds)
 
 enum call_hw_bug call_hw_bug(void)
 {
-	return (enum call_hw_bug)options.call_bug;
+	return (enum call_hw_bug)call_bug_option.choice;
 }
 
 /* --- The call vector and the interface --------------------------------------- */

@@ -43,11 +43,14 @@ uint64_t call_hw_elapsed_ns(uint64_t since);
 /* A target stopped looking at its queue: a kernel bug, never returns. */
 __noreturn void call_hw_stuck(unsigned target, unsigned self, uint64_t seconds);
 
-/* call_bug=: a deliberate mistake in the protocol, for tests. */
+/*
+ * call_bug=: a deliberate mistake in the protocol, for tests (smp/call.c
+ * declares the option; the words are none, drop, no-ipi).
+ */
 enum call_hw_bug {
-	CALL_HW_BUG_NONE,
-	CALL_HW_BUG_DROP,   /* every DROP_EVERY-th request is not run */
-	CALL_HW_BUG_NO_IPI, /* requests are queued, never signalled */
+	CALL_HW_BUG_NONE, /* call_bug=none */
+	CALL_HW_BUG_DROP, /* call_bug=drop: every DROP_EVERY-th request is not run */
+	CALL_HW_BUG_NO_IPI, /* call_bug=no-ipi: requests are queued, never signalled */
 };
 enum call_hw_bug call_hw_bug(void);
 

@@ -3,6 +3,7 @@
 #include "apic/tsc.h"
 #include "lib/format.h"
 #include "kernel/kprintf.h"
+#include "kernel/option_registry.h"
 #include "kernel/panic.h"
 #include "lib/string.h"
 
@@ -45,6 +46,29 @@ const char *ktest_suite_name(size_t i)
 {
 	collect_suites();
 	return i < suite_count ? suite_names[i] : NULL;
+}
+
+/* test=: one word per suite, filled from the registry before parsing. */
+static const char *test_words[KTEST_MAX_SUITES + 1];
+static const struct option_desc test_desc = {
+	.name = "test",
+	.type = OPTION_LIST,
+	.choices = test_words,
+	.help = "run in-kernel test suites (all or a list)"};
+static struct option_value test_option;
+
+static void test_option_prepare(void)
+{
+	collect_suites();
+	for (size_t i = 0; i < suite_count; i++)
+		test_words[i] = suite_names[i];
+	test_words[suite_count] = NULL;
+}
+OPTION(20, test, &test_desc, &test_option, test_option_prepare, NULL);
+
+bool ktest_requested(void)
+{
+	return test_option.given;
 }
 
 bool ktest_check(struct ktest_context *t, bool ok, const char *cond,
@@ -130,17 +154,18 @@ static bool run_suite(const char *suite, size_t number)
 	return !failed;
 }
 
-bool ktest_run(uint32_t suite_mask)
+bool ktest_run_requested(void)
 {
+	const struct option_words *suites = &test_option.words;
 	size_t selected = 0, number = 0;
 	bool all_passed = true;
 
 	collect_suites();
 	for (size_t i = 0; i < suite_count; i++)
-		selected += (suite_mask >> i) & 1;
+		selected += option_words_has(suites, i);
 	kprintf("KTAP version 1\n1..%zu\n", selected);
 	for (size_t i = 0; i < suite_count; i++) {
-		if ((suite_mask >> i) & 1)
+		if (option_words_has(suites, i))
 			all_passed &= run_suite(suite_names[i], ++number);
 	}
 	return all_passed;

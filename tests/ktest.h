@@ -15,9 +15,10 @@
 #ifndef TESTS_KTEST_H
 #define TESTS_KTEST_H
 
+#include "lib/cmdline.h"
 #include "lib/types.h"
 
-#define KTEST_MAX_SUITES 32 /* the suite mask is 32 bits */
+#define KTEST_MAX_SUITES OPTION_LIST_MAX /* test= names them in one list */
 
 struct ktest_context {
 	const char *id;
@@ -62,7 +63,10 @@ void ktest_note(const char *fmt, ...) __printf(1, 2);
 size_t ktest_suite_count(void);
 const char *ktest_suite_name(size_t i);
 
-/* Runs the suites in mask; returns true if none failed. */
-bool ktest_run(uint32_t suite_mask);
+/* test= was given: the tests are the job (tests/ktest.c declares it). */
+bool ktest_requested(void);
+
+/* Runs the suites test= names; returns true if none failed. */
+bool ktest_run_requested(void);
 
 #endif

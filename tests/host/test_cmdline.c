@@ -42,6 +42,19 @@ static const struct option_desc options[N_OPTIONS] = {
 
 static struct option_value values[N_OPTIONS];
 
+/* A list value naming the words whose bits are set in low (words 0..63). */
+static struct option_words words_of(uint64_t low)
+{
+	struct option_words w = {{low}};
+
+	return w;
+}
+
+static bool words_equal(struct option_words a, struct option_words b)
+{
+	return !memcmp(&a, &b, sizeof(a));
+}
+
 /*
  * Parses line (NULL allowed) against options[0..n) into values (filled
  * with garbage first, so defaults must be set); returns the problem count
@@ -126,7 +139,7 @@ static void check_defaults(const char *file, int line, unsigned except)
 			ok = !v->flag;
 			break;
 		case OPTION_LIST:
-			ok = v->words == 0;
+			ok = !option_words_any(&v->words);
 			break;
 		}
 		host_check(ok, "default", file, line,
@@ -146,7 +159,7 @@ HOST_TEST(defaults_when_absent)
 	DEFAULTS();
 	CHECK_EQ(values[CONSOLE].choice, 0);
 	CHECK_EQ(values[QUIET].flag, false);
-	CHECK_EQ(values[DEBUG].words, 0);
+	CHECK(!option_words_any(&values[DEBUG].words), "debug named");
 	for (size_t i = 0; i < ARRAY_SIZE(blank); i++) {
 		CHECK_EQ(PARSE(blank[i]), 0);
 		DEFAULTS();
@@ -276,7 +289,7 @@ HOST_TEST(list)
 {
 	static const struct {
 		const char *line;
-		uint32_t words;
+		uint64_t words;
 	} good[] = {
 		{"debug=mm", 1u << 0},
 		{"debug=irq", 1u << 2},
@@ -296,9 +309,11 @@ HOST_TEST(list)
 	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
 		PROBLEMS(good[i].line, 0);
 		CHECK(values[DEBUG].given &&
-			      values[DEBUG].words == good[i].words,
-		      "%s: given %d, words %#x", good[i].line,
-		      values[DEBUG].given, values[DEBUG].words);
+			      words_equal(values[DEBUG].words,
+					  words_of(good[i].words)),
+		      "%s: given %d, words %#llx", good[i].line,
+		      values[DEBUG].given,
+		      (unsigned long long)values[DEBUG].words.bits[0]);
 		DEFAULTS_EXCEPT(1u << DEBUG);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
@@ -344,7 +359,7 @@ HOST_TEST(duplicates_last_wins)
 	MESSAGE_HAS(0, "console", "twice");
 	MESSAGE_HAS(1, "console", "twice");
 	PROBLEMS("debug=mm debug=irq", 1);
-	CHECK_EQ(values[DEBUG].words, 1u << 2);
+	CHECK(words_equal(values[DEBUG].words, words_of(1u << 2)), "irq");
 	/* A bad second value keeps the first (one problem: the bad value). */
 	PROBLEMS("mem=100 mem=5", 1);
 	CHECK_EQ(values[MEM].number, 100);
@@ -514,12 +529,13 @@ HOST_TEST(format_value)
 	FORMATS_AS(BIG, "18446744073709551615", .number = UINT64_MAX);
 	FORMATS_AS(BIG, "10000000000000000000",
 		   .number = 10000000000000000000ULL);
-	FORMATS_AS(DEBUG, "", .words = 0);
-	FORMATS_AS(DEBUG, "sched", .words = 1u << 1);
+	FORMATS_AS(DEBUG, "", .words = words_of(0));
+	FORMATS_AS(DEBUG, "sched", .words = words_of(1u << 1));
 	/* In the order of the choices, not of any command line. */
-	FORMATS_AS(DEBUG, "mm,irq,boot", .words = 1u << 3 | 1u << 2 | 1u << 0);
-	FORMATS_AS(DEBUG, "all", .words = 0xf);
-	FORMATS_AS(DEBUG, "mm,sched,irq", .words = 0x7);
+	FORMATS_AS(DEBUG, "mm,irq,boot",
+		   .words = words_of(1u << 3 | 1u << 2 | 1u << 0));
+	FORMATS_AS(DEBUG, "all", .words = words_of(0xf));
+	FORMATS_AS(DEBUG, "mm,sched,irq", .words = words_of(0x7));
 }
 
 /* What format_value writes, parsed again, is the same value. */
@@ -553,7 +569,7 @@ HOST_TEST(format_value_round_trip)
 			v.flag = host_rand_below(2);
 			break;
 		case OPTION_LIST:
-			v.words = (uint32_t)(1 + host_rand_below(15));
+			v.words = words_of(1 + host_rand_below(15));
 			break;
 		}
 		cmdline_format_value(&options[o], &v, text, sizeof(text));
@@ -573,8 +589,200 @@ HOST_TEST(format_value_round_trip)
 			CHECK(values[o].flag == before.flag, "%s", line);
 			break;
 		case OPTION_LIST:
-			CHECK(values[o].words == before.words, "%s", line);
+			CHECK(words_equal(values[o].words, before.words), "%s",
+			      line);
 			break;
 		}
 	}
+}
+
+/* --- Long lists: more words than one machine word holds ------------------ */
+
+/* Choices "w0" ... "w<n-1>", NULL-terminated, for lists of any length. */
+#define LONG_LIST_WORDS (OPTION_LIST_MAX + 44)
+static char long_names[LONG_LIST_WORDS][8];
+static const char *long_choices[LONG_LIST_WORDS + 1];
+
+static const char *const *long_list(size_t n)
+{
+	for (size_t i = 0; i < LONG_LIST_WORDS; i++) {
+		snprintf(long_names[i], sizeof(long_names[i]), "w%zu", i);
+		long_choices[i] = long_names[i];
+	}
+	long_choices[n] = NULL;
+	return long_choices;
+}
+
+/* Parses line against one list option of n words into *v. */
+static int parse_long(const char *line, size_t n, struct option_value *v)
+{
+	const struct option_desc desc = {
+		.name = "pick", .type = OPTION_LIST, .choices = long_list(n)};
+	char *copy = strdup(line);
+	int problems;
+
+	memset(&messages, 0, sizeof(messages));
+	memset(v, 0xa5, sizeof(*v));
+	problems = cmdline_parse(copy, &desc, 1, v, capture, &messages);
+	free(copy);
+	return problems;
+}
+
+static size_t words_named(const struct option_words *w)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < OPTION_LIST_MAX; i++)
+		n += option_words_has(w, i);
+	return n;
+}
+
+HOST_TEST(list_beyond_32_words)
+{
+	static const size_t picks[] = {
+		0, 31, 32, 33, 63, 64, 65, 127, 128, 200, OPTION_LIST_MAX - 1};
+	struct option_value v;
+	char line[400];
+	size_t used;
+
+	CHECK(OPTION_LIST_MAX >= 128, "lists hold %d words", OPTION_LIST_MAX);
+	/* Each word on its own: exactly its bit, whichever 64-bit chunk. */
+	for (size_t p = 0; p < ARRAY_SIZE(picks); p++) {
+		snprintf(line, sizeof(line), "pick=w%zu", picks[p]);
+		CHECK_EQ(parse_long(line, LONG_LIST_WORDS, &v), 0);
+		CHECK(v.given && option_words_has(&v.words, picks[p]) &&
+			      words_named(&v.words) == 1,
+		      "%s: %zu words named", line, words_named(&v.words));
+	}
+	/* All of them at once, and back to text in the choices' order. */
+	used = (size_t)snprintf(line, sizeof(line), "pick=");
+	for (size_t p = ARRAY_SIZE(picks); p-- > 0;)
+		used += (size_t)snprintf(line + used, sizeof(line) - used,
+					 "w%zu%s", picks[p], p ? "," : "");
+	CHECK_EQ(parse_long(line, LONG_LIST_WORDS, &v), 0);
+	CHECK_EQ(words_named(&v.words), ARRAY_SIZE(picks));
+	{
+		const struct option_desc desc = {
+			.name = "pick",
+			.type = OPTION_LIST,
+			.choices = long_list(LONG_LIST_WORDS)};
+		char text[400];
+
+		cmdline_format_value(&desc, &v, text, sizeof(text));
+		CHECK(!strcmp(text, "w0,w31,w32,w33,w63,w64,w65,w127,w128,"
+				    "w200,w255"),
+		      "formats as %s", host_quote(text));
+	}
+}
+
+HOST_TEST(list_words_past_the_limit)
+{
+	struct option_value v;
+	char line[64];
+
+	/* A word past OPTION_LIST_MAX cannot be held: a bad value, reported,
+	 * and the default (nothing named) kept. */
+	snprintf(line, sizeof(line), "pick=w1,w%d", OPTION_LIST_MAX);
+	CHECK_EQ(parse_long(line, LONG_LIST_WORDS, &v), 1);
+	MESSAGE_HAS(0, "pick", "bad value");
+	CHECK(!v.given && !option_words_any(&v.words), "half applied");
+	/* "all" names every word that can be held, and formats as "all". */
+	CHECK_EQ(parse_long("pick=all", LONG_LIST_WORDS, &v), 0);
+	CHECK_EQ(words_named(&v.words), OPTION_LIST_MAX);
+	/* A list of exactly 200 words: all of them, or all but one. */
+	CHECK_EQ(parse_long("pick=all", 200, &v), 0);
+	CHECK_EQ(words_named(&v.words), 200);
+	{
+		const struct option_desc desc = {.name = "pick",
+						 .type = OPTION_LIST,
+						 .choices = long_list(200)};
+		char text[2048];
+
+		cmdline_format_value(&desc, &v, text, sizeof(text));
+		CHECK(!strcmp(text, "all"), "%s", host_quote(text));
+		v.words.bits[1] &= ~(1ULL << 3); /* w67 */
+		cmdline_format_value(&desc, &v, text, sizeof(text));
+		CHECK(strstr(text, "w66,w68,") && !strstr(text, "w67,") &&
+			      strncmp(text, "all", 3),
+		      "%.80s", text);
+	}
+	/* w200 is not a choice of a 200-word list. */
+	CHECK_EQ(parse_long("pick=w200", 200, &v), 1);
+	MESSAGE_HAS(0, "pick", "'w200'");
+}
+
+/* Random subsets of a long list survive format and parse. */
+HOST_TEST(list_long_round_trip)
+{
+	const struct option_desc desc = {.name = "pick",
+					 .type = OPTION_LIST,
+					 .choices = long_list(OPTION_LIST_MAX)};
+	static char text[OPTION_LIST_MAX * 5], line[OPTION_LIST_MAX * 5 + 8];
+
+	host_rand_seed(99);
+	for (int iter = 0; iter < 200; iter++) {
+		struct option_value v = {.given = true}, back;
+		const struct option_desc *d = &desc;
+		char *copy;
+
+		for (size_t i = 0; i < OPTION_LIST_MAX; i++) {
+			if (host_rand_below(8) == 0)
+				option_words_add(&v.words, i);
+		}
+		option_words_add(&v.words, host_rand_below(OPTION_LIST_MAX));
+		cmdline_format_value(d, &v, text, sizeof(text));
+		snprintf(line, sizeof(line), "pick=%s", text);
+		/* Longer than one token may be: parse the words in pieces. */
+		memset(&back, 0, sizeof(back));
+		copy = strdup(text);
+		for (char *w = strtok(copy, ","); w; w = strtok(NULL, ",")) {
+			struct option_value one;
+			char token[32];
+
+			snprintf(token, sizeof(token), "pick=%s", w);
+			memset(&messages, 0, sizeof(messages));
+			CHECK_EQ(cmdline_parse(token, d, 1, &one, capture,
+					       &messages),
+				 0);
+			for (size_t c = 0; c < OPTION_WORD_CHUNKS; c++)
+				back.words.bits[c] |= one.words.bits[c];
+		}
+		free(copy);
+		CHECK(words_equal(back.words, v.words), "%.60s...", line);
+	}
+}
+
+/* The parser keeps no state between calls: each table parses alone. */
+HOST_TEST(tables_are_independent)
+{
+	static const char *const on_off[] = {"on", "off", NULL};
+	const struct option_desc a[] = {
+		{.name = "x2apic", .type = OPTION_CHOICE, .choices = on_off},
+		{.name = "slice",
+		 .type = OPTION_UINT,
+		 .min = 1,
+		 .max = 9,
+		 .def = 5},
+	};
+	const struct option_desc b[] = {
+		{.name = "stats", .type = OPTION_FLAG},
+	};
+	struct option_value va[2], vb[1];
+
+	memset(&messages, 0, sizeof(messages));
+	/* Table a does not know stats; b knows neither x2apic nor slice. */
+	CHECK_EQ(cmdline_parse("x2apic=off stats slice=7", a, 2, va, capture,
+			       &messages),
+		 1);
+	MESSAGE_HAS(0, "unknown", "'stats'");
+	CHECK(va[0].given && va[0].choice == 1, "x2apic");
+	CHECK(va[1].given && va[1].number == 7, "slice");
+	memset(&messages, 0, sizeof(messages));
+	CHECK_EQ(cmdline_parse("x2apic=off stats slice=7", b, 1, vb, capture,
+			       &messages),
+		 2);
+	CHECK(vb[0].given && vb[0].flag, "stats");
+	/* And once more, a fresh start: nothing given now. */
+	CHECK_EQ(cmdline_parse("", a, 2, va, capture, &messages), 0);
+	CHECK(!va[0].given && !va[1].given && va[1].number == 5, "reset");
 }
