@@ -85,13 +85,6 @@ int snprintf(char *buf, size_t size, const char *fmt, ...)
 	return n;
 }
 
-int puts(const char *s)
-{
-	long r = write_all(s, strlen(s));
-
-	return (int)(r ? r : write_all("\n", 1));
-}
-
 /* --- Threads ------------------------------------------------------------------ */
 
 /* What user/lib/start.asm's ulib_thread_entry finds at RDI. */

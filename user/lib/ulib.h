@@ -29,9 +29,6 @@ int vprintf(const char *fmt, va_list ap);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 
-/* Writes s and a newline; returns 0 or a negative error. */
-int puts(const char *s);
-
 /*
  * Runs fn(arg) in a new thread on the stack [stack, stack + size); when fn
  * returns the thread ends. Returns the thread id or a negative error. The
