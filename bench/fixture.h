@@ -70,6 +70,21 @@ bool bench_thread_start(void (*fn)(void *), void *arg, unsigned cpu,
 void bench_threads_wait(void);
 
 /*
+ * Rows of several CPUs measure on CPU 0 (the boot CPU, whose timings the
+ * single-CPU rows give) against CPU 1.
+ */
+#define MEASURING_CPU 0
+#define OTHER_CPU     1
+
+/*
+ * Runs rows(space) in a thread on MEASURING_CPU, in a new space of pages
+ * pages, waits for it and destroys the space. Out of memory, the row
+ * params (printf-style, as bench_na's) is printed n/a.
+ */
+void bench_on_space(void (*rows)(void *), unsigned pages, const char *params,
+		    ...) __printf(3, 4);
+
+/*
  * Waits until cpu has mm loaded (read from tlb_cpus[], which the TLB code
  * publishes for other CPUs): a thread started there may not have run yet,
  * and under QEMU's -icount the CPUs run in turns, so one may finish its

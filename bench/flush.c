@@ -28,8 +28,6 @@
 #include "smp/percpu.h"
 #include "smp/shared.h"
 
-#define MEASURING_CPU	 0
-#define OTHER_CPU	 1
 #define SWITCHES_PER_RTT 2
 /* The 2019 measurements flushed a single page: the request dominates. */
 #define SHOOTDOWN_PAGES 1
@@ -318,20 +316,12 @@ BENCH(flush_local, flush,
       "ceiling (2015)")
 {
 	struct tlb_policy p = tlb_policy;
-	struct bench_space space;
 
 	for (int by_page = 1; by_page >= 0; by_page--) {
 		p.flush_ceiling = by_page ? TLB_FLUSH_CEILING_MAX : 0;
 		bench_policy_set(&p);
-		if (!bench_space_create(&space, BENCH_SPACE_PAGES_MAX)) {
-			bench_na("out of memory", "how=%s",
-				 by_page ? "pages" : "full");
-			continue;
-		}
-		if (bench_thread_start(flush_local_rows, &space, MEASURING_CPU,
-				       space.mm))
-			bench_threads_wait();
-		bench_space_destroy(&space);
+		bench_on_space(flush_local_rows, BENCH_SPACE_PAGES_MAX,
+			       "how=%s", by_page ? "pages" : "full");
 	}
 }
 
@@ -459,8 +449,6 @@ BENCH(madvise, flush,
       "touch a page, unmap it, migrate to the other CPU, under each lazy= "
       "policy: the CPU left behind is lazy (per round)")
 {
-	struct bench_space space;
-
 	if (cpu_count < 2) {
 		for (unsigned i = 0; tlb_lazy_names[i]; i++)
 			bench_na("one CPU", "lazy=%s", tlb_lazy_names[i]);
@@ -468,14 +456,7 @@ BENCH(madvise, flush,
 	}
 	for (unsigned i = 0; tlb_lazy_names[i]; i++) {
 		set_lazy((enum tlb_lazy_policy)i);
-		if (!bench_space_create(&space, 1)) {
-			bench_na("out of memory", "lazy=%s", tlb_lazy_names[i]);
-			continue;
-		}
-		if (bench_thread_start(bounce_rows, &space, MEASURING_CPU,
-				       space.mm))
-			bench_threads_wait();
-		bench_space_destroy(&space);
+		bench_on_space(bounce_rows, 1, "lazy=%s", tlb_lazy_names[i]);
 	}
 }
 

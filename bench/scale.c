@@ -19,7 +19,6 @@
 #include "sched/sched.h"
 #include "smp/percpu.h"
 
-#define MEASURING_CPU 0
 /* Long enough for hundreds of switches per CPU even under Bochs. */
 #define WINDOW_NS (5 * NSEC_PER_MSEC)
 

@@ -25,8 +25,6 @@
 
 #define USER_PROGRAM	 "bench"
 #define SWITCHES_PER_RTT 2
-#define MEASURING_CPU	 0
-#define OTHER_CPU	 1
 
 /* --- User-mode rows --------------------------------------------------------- */
 
