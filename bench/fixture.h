@@ -29,7 +29,7 @@ struct cpumask bench_cpu_mask(unsigned cpu);
 
 /* --- Address spaces ------------------------------------------------------- */
 
-/* The most pages a benchmark address space maps (the 2017 PCID test's). */
+/* The most pages a benchmark address space maps (the PCID test's, 4.14). */
 #define BENCH_SPACE_PAGES_MAX 512
 
 /* An address space with pages mapped from base, readable and writable. */

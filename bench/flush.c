@@ -29,7 +29,8 @@
 #include "smp/shared.h"
 
 #define SWITCHES_PER_RTT 2
-/* The 2019 measurements flushed a single page: the request dominates. */
+/* The 2019 measurements (Linux 5.2) flushed a single page: the request
+ * dominates. */
 #define SHOOTDOWN_PAGES 1
 /* Enough local work for overlapping it with the remote flushes to show,
  * and still under the flush ceiling (flushed page by page). */
@@ -244,7 +245,7 @@ BENCH(shootdown, flush,
 
 BENCH(flush_info, flush,
       "where a flush request lives: per CPU, or on the flushing thread's "
-      "stack (2019), one page to every other CPU")
+      "stack (2019, Linux 5.2), one page to every other CPU")
 {
 	struct tlb_policy p = tlb_policy;
 	char params[BENCH_PARAMS_MAX];
@@ -260,7 +261,7 @@ BENCH(flush_info, flush,
 }
 
 BENCH(flush_concurrent, flush,
-      "the local flush after the remote ones, or while they run (2019): "
+      "the local flush after the remote ones, or while they run (Linux 5.13): "
       "32 pages, every other CPU active")
 {
 	struct tlb_policy p = tlb_policy;
@@ -313,7 +314,7 @@ static void flush_local_rows(void *arg)
 BENCH(flush_local, flush,
       "local flush of N of 512 pages in use, page by page or the whole "
       "context, plus refilling the 512: the crossover behind the 33-page "
-      "ceiling (2015)")
+      "ceiling (2014, Linux 3.17)")
 {
 	struct tlb_policy p = tlb_policy;
 
@@ -414,7 +415,8 @@ BENCH(batch_unmap, flush,
 /*
  * Map a page, touch it, unmap it (the flush), move to the other CPU: the
  * CPU left behind holds the address space lazily, so the next unmap's
- * flush finds it lazy (the shape of the 2018 lazy-TLB measurements, with
+ * flush finds it lazy (the shape of the 2018 lazy-TLB measurements behind
+ * Linux 4.20, with
  * madvise(MADV_DONTNEED) as the unmap).
  */
 static void bounce_rows(void *arg)
@@ -498,7 +500,7 @@ static void storm_flusher(void *arg)
 
 BENCH(lazy_storm, flush,
       "flushes from CPU 0 while CPU 1 switches between a user and a kernel "
-      "thread: lazy-mode IPIs (lazy-leave) against CR3 loads (2018)")
+      "thread: lazy-mode IPIs (lazy-leave) against CR3 loads")
 {
 	static const enum tlb_lazy_policy policies[] = {
 		TLB_LAZY_IPI, TLB_LAZY_DYNAMIC, TLB_LAZY_SKIP};
@@ -537,7 +539,7 @@ BENCH(lazy_storm, flush,
 
 BENCH(cpumask, flush,
       "a user thread to a kernel thread and back under lazy=off, with the "
-      "kernel mm's CPU mask kept or not (kernel_mm_mask=, 2018; per "
+      "kernel mm's CPU mask kept or not (kernel_mm_mask=, Linux 4.19; per "
       "switch; see mask-atomic)")
 {
 	struct tlb_policy p = tlb_policy;

@@ -45,7 +45,7 @@ static void cr3_row(uint64_t extra_bits)
 
 BENCH(cr3, prim,
       "CR3 write of the loaded tables: flushing the PCID's entries, and "
-      "with the no-flush bit (PCID, 2017)")
+      "with the no-flush bit (PCID, Linux 4.14)")
 {
 	cr3_row(0);
 	if (read_cr4() & CR4_PCIDE)

@@ -10,7 +10,7 @@
  * address space and each exit drops it: two atomic operations on one
  * counter that every CPU writes. lazy_mm=shootdown takes none and instead
  * interrupts the lazy CPUs once, when the address space dies (the 2023
- * change). The rows run under lazy=skip, whatever the boot chose, so that
+ * change, CONFIG_MMU_LAZY_TLB_SHOOTDOWN). The rows run under lazy=skip, whatever the boot chose, so that
  * the CPUs do go lazy.
  */
 #include "bench/bench.h"
