@@ -295,6 +295,8 @@ static void flush_local_rows(void *arg)
 		unsigned n = local_counts[i];
 
 		bench_begin(1, "pages=%u,how=%s", n, how);
+		/* refill's loop (prim.c) with a flush in it: no call through a
+		 * pointer in the timed part, so each keeps its own copy. */
 		while (bench_more()) {
 			uint64_t flags = irq_save(), start;
 

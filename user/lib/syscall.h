@@ -85,6 +85,7 @@ long sys_sleep_ns(uint64_t ns);
 long sys_shm_create(size_t len);
 long sys_shm_map(long id, void *addr, unsigned prot);
 
+/* One wrapper per IPC call of proc/ipc.h, which these mirror on purpose. */
 long sys_endpoint_create(void);
 long sys_ipc_send(long ep, const struct ipc_message *msg);
 
