@@ -11,7 +11,6 @@
 #include "lib/string.h"
 
 /* RSDP fields (ACPI 6.5, table 5.3). */
-#define RSDP_CHECKSUM	   8
 #define RSDP_OEM_ID	   9
 #define RSDP_REVISION	   15
 #define RSDP_RSDT	   16

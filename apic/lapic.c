@@ -20,7 +20,6 @@
 #include "mm/pagetable.h"
 
 /* IA32_APIC_BASE (SDM Vol. 3A, 11.4.4). */
-#define APIC_BASE_BSP	    0x100ULL
 #define APIC_BASE_X2APIC    0x400ULL /* EXTD */
 #define APIC_BASE_ENABLE    0x800ULL /* EN */
 #define APIC_BASE_ADDR_MASK 0x000ffffffffff000ULL

@@ -32,8 +32,6 @@
 #define ICR_STARTUP	      0x00600
 #define ICR_DELIVERY_PENDING  0x01000 /* xAPIC only */
 #define ICR_LEVEL_ASSERT      0x04000
-#define ICR_LEVEL_TRIGGER     0x08000
-#define ICR_DEST_SELF	      0x40000
 #define ICR_DEST_ALL_BUT_SELF 0xc0000
 #define LAPIC_ICR_HIGH	      0x310 /* xAPIC: destination in bits 31:24 */
 #define LAPIC_LVT_TIMER	      0x320

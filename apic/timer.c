@@ -139,16 +139,7 @@ static uint64_t calibrate_count_rate(void)
 	irq_restore(flags);
 	if (good <= CALIBRATION_RUNS / 2)
 		return 0;
-	/* Insertion sort of at most five values, then the middle one. */
-	for (int i = 1; i < good; i++) {
-		uint64_t x = rates[i];
-		int j = i;
-
-		for (; j > 0 && rates[j - 1] > x; j--)
-			rates[j] = rates[j - 1];
-		rates[j] = x;
-	}
-	return rates[good / 2];
+	return calibration_median(rates, good);
 }
 
 static void choose_modes(void)

@@ -401,7 +401,7 @@ static enum run_result run_once(enum tsc_clock clock, uint64_t *rate)
 	return plausible(*rate) ? RUN_OK : RUN_DISTURBED;
 }
 
-static uint64_t median(uint64_t *v, int n)
+uint64_t calibration_median(uint64_t *v, int n)
 {
 	for (int i = 1; i < n; i++) {
 		uint64_t x = v[i];
@@ -453,7 +453,7 @@ uint64_t tsc_calibrate(enum tsc_clock clock)
 			clock_long_names[clock], good, CALIBRATION_RUNS);
 		return 0;
 	}
-	return median(rates, good);
+	return calibration_median(rates, good);
 }
 
 /* --- Boot ------------------------------------------------------------------ */

@@ -80,4 +80,10 @@ uint64_t tsc_calibrate(enum tsc_clock clock);
 /* hpet, pmtimer, pit. */
 const char *tsc_clock_name(enum tsc_clock clock);
 
+/*
+ * The median of n calibration runs (sorts v in place: an insertion sort, for
+ * the handful of runs the TSC and APIC timer calibrations take).
+ */
+uint64_t calibration_median(uint64_t *v, int n);
+
 #endif

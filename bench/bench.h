@@ -137,7 +137,4 @@ unsigned bench_max_samples(void);
 unsigned bench_min_samples(void);
 uint64_t bench_budget_ns(void);
 
-/* TSC cycles two back-to-back bench_clock() calls take (taken off). */
-uint64_t bench_clock_overhead(void);
-
 #endif

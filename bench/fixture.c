@@ -5,6 +5,7 @@
 #include "kernel/cpu.h"
 #include "kernel/panic.h"
 #include "kernel/x86.h"
+#include "lib/format.h"
 #include "mm/heap.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
@@ -153,6 +154,29 @@ void bench_threads_wait(void)
 	while (crew_running)
 		wait_queue_sleep_locked(&crew_wait);
 	spin_unlock_irqrestore(&crew_wait.lock, flags);
+}
+
+void bench_on_space(void (*rows)(void *), unsigned pages, const char *params,
+		    ...)
+{
+	struct bench_space space;
+	char text[BENCH_PARAMS_MAX];
+	va_list ap;
+
+	va_start(ap, params);
+	kvsnprintf(text, sizeof(text), params, ap);
+	va_end(ap);
+	if (bench_space_create(&space, pages)) {
+		bool started = bench_thread_start(rows, &space, MEASURING_CPU,
+						  space.mm);
+
+		if (started)
+			bench_threads_wait();
+		bench_space_destroy(&space);
+		if (started)
+			return;
+	}
+	bench_na("out of memory", "%s", text);
 }
 
 void bench_wait_loaded(unsigned cpu, const struct mm *mm)

@@ -29,7 +29,7 @@ struct cpumask bench_cpu_mask(unsigned cpu);
 
 /* --- Address spaces ------------------------------------------------------- */
 
-/* The most pages a benchmark address space maps (the 2017 PCID test's). */
+/* The most pages a benchmark address space maps (the PCID test's, 4.14). */
 #define BENCH_SPACE_PAGES_MAX 512
 
 /* An address space with pages mapped from base, readable and writable. */
@@ -68,6 +68,21 @@ bool bench_thread_start(void (*fn)(void *), void *arg, unsigned cpu,
 
 /* Waits until every thread bench_thread_start started has returned. */
 void bench_threads_wait(void);
+
+/*
+ * Rows of several CPUs measure on CPU 0 (the boot CPU, whose timings the
+ * single-CPU rows give) against CPU 1.
+ */
+#define MEASURING_CPU 0
+#define OTHER_CPU     1
+
+/*
+ * Runs rows(space) in a thread on MEASURING_CPU, in a new space of pages
+ * pages, waits for it and destroys the space. Out of memory, the row
+ * params (printf-style, as bench_na's) is printed n/a.
+ */
+void bench_on_space(void (*rows)(void *), unsigned pages, const char *params,
+		    ...) __printf(3, 4);
 
 /*
  * Waits until cpu has mm loaded (read from tlb_cpus[], which the TLB code

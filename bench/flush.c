@@ -28,10 +28,9 @@
 #include "smp/percpu.h"
 #include "smp/shared.h"
 
-#define MEASURING_CPU	 0
-#define OTHER_CPU	 1
 #define SWITCHES_PER_RTT 2
-/* The 2019 measurements flushed a single page: the request dominates. */
+/* The 2019 measurements (Linux 5.2) flushed a single page: the request
+ * dominates. */
 #define SHOOTDOWN_PAGES 1
 /* Enough local work for overlapping it with the remote flushes to show,
  * and still under the flush ceiling (flushed page by page). */
@@ -246,7 +245,7 @@ BENCH(shootdown, flush,
 
 BENCH(flush_info, flush,
       "where a flush request lives: per CPU, or on the flushing thread's "
-      "stack (2019), one page to every other CPU")
+      "stack (2019, Linux 5.2), one page to every other CPU")
 {
 	struct tlb_policy p = tlb_policy;
 	char params[BENCH_PARAMS_MAX];
@@ -262,7 +261,7 @@ BENCH(flush_info, flush,
 }
 
 BENCH(flush_concurrent, flush,
-      "the local flush after the remote ones, or while they run (2019): "
+      "the local flush after the remote ones, or while they run (Linux 5.13): "
       "32 pages, every other CPU active")
 {
 	struct tlb_policy p = tlb_policy;
@@ -296,6 +295,8 @@ static void flush_local_rows(void *arg)
 		unsigned n = local_counts[i];
 
 		bench_begin(1, "pages=%u,how=%s", n, how);
+		/* refill's loop (prim.c) with a flush in it: no call through a
+		 * pointer in the timed part, so each keeps its own copy. */
 		while (bench_more()) {
 			uint64_t flags = irq_save(), start;
 
@@ -315,23 +316,15 @@ static void flush_local_rows(void *arg)
 BENCH(flush_local, flush,
       "local flush of N of 512 pages in use, page by page or the whole "
       "context, plus refilling the 512: the crossover behind the 33-page "
-      "ceiling (2015)")
+      "ceiling (2014, Linux 3.17)")
 {
 	struct tlb_policy p = tlb_policy;
-	struct bench_space space;
 
 	for (int by_page = 1; by_page >= 0; by_page--) {
 		p.flush_ceiling = by_page ? TLB_FLUSH_CEILING_MAX : 0;
 		bench_policy_set(&p);
-		if (!bench_space_create(&space, BENCH_SPACE_PAGES_MAX)) {
-			bench_na("out of memory", "how=%s",
-				 by_page ? "pages" : "full");
-			continue;
-		}
-		if (bench_thread_start(flush_local_rows, &space, MEASURING_CPU,
-				       space.mm))
-			bench_threads_wait();
-		bench_space_destroy(&space);
+		bench_on_space(flush_local_rows, BENCH_SPACE_PAGES_MAX,
+			       "how=%s", by_page ? "pages" : "full");
 	}
 }
 
@@ -424,7 +417,8 @@ BENCH(batch_unmap, flush,
 /*
  * Map a page, touch it, unmap it (the flush), move to the other CPU: the
  * CPU left behind holds the address space lazily, so the next unmap's
- * flush finds it lazy (the shape of the 2018 lazy-TLB measurements, with
+ * flush finds it lazy (the shape of the 2018 lazy-TLB measurements behind
+ * Linux 4.20, with
  * madvise(MADV_DONTNEED) as the unmap).
  */
 static void bounce_rows(void *arg)
@@ -459,8 +453,6 @@ BENCH(madvise, flush,
       "touch a page, unmap it, migrate to the other CPU, under each lazy= "
       "policy: the CPU left behind is lazy (per round)")
 {
-	struct bench_space space;
-
 	if (cpu_count < 2) {
 		for (unsigned i = 0; tlb_lazy_names[i]; i++)
 			bench_na("one CPU", "lazy=%s", tlb_lazy_names[i]);
@@ -468,14 +460,7 @@ BENCH(madvise, flush,
 	}
 	for (unsigned i = 0; tlb_lazy_names[i]; i++) {
 		set_lazy((enum tlb_lazy_policy)i);
-		if (!bench_space_create(&space, 1)) {
-			bench_na("out of memory", "lazy=%s", tlb_lazy_names[i]);
-			continue;
-		}
-		if (bench_thread_start(bounce_rows, &space, MEASURING_CPU,
-				       space.mm))
-			bench_threads_wait();
-		bench_space_destroy(&space);
+		bench_on_space(bounce_rows, 1, "lazy=%s", tlb_lazy_names[i]);
 	}
 }
 
@@ -517,7 +502,7 @@ static void storm_flusher(void *arg)
 
 BENCH(lazy_storm, flush,
       "flushes from CPU 0 while CPU 1 switches between a user and a kernel "
-      "thread: lazy-mode IPIs (lazy-leave) against CR3 loads (2018)")
+      "thread: lazy-mode IPIs (lazy-leave) against CR3 loads")
 {
 	static const enum tlb_lazy_policy policies[] = {
 		TLB_LAZY_IPI, TLB_LAZY_DYNAMIC, TLB_LAZY_SKIP};
@@ -556,7 +541,7 @@ BENCH(lazy_storm, flush,
 
 BENCH(cpumask, flush,
       "a user thread to a kernel thread and back under lazy=off, with the "
-      "kernel mm's CPU mask kept or not (kernel_mm_mask=, 2018; per "
+      "kernel mm's CPU mask kept or not (kernel_mm_mask=, Linux 4.19; per "
       "switch; see mask-atomic)")
 {
 	struct tlb_policy p = tlb_policy;

@@ -216,11 +216,6 @@ uint64_t bench_budget_ns(void)
 	return BENCH_BUDGET_NS * scale / PERCENT;
 }
 
-uint64_t bench_clock_overhead(void)
-{
-	return clock_overhead;
-}
-
 static void measure_clock_overhead(void)
 {
 	uint64_t least = UINT64_MAX;

@@ -18,26 +18,9 @@
 #include "smp/call.h"
 #include "smp/percpu.h"
 
-#define MEASURING_CPU 0
-
 static const unsigned refill_pages[] = {1, 8, 64, BENCH_SPACE_PAGES_MAX};
 
 /* Runs fn on MEASURING_CPU in a thread on a fresh address space. */
-static void on_space(void (*fn)(void *), const char *what)
-{
-	struct bench_space space;
-
-	if (!bench_space_create(&space, BENCH_SPACE_PAGES_MAX)) {
-		bench_na("out of memory", "%s", what);
-		return;
-	}
-	if (bench_thread_start(fn, &space, MEASURING_CPU, space.mm))
-		bench_threads_wait();
-	else
-		bench_na("out of memory", "%s", what);
-	bench_space_destroy(&space);
-}
-
 static uint16_t current_pcid(void)
 {
 	return read_cr4() & CR4_PCIDE ? (uint16_t)(read_cr3() & CR3_PCID_MASK)
@@ -62,7 +45,7 @@ static void cr3_row(uint64_t extra_bits)
 
 BENCH(cr3, prim,
       "CR3 write of the loaded tables: flushing the PCID's entries, and "
-      "with the no-flush bit (PCID, 2017)")
+      "with the no-flush bit (PCID, Linux 4.14)")
 {
 	cr3_row(0);
 	if (read_cr4() & CR4_PCIDE)
@@ -105,7 +88,7 @@ static void invlpg_rows(void *arg)
 BENCH(invlpg, prim,
       "INVLPG of one 4 KiB user page, its entry in the TLB or not")
 {
-	on_space(invlpg_rows, "entry=present");
+	bench_on_space(invlpg_rows, BENCH_SPACE_PAGES_MAX, "entry=present");
 }
 
 /* --- INVPCID --------------------------------------------------------------- */
@@ -151,7 +134,7 @@ BENCH(invpcid, prim,
 				 invpcid_types[i].name);
 		return;
 	}
-	on_space(invpcid_rows, "type=address");
+	bench_on_space(invpcid_rows, BENCH_SPACE_PAGES_MAX, "type=address");
 }
 
 /* --- Full flushes ---------------------------------------------------------- */
@@ -194,7 +177,8 @@ BENCH(flush_full, prim,
       "full flush with 512 user pages in the TLB: the non-global entries "
       "(CR3 reload), or everything (CR4.PGE toggled)")
 {
-	on_space(flush_full_rows, "what=nonglobal,how=cr3");
+	bench_on_space(flush_full_rows, BENCH_SPACE_PAGES_MAX,
+		       "what=nonglobal,how=cr3");
 }
 
 /* --- Refill ---------------------------------------------------------------- */
@@ -235,7 +219,7 @@ BENCH(refill, prim,
       "TLB refill after a flush: reading one word of each of N pages, per "
       "page, against the same reads with the TLB warm")
 {
-	on_space(refill_rows, "pages=1,tlb=cold");
+	bench_on_space(refill_rows, BENCH_SPACE_PAGES_MAX, "pages=1,tlb=cold");
 }
 
 /* --- IPI round trip ---------------------------------------------------------- */

@@ -10,7 +10,7 @@
  * address space and each exit drops it: two atomic operations on one
  * counter that every CPU writes. lazy_mm=shootdown takes none and instead
  * interrupts the lazy CPUs once, when the address space dies (the 2023
- * change). The rows run under lazy=skip, whatever the boot chose, so that
+ * change, CONFIG_MMU_LAZY_TLB_SHOOTDOWN). The rows run under lazy=skip, whatever the boot chose, so that
  * the CPUs do go lazy.
  */
 #include "bench/bench.h"
@@ -19,7 +19,6 @@
 #include "sched/sched.h"
 #include "smp/percpu.h"
 
-#define MEASURING_CPU 0
 /* Long enough for hundreds of switches per CPU even under Bochs. */
 #define WINDOW_NS (5 * NSEC_PER_MSEC)
 

@@ -25,8 +25,6 @@
 
 #define USER_PROGRAM	 "bench"
 #define SWITCHES_PER_RTT 2
-#define MEASURING_CPU	 0
-#define OTHER_CPU	 1
 
 /* --- User-mode rows --------------------------------------------------------- */
 
@@ -222,7 +220,7 @@ static void mm_switch_row(bool pcid, unsigned pages)
 
 BENCH(mm_switch, switch,
       "switch between two address spaces on one CPU, touching 0 or 512 "
-      "pages after each, with PCID and without (the PCID series, 2017: "
+      "pages after each, with PCID and without (the PCID series, Linux 4.14: "
       "1.8 us against 6.2 us; per switch)")
 {
 	static const unsigned touched[] = {0, BENCH_SPACE_PAGES_MAX};

@@ -157,9 +157,12 @@ void cpu_enable_features(const struct cpu_features *f)
 		wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_NXE);
 }
 
-static const char *yes_no(bool b)
+/* One row of the feature table: the path taken with the feature or without. */
+static void feature_row(const char *name, bool present, const char *with,
+			const char *without)
 {
-	return b ? "yes" : "no ";
+	kprintf("cpu:   %-14s%s      %s\n", name, present ? "yes" : "no ",
+		present ? with : without);
 }
 
 void cpu_report(const struct cpu_features *f)
@@ -172,36 +175,29 @@ void cpu_report(const struct cpu_features *f)
 				 : (f->hypervisor_bit ? "(unnamed)" : "none"),
 		f->phys_addr_bits, f->virt_addr_bits);
 	kprintf("cpu:   feature       present  path\n");
-	kprintf("cpu:   NX            %s      %s\n", yes_no(f->nx),
-		f->nx ? "EFER.NXE on, data pages not executable"
-		      : "all pages executable");
-	kprintf("cpu:   global pages  %s      %s\n", yes_no(f->pge),
-		f->pge ? "CR4.PGE on, kernel mappings global"
-		       : "kernel mappings flushed on every CR3 write");
-	kprintf("cpu:   SMEP          %s      %s\n", yes_no(f->smep),
-		f->smep ? "CR4.SMEP on" : "kernel may execute user pages");
-	kprintf("cpu:   SMAP          %s      %s\n", yes_no(f->smap),
-		f->smap ? "CR4.SMAP on, STAC/CLAC around user access"
-			: "kernel may touch user pages");
-	kprintf("cpu:   1 GiB pages   %s      %s\n", yes_no(f->gbpages),
-		f->gbpages ? "direct map uses 1 GiB pages"
-			   : "direct map uses 2 MiB pages");
-	kprintf("cpu:   XSAVE         %s      %s\n", yes_no(f->xsave),
-		f->xsave ? "XSAVE for FPU state"
-			 : (f->fxsr ? "FXSAVE for FPU state"
-				    : "no FPU state saving"));
-	kprintf("cpu:   PCID          %s      %s\n", yes_no(f->pcid),
-		f->pcid ? "available to mm/" : "every CR3 write flushes");
-	kprintf("cpu:   INVPCID       %s      %s\n", yes_no(f->invpcid),
-		f->invpcid ? "available to mm/"
-			   : "CR3 writes and INVLPG instead");
-	kprintf("cpu:   x2APIC        %s      %s\n", yes_no(f->x2apic),
-		f->x2apic ? "available to apic/" : "xAPIC (MMIO)");
-	kprintf("cpu:   TSC-deadline  %s      %s\n", yes_no(f->tsc_deadline),
-		f->tsc_deadline ? "available to apic/" : "LAPIC timer counts");
-	kprintf("cpu:   invariant TSC %s      %s\n", yes_no(f->invariant_tsc),
-		f->invariant_tsc ? "TSC usable as a clock"
-				 : "TSC rate may vary: timings marked");
-	kprintf("cpu:   RDTSCP        %s      %s\n", yes_no(f->rdtscp),
-		"benchmarks order RDTSC with LFENCE");
+	feature_row("NX", f->nx, "EFER.NXE on, data pages not executable",
+		    "all pages executable");
+	feature_row("global pages", f->pge,
+		    "CR4.PGE on, kernel mappings global",
+		    "kernel mappings flushed on every CR3 write");
+	feature_row("SMEP", f->smep, "CR4.SMEP on",
+		    "kernel may execute user pages");
+	feature_row("SMAP", f->smap,
+		    "CR4.SMAP on, STAC/CLAC around user access",
+		    "kernel may touch user pages");
+	feature_row("1 GiB pages", f->gbpages, "direct map uses 1 GiB pages",
+		    "direct map uses 2 MiB pages");
+	feature_row("XSAVE", f->xsave, "XSAVE for FPU state",
+		    f->fxsr ? "FXSAVE for FPU state" : "no FPU state saving");
+	feature_row("PCID", f->pcid, "available to mm/",
+		    "every CR3 write flushes");
+	feature_row("INVPCID", f->invpcid, "available to mm/",
+		    "CR3 writes and INVLPG instead");
+	feature_row("x2APIC", f->x2apic, "available to apic/", "xAPIC (MMIO)");
+	feature_row("TSC-deadline", f->tsc_deadline, "available to apic/",
+		    "LAPIC timer counts");
+	feature_row("invariant TSC", f->invariant_tsc, "TSC usable as a clock",
+		    "TSC rate may vary: timings marked");
+	feature_row("RDTSCP", f->rdtscp, "benchmarks order RDTSC with LFENCE",
+		    "benchmarks order RDTSC with LFENCE");
 }

@@ -222,16 +222,6 @@ bool fbcon_active(void)
 	return con.kind != FB_KIND_NONE;
 }
 
-uint32_t fbcon_columns(void)
-{
-	return fbcon_active() ? con.columns : 0;
-}
-
-uint32_t fbcon_rows(void)
-{
-	return fbcon_active() ? con.rows : 0;
-}
-
 void fbcon_putc(char ch)
 {
 	unsigned char c = (unsigned char)ch;

@@ -41,10 +41,6 @@ void fbcon_move(void *virt);
 
 bool fbcon_active(void);
 
-/* Character cells: columns and rows of text (0 when inactive). */
-uint32_t fbcon_columns(void);
-uint32_t fbcon_rows(void);
-
 /* Handles '\n', '\r', '\t' and '\b'; scrolls at the bottom. */
 void fbcon_putc(char c);
 

@@ -3,35 +3,12 @@
 #include "kernel/console.h"
 #include "lib/format.h"
 
-#define KPRINTF_BUFFER 256
-
-struct line {
-	char buf[KPRINTF_BUFFER];
-	size_t used;
-};
-
-static void line_sink(char c, void *ctx)
-{
-	struct line *l = ctx;
-
-	if (l->used == sizeof(l->buf)) {
-		console_write(l->buf, l->used);
-		l->used = 0;
-	}
-	l->buf[l->used++] = c;
-}
-
 int kvprintf(const char *fmt, va_list ap)
 {
-	struct line l;
-	int n;
-
-	l.used = 0;
-	n = format_to(line_sink, &l, fmt, ap);
-	console_write(l.buf, l.used);
-	return n;
+	return format_chunked(console_write, fmt, ap);
 }
 
+/* The variadic front end; user/lib/ulib.c's printf is its twin for user mode. */
 int kprintf(const char *fmt, ...)
 {
 	va_list ap;

@@ -8,7 +8,7 @@
 /*
  * Formats into a line buffer, then writes it in one console_write, so a
  * line is never split by another CPU's output. Lines longer than the buffer
- * (KPRINTF_BUFFER bytes) are written in pieces.
+ * (FORMAT_CHUNK bytes, lib/format.h) are written in pieces.
  */
 int kprintf(const char *fmt, ...) __printf(1, 2);
 int kvprintf(const char *fmt, va_list ap);

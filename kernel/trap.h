@@ -18,11 +18,8 @@ _Static_assert(sizeof(struct trap_frame) == 22 * 8,
 	       "kernel/isr.asm pushes 22 words");
 
 /* Exception vectors (SDM Vol. 3A, table 6-1). */
-#define VEC_DIVIDE_ERROR    0
-#define VEC_DEBUG	    1
 #define VEC_NMI		    2
 #define VEC_BREAKPOINT	    3
-#define VEC_INVALID_OPCODE  6
 #define VEC_DOUBLE_FAULT    8
 #define VEC_GENERAL_PROTECT 13
 #define VEC_PAGE_FAULT	    14

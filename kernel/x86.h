@@ -20,7 +20,6 @@
 #define CR4_PGE	       0x00000080ULL /* global pages */
 #define CR4_OSFXSR     0x00000200ULL /* FXSAVE/FXRSTOR and SSE */
 #define CR4_OSXMMEXCPT 0x00000400ULL /* SIMD floating-point exceptions */
-#define CR4_FSGSBASE   0x00010000ULL /* RDFSBASE and friends */
 #define CR4_PCIDE      0x00020000ULL /* process-context identifiers */
 #define CR4_OSXSAVE    0x00040000ULL /* XSAVE and XGETBV/XSETBV */
 #define CR4_SMEP       0x00100000ULL /* supervisor-mode execution prevention */
@@ -32,10 +31,8 @@
 #define RFLAGS_AC 0x00040000ULL /* alignment check / SMAP override */
 
 /* Model-specific registers (SDM Vol. 4); EFER comes from boot/consts.h */
-#define MSR_APIC_BASE	   0x0000001bU
-#define MSR_PAT		   0x00000277U
-#define MSR_FS_BASE	   0xc0000100U
-#define MSR_KERNEL_GS_BASE 0xc0000102U
+#define MSR_APIC_BASE 0x0000001bU
+#define MSR_PAT	      0x00000277U
 
 /* XCR0 (SDM Vol. 1, 13.3) */
 #define XCR0_X87 0x1ULL
@@ -47,14 +44,6 @@ static inline uint8_t inb(uint16_t port)
 	uint8_t value;
 
 	__asm__ volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
-	return value;
-}
-
-static inline uint16_t inw(uint16_t port)
-{
-	uint16_t value;
-
-	__asm__ volatile("inw %1, %0" : "=a"(value) : "Nd"(port));
 	return value;
 }
 

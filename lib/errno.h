@@ -6,7 +6,6 @@
 #define EPERM  1  /* not allowed */
 #define ENOENT 2  /* no such thing (mapping, tag, option) */
 #define ESRCH  3  /* no such task */
-#define EIO    5  /* device did not answer */
 #define ENOMEM 12 /* out of memory */
 #define EFAULT 14 /* bad address */
 #define EBUSY  16 /* in use */

@@ -288,6 +288,35 @@ int format_to(format_sink sink, void *ctx, const char *fmt, va_list ap_in)
 	return o.count;
 }
 
+struct chunk {
+	char data[FORMAT_CHUNK];
+	size_t used;
+	format_write write;
+};
+
+static void chunk_sink(char c, void *ctx)
+{
+	struct chunk *ch = ctx;
+
+	if (ch->used == sizeof(ch->data)) {
+		ch->write(ch->data, ch->used);
+		ch->used = 0;
+	}
+	ch->data[ch->used++] = c;
+}
+
+int format_chunked(format_write write, const char *fmt, va_list ap)
+{
+	struct chunk ch;
+	int n;
+
+	ch.used = 0;
+	ch.write = write;
+	n = format_to(chunk_sink, &ch, fmt, ap);
+	write(ch.data, ch.used);
+	return n;
+}
+
 struct buffer {
 	char *buf;
 	size_t size;

@@ -18,6 +18,15 @@ typedef void (*format_sink)(char c, void *ctx);
 int format_to(format_sink sink, void *ctx, const char *fmt, va_list ap);
 
 /*
+ * Formats through a FORMAT_CHUNK-byte buffer on the stack and hands the text
+ * to write in as few calls as possible: one for output that fits, so a line
+ * goes out whole (kprintf's console, a user program's SYS_WRITE).
+ */
+#define FORMAT_CHUNK 256
+typedef void (*format_write)(const char *s, size_t n);
+int format_chunked(format_write write, const char *fmt, va_list ap);
+
+/*
  * Like C's vsnprintf: writes at most size-1 characters and a NUL (when
  * size > 0); returns the length the whole output would have had.
  */

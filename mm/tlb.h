@@ -60,8 +60,8 @@ enum tlb_bug {
  * Largest page count flushed page by page; beyond it, flush the whole
  * context. Most flushes are of a few pages, and one INVLPG costs on the
  * order of 100 ns, so 33 of them stay within a few microseconds, less than
- * refilling the whole TLB afterwards would (the 2015 measurements behind
- * Linux's single-page flush ceiling; `bench=flush_local` redoes them).
+ * refilling the whole TLB afterwards would (the 2014 measurements behind
+ * Linux 3.17's single-page flush ceiling; `bench=flush_local` redoes them).
  */
 #define TLB_FLUSH_CEILING_DEFAULT 33
 #define TLB_FLUSH_CEILING_MAX	  4096

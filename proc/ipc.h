@@ -4,7 +4,8 @@
  * until a receiver takes its message; a call is a send that then waits for
  * the receiver's reply; reply-and-receive answers the last call and waits
  * for the next message in one step. Messages are a label and
- * IPC_WORDS words and travel in registers (proc/syscall_abi.h).
+ * IPC_WORDS words and travel in registers (struct ipc_message,
+ * proc/syscall_abi.h).
  */
 #ifndef PROC_IPC_H
 #define PROC_IPC_H
@@ -14,11 +15,6 @@
 
 #define IPC_WORDS     SYS_IPC_WORDS
 #define IPC_ENDPOINTS 64
-
-struct ipc_message {
-	uint64_t label;
-	uint64_t words[IPC_WORDS];
-};
 
 /* A new endpoint's id (> 0), or -ENOMEM when the table is full. */
 int ipc_endpoint_create(void);

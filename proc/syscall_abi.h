@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The system-call interface between user programs (user/) and the kernel.
- * Shared by both sides: no kernel types, only fixed-width integers from the
- * compiler.
+ * Shared by both sides: no kernel types, only lib/types.h's fixed-width
+ * integers.
  *
  * Convention (the same registers as Linux x86-64, so tools read it easily):
  * SYSCALL with the number in RAX and arguments in RDI, RSI, RDX, R10, R8,
@@ -16,6 +16,8 @@
  */
 #ifndef PROC_SYSCALL_ABI_H
 #define PROC_SYSCALL_ABI_H
+
+#include "lib/types.h"
 
 /* Numbers. */
 #define SYS_EXIT	    0  /* (status): end the calling task */
@@ -42,6 +44,15 @@
 #define SYS_COUNT	    21
 
 #define SYS_IPC_WORDS 4
+
+/*
+ * An IPC message: the kernel's (proc/ipc.c) and the user runtime's
+ * (user/lib/syscall.c), which moves it to and from the registers above.
+ */
+struct ipc_message {
+	uint64_t label;
+	uint64_t words[SYS_IPC_WORDS];
+};
 
 /* Memory protections for SYS_MAP and SYS_PROTECT. */
 #define SYS_PROT_READ  0x1

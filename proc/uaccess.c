@@ -25,10 +25,3 @@ int copy_from_user(void *dst, uint64_t user_src, size_t n)
 		return -EFAULT;
 	return copy_user(dst, (const void *)user_src, n);
 }
-
-int copy_to_user(uint64_t user_dst, const void *src, size_t n)
-{
-	if (!user_range_ok(user_dst, n))
-		return -EFAULT;
-	return copy_user((void *)user_dst, src, n);
-}

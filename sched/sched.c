@@ -303,23 +303,33 @@ void sched_preempt_point(void)
 		schedule();
 }
 
+/*
+ * Takes rq's lock, lets go of release and marks the current thread blocked;
+ * returns true with rq locked. Returns false, rq unlocked, when the thread
+ * was woken between deciding to block and blocking: the caller's loop
+ * re-checks what it waits for.
+ */
+static bool block_current(struct runqueue *rq, struct spinlock *release)
+{
+	spin_lock(&rq->lock);
+	if (release)
+		spin_unlock(release);
+	if (rq->current->wake_pending) {
+		rq->current->wake_pending = false;
+		spin_unlock(&rq->lock);
+		return false;
+	}
+	rq->current->state = THREAD_BLOCKED;
+	return true;
+}
+
 void sched_block_locked(struct spinlock *release)
 {
 	struct runqueue *rq = this_rq();
 
 	KASSERT(!irqs_enabled(), "blocking with interrupts on");
-	spin_lock(&rq->lock);
-	if (release)
-		spin_unlock(release);
-	if (rq->current->wake_pending) {
-		/* Woken between deciding to block and blocking: the caller's
-		 * loop re-checks what it waits for. */
-		rq->current->wake_pending = false;
-		spin_unlock(&rq->lock);
-		return;
-	}
-	rq->current->state = THREAD_BLOCKED;
-	schedule_locked(rq);
+	if (block_current(rq, release))
+		schedule_locked(rq);
 }
 
 void sched_handoff_locked(struct thread *next, struct spinlock *release)
@@ -334,16 +344,10 @@ void sched_handoff_locked(struct thread *next, struct spinlock *release)
 		sched_block_locked(release);
 		return;
 	}
-	spin_lock(&rq->lock);
-	if (release)
-		spin_unlock(release);
-	if (rq->current->wake_pending) {
-		rq->current->wake_pending = false;
-		spin_unlock(&rq->lock);
+	if (!block_current(rq, release)) {
 		sched_wake(next);
 		return;
 	}
-	rq->current->state = THREAD_BLOCKED;
 	if (next->state == THREAD_BLOCKED && !next->sleeping) {
 		this_cpu()->need_resched = false;
 		switch_to_locked(rq, next);

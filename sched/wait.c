@@ -13,6 +13,7 @@ void wait_queue_sleep_locked(struct wait_queue *wq)
 {
 	struct thread *self = current_thread();
 
+	/* The tail append of sched.c's enqueue_locked, on a wait queue. */
 	self->next = NULL;
 	if (wq->tail)
 		wq->tail->next = self;

@@ -55,10 +55,11 @@ static bool get_orders(struct orders *o)
 
 	if (sys_ipc_call(kernel_endpoint, &hello, &reply) < 0)
 		return false;
-	o->max_samples = MIN(reply.w[UBENCH_WORD_MAX_SAMPLES], SAMPLES_MAX);
-	o->min_samples = MIN(reply.w[UBENCH_WORD_MIN_SAMPLES], o->max_samples);
-	o->budget_cycles = reply.w[UBENCH_WORD_BUDGET];
-	o->server = (long)reply.w[UBENCH_WORD_SERVER];
+	o->max_samples = MIN(reply.words[UBENCH_WORD_MAX_SAMPLES], SAMPLES_MAX);
+	o->min_samples =
+		MIN(reply.words[UBENCH_WORD_MIN_SAMPLES], o->max_samples);
+	o->budget_cycles = reply.words[UBENCH_WORD_BUDGET];
+	o->server = (long)reply.words[UBENCH_WORD_SERVER];
 	return true;
 }
 
@@ -72,10 +73,11 @@ static void report(const uint64_t *v, size_t n, long status)
 		m.label =
 			UBENCH_SAMPLES | (long)k << UBENCH_SAMPLES_COUNT_SHIFT;
 		for (size_t j = 0; j < k; j++)
-			m.w[j] = v[i + j];
+			m.words[j] = v[i + j];
 		sys_ipc_send(kernel_endpoint, &m);
 	}
-	m = (struct ipc_message){.label = UBENCH_DONE, .w = {(uint64_t)status}};
+	m = (struct ipc_message){.label = UBENCH_DONE,
+				 .words = {(uint64_t)status}};
 	sys_ipc_send(kernel_endpoint, &m);
 }
 

@@ -42,20 +42,20 @@
 static void ping(struct ipc_message *m, unsigned long seq)
 {
 	m->label = LABEL_PING;
-	m->w[0] = seq;
-	m->w[1] = ~seq;
-	m->w[2] = seq * MIX;
-	m->w[3] = PING_MARK;
+	m->words[0] = seq;
+	m->words[1] = ~seq;
+	m->words[2] = seq * MIX;
+	m->words[3] = PING_MARK;
 }
 
 /* What the server answers to it. */
 static void pong(struct ipc_message *m, unsigned long seq)
 {
 	m->label = LABEL_PONG;
-	m->w[0] = seq;
-	m->w[1] = seq + 1;
-	m->w[2] = ~(seq * MIX);
-	m->w[3] = PONG_MARK;
+	m->words[0] = seq;
+	m->words[1] = seq + 1;
+	m->words[2] = ~(seq * MIX);
+	m->words[3] = PONG_MARK;
 }
 
 static bool same(const struct ipc_message *a, const struct ipc_message *b)
@@ -63,7 +63,7 @@ static bool same(const struct ipc_message *a, const struct ipc_message *b)
 	if (a->label != b->label)
 		return false;
 	for (int i = 0; i < SYS_IPC_WORDS; i++) {
-		if (a->w[i] != b->w[i])
+		if (a->words[i] != b->words[i])
 			return false;
 	}
 	return true;
@@ -73,10 +73,11 @@ static void mismatch(const char *who, unsigned long seq,
 		     const struct ipc_message *got,
 		     const struct ipc_message *want)
 {
-	printf("pingpong: %s: round %lu: got label %ld words %#lx %#lx %#lx "
-	       "%#lx, expected label %ld words %#lx %#lx %#lx %#lx\n",
-	       who, seq, got->label, got->w[0], got->w[1], got->w[2], got->w[3],
-	       want->label, want->w[0], want->w[1], want->w[2], want->w[3]);
+	printf("pingpong: %s: round %lu: got label %lu words %#lx %#lx %#lx "
+	       "%#lx, expected label %lu words %#lx %#lx %#lx %#lx\n",
+	       who, seq, got->label, got->words[0], got->words[1],
+	       got->words[2], got->words[3], want->label, want->words[0],
+	       want->words[1], want->words[2], want->words[3]);
 }
 
 /*

@@ -93,34 +93,39 @@ long sys_endpoint_create(void)
 
 long sys_ipc_send(long ep, const struct ipc_message *msg)
 {
-	return syscall6(SYS_IPC_SEND, ep, msg->label, (long)msg->w[0],
-			(long)msg->w[1], (long)msg->w[2], (long)msg->w[3]);
+	return syscall6(SYS_IPC_SEND, ep, (long)msg->label, (long)msg->words[0],
+			(long)msg->words[1], (long)msg->words[2],
+			(long)msg->words[3]);
 }
 
 long sys_ipc_recv(long ep, struct ipc_message *in)
 {
-	in->label = syscall6_words(SYS_IPC_RECV, ep, 0, 0, 0, 0, 0, in->w);
-	return in->label;
+	long label = syscall6_words(SYS_IPC_RECV, ep, 0, 0, 0, 0, 0, in->words);
+
+	in->label = (uint64_t)label;
+	return label;
 }
 
 long sys_ipc_call(long ep, const struct ipc_message *out,
 		  struct ipc_message *in)
 {
-	long label = syscall6_words(SYS_IPC_CALL, ep, out->label,
-				    (long)out->w[0], (long)out->w[1],
-				    (long)out->w[2], (long)out->w[3], in->w);
+	long label = syscall6_words(SYS_IPC_CALL, ep, (long)out->label,
+				    (long)out->words[0], (long)out->words[1],
+				    (long)out->words[2], (long)out->words[3],
+				    in->words);
 
-	in->label = label;
+	in->label = (uint64_t)label;
 	return label;
 }
 
 long sys_ipc_reply_recv(long ep, const struct ipc_message *out,
 			struct ipc_message *in)
 {
-	long label = syscall6_words(SYS_IPC_REPLY_RECV, ep, out->label,
-				    (long)out->w[0], (long)out->w[1],
-				    (long)out->w[2], (long)out->w[3], in->w);
+	long label = syscall6_words(SYS_IPC_REPLY_RECV, ep, (long)out->label,
+				    (long)out->words[0], (long)out->words[1],
+				    (long)out->words[2], (long)out->words[3],
+				    in->words);
 
-	in->label = label;
+	in->label = (uint64_t)label;
 	return label;
 }

@@ -11,12 +11,6 @@
 #include "lib/types.h"
 #include "proc/syscall_abi.h"
 
-/* A short IPC message, as it travels in registers. */
-struct ipc_message {
-	long label;			/* RSI when sent, RAX when received */
-	unsigned long w[SYS_IPC_WORDS]; /* RDX, R10, R8, R9 */
-};
-
 /*
  * Executes SYSCALL number nr with six arguments and returns RAX. When words
  * is not NULL it receives RDX, R10, R8 and R9 as the kernel left them: the
@@ -31,7 +25,7 @@ struct ipc_message {
  * after.
  */
 static inline long syscall6_words(long nr, long a0, long a1, long a2, long a3,
-				  long a4, long a5, unsigned long *words)
+				  long a4, long a5, uint64_t *words)
 {
 	register long r10 __asm__("r10") = a3;
 	register long r8 __asm__("r8") = a4;
@@ -44,10 +38,10 @@ static inline long syscall6_words(long nr, long a0, long a1, long a2, long a3,
 			 :
 			 : "rcx", "r11", "memory");
 	if (words) {
-		words[0] = (unsigned long)a2;
-		words[1] = (unsigned long)r10;
-		words[2] = (unsigned long)r8;
-		words[3] = (unsigned long)r9;
+		words[0] = (uint64_t)a2;
+		words[1] = (uint64_t)r10;
+		words[2] = (uint64_t)r8;
+		words[3] = (uint64_t)r9;
 	}
 	return ret;
 }
@@ -91,13 +85,15 @@ long sys_sleep_ns(uint64_t ns);
 long sys_shm_create(size_t len);
 long sys_shm_map(long id, void *addr, unsigned prot);
 
+/* One wrapper per IPC call of proc/ipc.h, which these mirror on purpose. */
 long sys_endpoint_create(void);
 long sys_ipc_send(long ep, const struct ipc_message *msg);
 
 /*
  * The receiving calls return the label of the message received (the reply
  * for sys_ipc_call) and store the whole message in *in, label included.
- * On an error the label is the error and the words mean nothing.
+ * On an error the label holds the (negative) error and the words mean
+ * nothing.
  */
 long sys_ipc_recv(long ep, struct ipc_message *in);
 long sys_ipc_call(long ep, const struct ipc_message *out,

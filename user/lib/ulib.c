@@ -6,7 +6,6 @@
  * as well.
  */
 #include "user/lib/ulib.h"
-#include "lib/format.h"
 
 /* --- Output ----------------------------------------------------------------- */
 
@@ -26,38 +25,18 @@ static long write_all(const char *buf, size_t len)
 	return 0;
 }
 
-/* printf's output collects here and leaves in as few writes as possible. */
-struct out_buffer {
-	char data[256];
-	size_t used;
-};
-
-static void flush(struct out_buffer *b)
+/* printf has nowhere to report a failed write: like C's, it goes on. */
+static void write_out(const char *buf, size_t len)
 {
-	write_all(b->data, b->used);
-	b->used = 0;
-}
-
-static void to_buffer(char c, void *ctx)
-{
-	struct out_buffer *b = ctx;
-
-	if (b->used == sizeof(b->data))
-		flush(b);
-	b->data[b->used++] = c;
+	write_all(buf, len);
 }
 
 int vprintf(const char *fmt, va_list ap)
 {
-	struct out_buffer b;
-	int n;
-
-	b.used = 0;
-	n = format_to(to_buffer, &b, fmt, ap);
-	flush(&b);
-	return n;
+	return format_chunked(write_out, fmt, ap);
 }
 
+/* The variadic front end; kernel/kprintf.c's kprintf is its twin. */
 int printf(const char *fmt, ...)
 {
 	va_list ap;
@@ -67,29 +46,6 @@ int printf(const char *fmt, ...)
 	n = vprintf(fmt, ap);
 	va_end(ap);
 	return n;
-}
-
-int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
-{
-	return kvsnprintf(buf, size, fmt, ap);
-}
-
-int snprintf(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = kvsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	return n;
-}
-
-int puts(const char *s)
-{
-	long r = write_all(s, strlen(s));
-
-	return (int)(r ? r : write_all("\n", 1));
 }
 
 /* --- Threads ------------------------------------------------------------------ */

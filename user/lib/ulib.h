@@ -13,24 +13,27 @@
 /* memcpy and friends: the kernel's (the compiler may call them itself). */
 #include "lib/string.h"
 #include "lib/types.h"
+#include "lib/format.h"
 #include "user/lib/syscall.h"
 
 int main(long arg);
 
 /*
  * Formatted output to the console through SYS_WRITE; the conversions are
- * those of lib/format.h (no floating point). Up to 256 characters go
- * out in one system call, so lines from different programs do not mix
- * unless they are longer than that. Return the number of characters
- * formatted.
+ * those of lib/format.h (no floating point). Up to FORMAT_CHUNK (256)
+ * characters go out in one system call, so lines from different programs
+ * do not mix unless they are longer than that. Return the number of
+ * characters formatted.
  */
 int printf(const char *fmt, ...) __printf(1, 2);
 int vprintf(const char *fmt, va_list ap);
-int snprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
-int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 
-/* Writes s and a newline; returns 0 or a negative error. */
-int puts(const char *s);
+/*
+ * C's names for lib/format.c's own, whose k prefix keeps them apart from the
+ * C library's in the host tests.
+ */
+#define snprintf  ksnprintf
+#define vsnprintf kvsnprintf
 
 /*
  * Runs fn(arg) in a new thread on the stack [stack, stack + size); when fn
