@@ -11,14 +11,10 @@
 
 #include "proc/syscall_abi.h"
 #include "lib/types.h"
+#include "sched/thread.h" /* struct ipc_message: a thread's message registers */
 
 #define IPC_WORDS     SYS_IPC_WORDS
 #define IPC_ENDPOINTS 64
-
-struct ipc_message {
-	uint64_t label;
-	uint64_t words[IPC_WORDS];
-};
 
 /* A new endpoint's id (> 0), or -ENOMEM when the table is full. */
 int ipc_endpoint_create(void);

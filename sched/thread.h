@@ -8,12 +8,22 @@
 #ifndef SCHED_THREAD_H
 #define SCHED_THREAD_H
 
-#include "proc/ipc.h"
 #include "lib/types.h"
+#include "proc/syscall_abi.h"
 #include "smp/cpumask.h"
 
 struct mm;
 struct task;
+
+/*
+ * A thread's message registers, as in L4: the label and words an IPC
+ * (proc/ipc.c) sends from or receives into; in user mode they travel in
+ * registers (proc/syscall_abi.h).
+ */
+struct ipc_message {
+	uint64_t label;
+	uint64_t words[SYS_IPC_WORDS];
+};
 
 enum thread_state {
 	THREAD_RUNNING,	 /* on a CPU now (rq->current) */
