@@ -313,7 +313,7 @@ TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/kernel/x86.h \
 	mm/mm.c mm/kmap.c mm/kstack.c mm/tlb.h mm/tlb_options.h mm/tlb_hw.h \
 	mm/tlb_batch.h mm/mm.h mm/pagetable.h mm/layout.h mm/kmap.h \
 	mm/kstack.h smp/shared.h smp/spinlock.h smp/cpumask.h smp/call.h \
-	smp/call_hw.h smp/call_queue.h
+	smp/call_hw.h smp/call_queue.h kernel/trap.h
 # The simulator's compiler flags: the host tests' (sanitizers on) unless
 # told otherwise. Mutation testing (tools/mutants.py) builds each mutant
 # with the same warnings, -O2 and no sanitizers: several times faster.

@@ -168,9 +168,13 @@ static void dispatch_interrupt(struct trap_frame *f)
 	unsigned vector = (unsigned)f->vector;
 	interrupt_handler handler;
 	void (*eoi)(void), (*exit_to_user)(void);
+	bool is_spurious;
 
+	/* The flag first: its acquire pairs with the release that
+	 * trap_set_spurious stores it with, after the handler. */
+	is_spurious = __atomic_load_n(&spurious[vector], __ATOMIC_ACQUIRE);
 	handler = __atomic_load_n(&handlers[vector], __ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&spurious[vector], __ATOMIC_ACQUIRE)) {
+	if (is_spurious) {
 		__atomic_fetch_add(&spurious_count, 1, __ATOMIC_RELAXED);
 		if (handler)
 			handler(f);
