@@ -147,7 +147,7 @@ USER_ELFS := $(USER_PROGRAMS:%=$(BUILD)/user/%.elf)
 ISO := $(BUILD)/shootdown.iso
 
 .PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
-	bench bench-compare plots mutants
+	bench bench-compare plots mutants docs
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -313,7 +313,7 @@ TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/kernel/x86.h \
 	mm/mm.c mm/kmap.c mm/kstack.c mm/tlb.h mm/tlb_options.h mm/tlb_hw.h \
 	mm/tlb_batch.h mm/mm.h mm/pagetable.h mm/layout.h mm/kmap.h \
 	mm/kstack.h smp/shared.h smp/spinlock.h smp/cpumask.h smp/call.h \
-	smp/call_hw.h smp/call_queue.h kernel/option_registry.h
+	smp/call_hw.h smp/call_queue.h kernel/option_registry.h kernel/trap.h
 # The simulator's compiler flags: the host tests' (sanitizers on) unless
 # told otherwise. Mutation testing (tools/mutants.py) builds each mutant
 # with the same warnings, -O2 and no sanitizers: several times faster.
@@ -345,13 +345,23 @@ FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/h
 format:
 	clang-format -i $(FORMAT_FILES)
 
+# The layers (docs/architecture.layers) and headers that compile alone.
+CHECK_HEADERS := --headers kernel "$(CC) $(KERNEL_CFLAGS)" \
+	--headers user "$(CC) $(USER_CFLAGS)" \
+	--headers host "$(HOSTCC) -Itests/host/sim_include $(HOST_TEST_CFLAGS) -DSHOOTDOWN_SIM"
+
 check:
 	$(PYTHON) tools/check-consts.py
+	$(PYTHON) tools/check-layers.py $(CHECK_HEADERS)
 	clang-format --dry-run -Werror $(FORMAT_FILES)
 	cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 		--enable=warning,performance,portability \
 		--suppress=missingIncludeSystem -I. $(KERNEL_C) proc/elf.c \
 		$(USER_C)
+
+# docs/architecture.dot and .svg, drawn from docs/architecture.layers.
+docs:
+	$(PYTHON) tools/check-layers.py --render
 
 clean:
 	rm -rf $(BUILD)
@@ -371,7 +381,8 @@ help:
 	@echo "  deps      install the packages run and test need (apt-get)"
 	@echo "  qemu-gdb  boot and wait for gdb on localhost:1234"
 	@echo "  format    clang-format the sources in place"
-	@echo "  check     format check, cppcheck, asm/C constant agreement"
+	@echo "  check     format check, cppcheck, asm/C constant agreement, layers, headers alone"
+	@echo "  docs      redraw docs/architecture.svg from docs/architecture.layers"
 	@echo "  clean     remove build/"
 	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD MUTANTS"
 

@@ -6,6 +6,7 @@
  * is remapped to vectors where that is harmless before being masked.
  */
 #include "apic/pic.h"
+#include "kernel/trap.h"
 #include "kernel/x86.h"
 
 #define PIC1_COMMAND 0x20
@@ -28,6 +29,11 @@ static void io_delay(void)
 	outb(UNUSED_PORT, 0);
 }
 
+static void spurious_interrupt(struct trap_frame *frame)
+{
+	pic_spurious((unsigned)frame->vector);
+}
+
 void pic_remap_and_mask(void)
 {
 	outb(PIC1_COMMAND, ICW1_INIT_ICW4);
@@ -48,6 +54,10 @@ void pic_remap_and_mask(void)
 	io_delay();
 	outb(PIC1_DATA, PIC_MASK_ALL);
 	outb(PIC2_DATA, PIC_MASK_ALL);
+	/* Masked, they can still raise spurious IRQ 7 and 15 here. */
+	for (unsigned v = PIC_VECTOR_BASE; v < PIC_VECTOR_BASE + PIC_VECTORS;
+	     v++)
+		trap_set_spurious(v, spurious_interrupt);
 }
 
 void pic_spurious(unsigned vector)

@@ -12,17 +12,46 @@
 #include "kernel/symbols.h"
 #include "kernel/trap.h"
 #include "kernel/x86.h"
-#include "smp/smp.h"
 #include "mm/layout.h"
 
 #define BACKTRACE_MAX_FRAMES 24
 
 static int panic_depth;
 static bool exit_on_panic;
+static void (*stop_other_cpus)(void);
+static bool stopping_others;
 
 void panic_set_exit_on_panic(bool exit)
 {
 	exit_on_panic = exit;
+}
+
+void panic_set_stop_other_cpus(void (*stop)(void))
+{
+	__atomic_store_n(&stop_other_cpus, stop, __ATOMIC_RELEASE);
+}
+
+bool panic_stopping_others(void)
+{
+	return __atomic_load_n(&stopping_others, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The flag before the NMI: a CPU the NMI reaches must see it set. The
+ * store is seq_cst (XCHG or MOV+MFENCE on x86, a full barrier: the ICR
+ * write of the NMI cannot pass it) and pairs with the load in
+ * panic_stopping_others, which the NMI handler runs (kernel/trap.c). Only
+ * the first panic gets here (panic_depth), so this runs at most once.
+ */
+static void stop_others(void)
+{
+	void (*stop)(void) =
+		__atomic_load_n(&stop_other_cpus, __ATOMIC_ACQUIRE);
+
+	if (!stop)
+		return;
+	__atomic_store_n(&stopping_others, true, __ATOMIC_SEQ_CST);
+	stop();
 }
 
 static void print_frame_line(int depth, uint64_t rip)
@@ -73,7 +102,7 @@ static __noreturn void panic_common(const struct trap_frame *f, const char *fmt,
 			platform_exit(false);
 		halt_forever();
 	}
-	smp_stop_other_cpus();
+	stop_others();
 	console_enter_panic();
 	kprintf("\nPANIC: ");
 	kvprintf(fmt, ap);

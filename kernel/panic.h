@@ -24,6 +24,15 @@ void backtrace_print(uint64_t rip, uint64_t rbp);
 void panic_set_exit_on_panic(bool exit);
 
 /*
+ * How a panic stops the other CPUs (an NMI to all but self): registered by
+ * smp/smp.c once a second CPU is online; with one CPU there is none.
+ */
+void panic_set_stop_other_cpus(void (*stop)(void));
+
+/* True once a panic stopped the other CPUs: an NMI then means "halt". */
+bool panic_stopping_others(void);
+
+/*
  * KASSERT(cond, "invariant in words: values", ...): checks an invariant that
  * must hold; if it does not, panics naming the condition, the place and the
  * values involved.

@@ -17,16 +17,10 @@
 #include "kernel/panic.h"
 #include "kernel/symbols.h"
 #include "kernel/x86.h"
-#include "apic/lapic.h"
-#include "apic/pic.h"
 #include "kernel/platform.h"
-#include "sched/sched.h"
-#include "proc/task.h"
 #include "smp/percpu.h"
-#include "smp/smp.h"
-#include "mm/kmap.h"
 
-#define REPORT_SIZE 512
+#define REPORT_SIZE TRAP_REPORT_SIZE
 
 static const char *const exception_names[32] = {
 	[0] = "#DE divide error",
@@ -56,6 +50,12 @@ static const char *const exception_names[32] = {
 };
 
 static interrupt_handler handlers[256];
+static bool spurious[256];
+/* The registration points (trap.h): written once at init, read here. */
+static void (*eoi_fn)(void);
+static void (*user_fault_fn)(struct trap_frame *f, uint64_t cr2);
+static void (*exit_to_user_fn)(void);
+static bool (*is_stack_guard_fn)(uint64_t va);
 static uint64_t recovered_count;
 static uint64_t spurious_count;
 static char last_recovered[REPORT_SIZE];
@@ -96,8 +96,8 @@ size_t trap_describe(const struct trap_frame *f, uint64_t cr2, char *buf,
 			       e & PF_PK ? ", protection key" : "");
 	}
 	if ((f->vector == VEC_PAGE_FAULT || f->vector == VEC_DOUBLE_FAULT) &&
-	    (size_t)n < size &&
-	    (kmap_is_stack_guard(cr2) || kmap_is_stack_guard(f->rsp - 8)))
+	    (size_t)n < size && is_stack_guard_fn &&
+	    (is_stack_guard_fn(cr2) || is_stack_guard_fn(f->rsp - 8)))
 		n += ksnprintf(buf + n, size - (size_t)n,
 			       "\n  stack overflow: rsp=%#llx reached the "
 			       "stack's guard page",
@@ -137,52 +137,65 @@ interrupt_handler trap_set_handler(unsigned vector, interrupt_handler handler)
 				   __ATOMIC_SEQ_CST);
 }
 
+void trap_set_spurious(unsigned vector, interrupt_handler handler)
+{
+	KASSERT(vector >= VEC_FIRST_IRQ && vector < 256,
+		"vector %u is an exception, not an interrupt", vector);
+	__atomic_store_n(&handlers[vector], handler, __ATOMIC_RELEASE);
+	__atomic_store_n(&spurious[vector], true, __ATOMIC_RELEASE);
+}
+
+void trap_set_eoi(void (*eoi)(void))
+{
+	__atomic_store_n(&eoi_fn, eoi, __ATOMIC_RELEASE);
+}
+
+void trap_set_user_handlers(void (*user_fault)(struct trap_frame *f,
+					       uint64_t cr2),
+			    void (*exit_to_user)(void))
+{
+	__atomic_store_n(&user_fault_fn, user_fault, __ATOMIC_RELEASE);
+	__atomic_store_n(&exit_to_user_fn, exit_to_user, __ATOMIC_RELEASE);
+}
+
+void trap_set_stack_guard_check(bool (*is_stack_guard)(uint64_t va))
+{
+	__atomic_store_n(&is_stack_guard_fn, is_stack_guard, __ATOMIC_RELEASE);
+}
+
 static void dispatch_interrupt(struct trap_frame *f)
 {
 	unsigned vector = (unsigned)f->vector;
 	interrupt_handler handler;
+	void (*eoi)(void), (*exit_to_user)(void);
+	bool is_spurious;
 
-	if (vector == VECTOR_SPURIOUS) {
-		__atomic_fetch_add(&spurious_count, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	if (vector >= PIC_VECTOR_BASE &&
-	    vector < PIC_VECTOR_BASE + PIC_VECTORS) {
-		__atomic_fetch_add(&spurious_count, 1, __ATOMIC_RELAXED);
-		pic_spurious(vector);
-		return;
-	}
+	/* The flag first: its acquire pairs with the release that
+	 * trap_set_spurious stores it with, after the handler. */
+	is_spurious = __atomic_load_n(&spurious[vector], __ATOMIC_ACQUIRE);
 	handler = __atomic_load_n(&handlers[vector], __ATOMIC_ACQUIRE);
+	if (is_spurious) {
+		__atomic_fetch_add(&spurious_count, 1, __ATOMIC_RELAXED);
+		if (handler)
+			handler(f);
+		return;
+	}
 	if (handler)
 		handler(f);
 	else
 		kprintf("trap: interrupt on vector %u with no handler "
 			"(ignored)\n",
 			vector);
-	lapic_eoi();
-	/* The way out of an interrupt is where preemption happens. */
+	eoi = __atomic_load_n(&eoi_fn, __ATOMIC_ACQUIRE);
+	if (eoi)
+		eoi();
+	/* The way out of an interrupt is where preemption happens (the
+	 * scheduler's callback, declared with preempt_enable). */
 	sched_preempt_point();
 	/* Back to user mode: a killed task's thread ends here. */
-	if (f->cs & SELECTOR_RPL3)
-		task_check_killed();
-}
-
-/*
- * A user program faulted: report it and end its task. The kernel and the
- * other tasks go on.
- */
-static void user_fault(struct trap_frame *f, uint64_t cr2)
-{
-	struct task *task = task_current();
-	char report[REPORT_SIZE];
-
-	trap_describe(f, cr2, report, sizeof(report));
-	kprintf("task %s (%d) killed: %s\n", task ? task->name : "?",
-		task ? task->id : -1, report);
-	if (!task)
-		panic_with_frame(f, "ring 3 fault in a thread with no task");
-	sti();
-	task_exit(TASK_STATUS_FAULT);
+	exit_to_user = __atomic_load_n(&exit_to_user_fn, __ATOMIC_ACQUIRE);
+	if ((f->cs & SELECTOR_RPL3) && exit_to_user)
+		exit_to_user();
 }
 
 void trap_dispatch(struct trap_frame *f)
@@ -198,12 +211,18 @@ void trap_dispatch(struct trap_frame *f)
 	}
 	if (f->vector == VEC_NMI) {
 		/* Another CPU panicked and wants this one quiet. */
-		if (smp_stopping())
+		if (panic_stopping_others())
 			halt_forever();
 		kprintf("trap: NMI on CPU %u (ignored)\n", this_cpu_index());
 		return;
 	}
 	if (f->cs & SELECTOR_RPL3) {
+		void (*user_fault)(struct trap_frame *, uint64_t) =
+			__atomic_load_n(&user_fault_fn, __ATOMIC_ACQUIRE);
+
+		if (!user_fault)
+			panic_with_frame(f, "ring 3 fault before user mode "
+					    "was set up");
 		user_fault(f, cr2);
 		return;
 	}

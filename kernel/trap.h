@@ -46,6 +46,38 @@ typedef void (*interrupt_handler)(struct trap_frame *frame);
  */
 interrupt_handler trap_set_handler(unsigned vector, interrupt_handler handler);
 
+/*
+ * Vectors whose interrupts are spurious (the local APIC's spurious vector,
+ * the 8259's IRQ 7 and 15): counted, passed to handler (may be NULL), and
+ * given no end of interrupt, which the SDM forbids for the APIC's (Vol. 3A
+ * 11.9) and which the 8259 does not take from the local APIC. Installed by
+ * the driver that owns the vector (apic/lapic.c, apic/pic.c).
+ */
+void trap_set_spurious(unsigned vector, interrupt_handler handler);
+
+/*
+ * Registration points, filled at init by the layers above this one, so the
+ * trap path calls up without including them (docs/architecture.md):
+ *  - eoi: the interrupt controller's end of interrupt, sent after each
+ *    handler returns (apic/lapic.c; no interrupt arrives before it);
+ *  - user_fault: a fault in ring 3; reports it and ends the task, never
+ *    returns (proc/task.c, with SYSCALL: ring 3 exists from then on);
+ *  - exit_to_user: runs on the way back to ring 3 from an interrupt (a
+ *    killed task's thread ends there; proc/task.c);
+ *  - is_stack_guard: whether an address lies in a stack's guard page, for
+ *    fault reports (mm/kmap.c, once the kernel page tables have guards).
+ * Before registration: no EOI, a ring-3 fault panics, no return check, no
+ * guard-page note.
+ */
+void trap_set_eoi(void (*eoi)(void));
+void trap_set_user_handlers(void (*user_fault)(struct trap_frame *frame,
+					       uint64_t cr2),
+			    void (*exit_to_user)(void));
+void trap_set_stack_guard_check(bool (*is_stack_guard)(uint64_t va));
+
+/* Room for one exception's description (trap_describe). */
+#define TRAP_REPORT_SIZE 512
+
 /* The stub of each vector, for the IDT (kernel/isr.asm). */
 extern const uint64_t isr_stub_table[256];
 

@@ -26,6 +26,7 @@
 #include "lib/errno.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
+#include "kernel/trap.h"
 #include "kernel/x86.h"
 #include "smp/spinlock.h"
 
@@ -180,6 +181,8 @@ void kmap_init_this_cpu(void)
 void kmap_activate(void)
 {
 	tlb_boot_init(kernel_root);
+	/* Fault reports can now tell a stack overflow (kernel/trap.h). */
+	trap_set_stack_guard_check(kmap_is_stack_guard);
 }
 
 void *ioremap(uint64_t phys, uint64_t size, uint64_t cache)

@@ -2,13 +2,13 @@
 /*
  * mm/tlb_hw.h on real hardware: one instruction or one kernel service per
  * function. tests/host/tlb_sim implements the same interface on a simulated
- * machine.
+ * machine. The remote call, tlb_hw_call, is smp/call.c's: cross-CPU calls
+ * sit above mm/ (they need the local APIC, which needs ioremap).
  */
 #include "mm/tlb_hw.h"
 #include "kernel/cpu.h"
 #include "kernel/x86.h"
 #include "mm/tlb.h"
-#include "smp/call.h"
 #include "smp/percpu.h"
 
 unsigned tlb_hw_cpu(void)
@@ -78,18 +78,6 @@ void tlb_hw_flush_everything(void)
 	} else {
 		write_cr3(read_cr3()); /* no global entries to keep */
 	}
-}
-
-void tlb_hw_call(const struct cpumask *targets, void (*fn)(void *arg),
-		 void *arg, enum tlb_hw_wait wait)
-{
-	static const enum smp_call_wait modes[] = {
-		[TLB_HW_NO_WAIT] = SMP_CALL_NO_WAIT,
-		[TLB_HW_WAIT] = SMP_CALL_WAIT,
-		[TLB_HW_WAIT_ACK_FIRST] = SMP_CALL_WAIT_ACK_FIRST,
-	};
-
-	smp_call_function_many(targets, fn, arg, modes[wait]);
 }
 
 void tlb_boot_init(uint64_t kernel_root)

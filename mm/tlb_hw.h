@@ -3,10 +3,11 @@
  * The machine under the TLB protocol: everything mm/tlb.c and
  * mm/tlb_batch.c need from the CPU and from other CPUs, and nothing more.
  *
- * Two implementations: mm/tlb_hw.c (real instructions, the local APIC,
- * smp_call_function_many) and tests/host/tlb_sim (a simulated machine with
- * PCID-tagged TLBs, delayed IPIs and an interleaving scheduler). Every call
- * here is a point where, in the simulator, other CPUs may run.
+ * Two implementations: mm/tlb_hw.c (real instructions) with smp/call.c
+ * (tlb_hw_call: smp_call_function_many, a layer above mm/), and
+ * tests/host/tlb_sim (a simulated machine with PCID-tagged TLBs, delayed
+ * IPIs and an interleaving scheduler). Every call here is a point where,
+ * in the simulator, other CPUs may run.
  */
 #ifndef MM_TLB_HW_H
 #define MM_TLB_HW_H

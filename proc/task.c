@@ -19,6 +19,8 @@
 #include "proc/ipc.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
+#include "kernel/trap.h"
+#include "kernel/x86.h"
 #include "lib/string.h"
 #include "mm/heap.h"
 #include "mm/layout.h"
@@ -334,4 +336,18 @@ void task_check_killed(void)
 
 	if (task && __atomic_load_n(&task->killed, __ATOMIC_RELAXED))
 		task_exit_thread();
+}
+
+__noreturn void task_user_fault(struct trap_frame *f, uint64_t cr2)
+{
+	struct task *task = task_current();
+	char report[TRAP_REPORT_SIZE];
+
+	trap_describe(f, cr2, report, sizeof(report));
+	kprintf("task %s (%d) killed: %s\n", task ? task->name : "?",
+		task ? task->id : -1, report);
+	if (!task)
+		panic_with_frame(f, "ring 3 fault in a thread with no task");
+	sti();
+	task_exit(TASK_STATUS_FAULT);
 }

@@ -12,6 +12,7 @@
 
 struct mm;
 struct thread;
+struct trap_frame;
 
 #define TASK_MAX	  256
 #define TASK_ID_MAX	  0x7fffffff
@@ -56,5 +57,12 @@ __noreturn void task_exit(long status);
 
 /* Called on every way back to user mode: exits if the task was killed. */
 void task_check_killed(void);
+
+/*
+ * A user program faulted (kernel/trap.c calls it, registered with
+ * SYSCALL): reports the fault and ends its task. The kernel and the other
+ * tasks go on.
+ */
+__noreturn void task_user_fault(struct trap_frame *frame, uint64_t cr2);
 
 #endif

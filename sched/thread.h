@@ -8,8 +8,8 @@
 #ifndef SCHED_THREAD_H
 #define SCHED_THREAD_H
 
-#include "proc/ipc.h"
 #include "lib/types.h"
+#include "proc/syscall_abi.h" /* struct ipc_message: the message registers */
 #include "smp/cpumask.h"
 
 struct mm;

@@ -65,7 +65,6 @@ static struct cpu_report_line {
 	int index; /* -1 when not online */
 } report[MAX_CPUS];
 static size_t report_count;
-static bool stopping;
 
 __noreturn void ap_entry(struct percpu *p);
 
@@ -194,6 +193,12 @@ static enum cpu_state start_cpu(uint32_t apic_id, unsigned index,
 	return (enum cpu_state)(ap_alive - 1);
 }
 
+/* Stops every other CPU with an NMI (kernel/panic.c calls it). */
+static void stop_other_cpus(void)
+{
+	lapic_send_ipi(0, ICR_NMI | ICR_DEST_ALL_BUT_SELF);
+}
+
 static void add_report(uint32_t apic_id, enum cpu_state state, int index)
 {
 	report[report_count++] =
@@ -236,6 +241,8 @@ void smp_boot_cpus(const struct madt_info *madt)
 		if (state == CPU_ONLINE) {
 			add_report(c->apic_id, CPU_ONLINE, (int)cpu_count);
 			cpu_count++;
+			/* A panic from now on stops the others first. */
+			panic_set_stop_other_cpus(stop_other_cpus);
 		} else {
 			add_report(c->apic_id, state, -1);
 			kprintf("smp: CPU with APIC ID %u %s; continuing "
@@ -279,17 +286,4 @@ void smp_report(void)
 			kprintf("cpus:     -  %7u  %s\n", report[i].apic_id,
 				state_name(report[i].state));
 	}
-}
-
-void smp_stop_other_cpus(void)
-{
-	if (stopping || cpu_count < 2)
-		return;
-	__atomic_store_n(&stopping, true, __ATOMIC_SEQ_CST);
-	lapic_send_ipi(0, ICR_NMI | ICR_DEST_ALL_BUT_SELF);
-}
-
-bool smp_stopping(void)
-{
-	return __atomic_load_n(&stopping, __ATOMIC_SEQ_CST);
 }

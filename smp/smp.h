@@ -26,10 +26,4 @@ void smp_boot_cpus(const struct madt_info *madt);
 /* Prints the CPU table: index, APIC ID, state. */
 void smp_report(void);
 
-/* Stops every other CPU with an NMI (panic uses it). */
-void smp_stop_other_cpus(void);
-
-/* True once smp_stop_other_cpus ran: NMIs then mean "halt". */
-bool smp_stopping(void);
-
 #endif

@@ -17,6 +17,7 @@
  *   kernel/cpu.h boot_cpu: global pages, NX and PCID present
  *   mm/tlb.h     tlb_boot_init / tlb_load_kernel_root (mm/tlb_hw.c on
  *                hardware): the simulator decides PCID from the policy
+ *   kernel/trap.h trap_set_stack_guard_check: there are no fault reports
  *   linker.ld    the image symbols mm/kmap.c names (kmap_build, which
  *                reads them, never runs here)
  *
@@ -27,6 +28,7 @@
  */
 #include "tests/host/tlb_sim.h"
 #include "kernel/cpu.h"
+#include "kernel/trap.h"
 #include "mm/heap.h"
 #include "mm/pmm.h"
 
@@ -138,4 +140,11 @@ void tlb_boot_init(uint64_t kernel_root)
 void tlb_load_kernel_root(uint64_t kernel_root)
 {
 	tlb_hw_load_cr3(kernel_root);
+}
+
+/* --- kernel/trap.h ------------------------------------------------------------ */
+
+void trap_set_stack_guard_check(bool (*is_stack_guard)(uint64_t va))
+{
+	(void)is_stack_guard; /* no faults are reported here */
 }
