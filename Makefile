@@ -30,7 +30,8 @@ else
 endif
 
 cmd = $(foreach t,$(tools_$(1)),$(call need_tool,$(t)))$(cmd_prefix_$(quiet)) $(cmd_$(1))
-cmd_prefix_quiet = @printf '  %-7s %s\n' $(quiet_cmd_$(1));
+cmd_prefix_quiet = @printf '  %-7s %s\n' '$(firstword $(quiet_cmd_$(1)))' \
+	'$(wordlist 2,$(words $(quiet_cmd_$(1))),$(quiet_cmd_$(1)))';
 cmd_prefix_silent = @
 need_tool = $(if $(shell command -v $(firstword $($(1))) 2>/dev/null),,$(error $(strip \
 	$(1)=$($(1)): no such command$(if $(tool_hint_$(1)),; $(tool_hint_$(1))))))
@@ -445,7 +446,7 @@ mutants:
 FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \
 	proc/elf.c $(USER_C) $(USER_LIB_H)
 
-quiet_cmd_format = FORMAT $(words $(FORMAT_FILES)) files
+quiet_cmd_format = FORMAT $(words $(FORMAT_FILES)) files in place
 tools_format := CLANG_FORMAT
 cmd_format = $(CLANG_FORMAT) -i $(FORMAT_FILES)
 format:
