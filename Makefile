@@ -492,5 +492,7 @@ help:
 	@echo "  check     format check, cppcheck, asm/C constant agreement"
 	@echo "  clean     remove build/"
 	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD MUTANTS"
+	@echo "build: V=1 prints the commands (default: one line per step), CC=clang LD=ld.lld,"
+	@echo "       HOSTCC= for the host tests, BUILD=dir instead of build/"
 
 -include $(KERNEL_OBJS:.o=.d) $(USER_OBJS:.o=.d) $(USER_LIB_OBJS:.o=.d)
