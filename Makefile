@@ -5,6 +5,51 @@
 
 BUILD := build
 
+# --- Output ----------------------------------------------------------------
+# Kbuild-style: each step prints one line, a tag and the file it reads or
+# makes ("  CC      mm/tlb.c"); `make V=1` prints the full commands instead,
+# `make -s` nothing. The compiler's messages appear either way. A rule runs a
+# step with $(call cmd,NAME): cmd_NAME is the command, quiet_cmd_NAME its tag
+# and file, tools_NAME the variables naming the programs it runs (each must
+# name a command on PATH: a clear error otherwise, only when the step runs).
+# V counts only on the command line, as in Kbuild: a V in the environment is
+# someone else's.
+ifeq ($(origin V),command line)
+  VERBOSE := $(V)
+endif
+ifeq ($(VERBOSE),1)
+  Q :=
+else ifneq ($(filter-out 0,$(VERBOSE)),)
+  $(error V=$(V): use V=1 for the full commands, or V=0 (the default) for one line per step)
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+  Q := @
+  quiet := silent
+else
+  Q := @
+  quiet := quiet
+endif
+
+cmd = $(foreach t,$(tools_$(1)),$(call need_tool,$(t)))$(cmd_prefix_$(quiet)) $(cmd_$(1))
+cmd_prefix_quiet = @printf '  %-7s %s\n' '$(firstword $(quiet_cmd_$(1)))' \
+	'$(wordlist 2,$(words $(quiet_cmd_$(1))),$(quiet_cmd_$(1)))';
+cmd_prefix_silent = @
+need_tool = $(if $(shell command -v $(firstword $($(1))) 2>/dev/null),,$(error $(strip \
+	$(1)=$($(1)): no such command$(if $(tool_hint_$(1)),; $(tool_hint_$(1))))))
+tool_hint_CC := the kernel's C compiler, e.g. CC=gcc or CC=clang
+tool_hint_LD := the linker, ld (package binutils) or ld.lld (package lld) with clang
+tool_hint_HOSTCC := the host tests' compiler, e.g. HOSTCC=cc or HOSTCC=clang
+tool_hint_NASM := the assembler, package nasm (make deps)
+tool_hint_CLANG_FORMAT := package clang-format (make deps)
+tool_hint_CPPCHECK := package cppcheck (make deps)
+
+# BUILD is removed by make clean: it must be a directory of its own.
+ifneq ($(words $(BUILD)),1)
+  $(error BUILD=$(BUILD): name one directory without spaces, e.g. BUILD=build-clang)
+endif
+ifneq ($(filter . .. / ./ ../,$(BUILD))$(wildcard $(BUILD)/Makefile $(BUILD)/*.c $(BUILD)/*.h $(BUILD)/.git),)
+  $(error BUILD=$(BUILD) holds sources or is the tree itself; make clean would remove it: choose e.g. BUILD=build-clang)
+endif
+
 # --- Toolchain -------------------------------------------------------------
 # In order: x86_64-elf-gcc on PATH, the host gcc on an x86-64 host, clang
 # targeting bare x86-64 with ld.lld. CC= and LD= override the choice.
@@ -33,6 +78,8 @@ NM ?= nm
 OBJDUMP ?= objdump
 PYTHON ?= python3
 HOSTCC ?= cc
+CLANG_FORMAT ?= clang-format
+CPPCHECK ?= cppcheck
 
 # --- Flags -----------------------------------------------------------------
 WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter
@@ -146,6 +193,9 @@ USER_OBJS := $(USER_PROGRAMS:%=$(BUILD)/user/%.o)
 USER_ELFS := $(USER_PROGRAMS:%=$(BUILD)/user/%.elf)
 ISO := $(BUILD)/shootdown.iso
 
+# A step that fails leaves no half-written file behind to pass for done.
+.DELETE_ON_ERROR:
+
 .PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
 	bench bench-compare plots mutants docs
 
@@ -154,59 +204,101 @@ all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 iso: $(ISO)
 
 # --- Kernel ----------------------------------------------------------------
+quiet_cmd_cc = CC $<
+tools_cc := CC
+cmd_cc = $(CC) $(KERNEL_CFLAGS) -c $< -o $@
 $(BUILD)/%.o: %.c Makefile
-	@mkdir -p $(dir $@)
-	$(CC) $(KERNEL_CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(call cmd,cc)
 
 # NASM's own dependency output misses %include files: list them here.
 ASM_INCLUDES := boot/consts.inc kernel/trap_frame.inc
 
+quiet_cmd_as = AS $<
+tools_as := NASM
+cmd_as = $(NASM) $(NASM_FLAGS) -MD $(@:.o=.d) -MT $@ $< -o $@
 $(BUILD)/%.o: %.asm $(ASM_INCLUDES) Makefile
-	@mkdir -p $(dir $@)
-	$(NASM) $(NASM_FLAGS) -MD $(@:.o=.d) -MT $@ $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(call cmd,as)
 
 # The console font: drawn as text in kernel/font.txt, compiled to PSF2 and
 # embedded with NASM's incbin (symbols font_psf_start/font_psf_end).
+quiet_cmd_mkfont = GEN $@
+tools_mkfont := PYTHON
+cmd_mkfont = $(PYTHON) tools/mkfont.py $< $@
 $(BUILD)/kernel/font.psf: kernel/font.txt tools/mkfont.py
-	@mkdir -p $(dir $@)
-	$(PYTHON) tools/mkfont.py kernel/font.txt $@
+	$(Q)mkdir -p $(@D)
+	$(call cmd,mkfont)
 
-$(BUILD)/kernel/font_psf.o: $(BUILD)/kernel/font.psf
-	printf 'section .rodata\nglobal font_psf_start\nglobal font_psf_end\nfont_psf_start: incbin "%s"\nfont_psf_end:\n' $< > $(BUILD)/kernel/font_psf.asm
-	$(NASM) -f elf64 $(BUILD)/kernel/font_psf.asm -o $@
+quiet_cmd_incbin = GEN $@
+cmd_incbin = printf 'section .rodata\nglobal font_psf_start\nglobal font_psf_end\nfont_psf_start: incbin "%s"\nfont_psf_end:\n' $< > $@
+$(BUILD)/kernel/font_psf.asm: $(BUILD)/kernel/font.psf Makefile
+	$(call cmd,incbin)
+
+# Generated assembly (the font, the symbol tables): no %includes.
+quiet_cmd_as_gen = AS $<
+tools_as_gen := NASM
+cmd_as_gen = $(NASM) -f elf64 $< -o $@
+$(BUILD)/kernel/font_psf.o: $(BUILD)/kernel/font_psf.asm
+	$(call cmd,as_gen)
 
 # The kernel is linked twice: the first link gives the addresses of the
 # functions, which become the symbol table (section .ksyms, placed last by
 # linker.ld so it moves nothing) of the second.
+quiet_cmd_mksyms = GEN $@
+tools_mksyms := PYTHON
+cmd_mksyms = $(PYTHON) tools/mksyms.py $(or $(filter %.nm,$^),/dev/null) > $@
 $(BUILD)/ksyms.pass1.asm: tools/mksyms.py
-	@mkdir -p $(dir $@)
-	$(PYTHON) tools/mksyms.py /dev/null > $@
+	$(Q)mkdir -p $(@D)
+	$(call cmd,mksyms)
 
+quiet_cmd_ld_kernel = LD $@
+tools_ld_kernel := LD
+cmd_ld_kernel = $(LD) $(KERNEL_LDFLAGS) -o $@ $(filter %.o,$^)
 $(BUILD)/shootdown.pass1.elf: $(KERNEL_OBJS) $(BUILD)/ksyms.pass1.o linker.ld
-	$(LD) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS) $(BUILD)/ksyms.pass1.o
+	$(call cmd,ld_kernel)
 
-$(BUILD)/ksyms.pass2.asm: $(BUILD)/shootdown.pass1.elf tools/mksyms.py
-	$(NM) -n --defined-only $< > $(BUILD)/shootdown.pass1.nm
-	$(PYTHON) tools/mksyms.py $(BUILD)/shootdown.pass1.nm > $@
+quiet_cmd_nm_syms = NM $@
+tools_nm_syms := NM
+cmd_nm_syms = $(NM) -n --defined-only $< > $@
+$(BUILD)/shootdown.pass1.nm: $(BUILD)/shootdown.pass1.elf
+	$(call cmd,nm_syms)
+
+$(BUILD)/ksyms.pass2.asm: $(BUILD)/shootdown.pass1.nm tools/mksyms.py
+	$(call cmd,mksyms)
 
 $(BUILD)/ksyms.%.o: $(BUILD)/ksyms.%.asm
-	$(NASM) -f elf64 $< -o $@
+	$(call cmd,as_gen)
 
-$(KERNEL_ELF): $(KERNEL_OBJS) $(BUILD)/ksyms.pass2.o linker.ld
-	$(LD) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS) $(BUILD)/ksyms.pass2.o
-	@$(NM) -n --defined-only $@ | grep -i ' t ' > $@.text-symbols
-	@grep -i ' t ' $(BUILD)/shootdown.pass1.nm | cmp -s - $@.text-symbols || \
-		{ echo "function addresses moved between links"; exit 1; }
+# The symbol table must not have moved a function: the second link's text
+# symbols are the first's.
+quiet_cmd_syms_moved = CHKSYM $@
+tools_syms_moved := NM
+cmd_syms_moved = $(NM) -n --defined-only $@ | grep -i ' t ' > $@.text-symbols && \
+	{ grep -i ' t ' $(BUILD)/shootdown.pass1.nm | cmp -s - $@.text-symbols || \
+		{ echo "$@: function addresses moved between links" >&2; exit 1; }; }
+$(KERNEL_ELF): $(KERNEL_OBJS) $(BUILD)/ksyms.pass2.o linker.ld \
+		$(BUILD)/shootdown.pass1.nm
+	$(call cmd,ld_kernel)
+	$(call cmd,syms_moved)
 
+quiet_cmd_objdump = OBJDUMP $@
+tools_objdump := OBJDUMP
+cmd_objdump = $(OBJDUMP) -d -S -M intel $< > $@
 $(BUILD)/shootdown.lst: $(KERNEL_ELF)
-	$(OBJDUMP) -d -S -M intel $< > $@
+	$(call cmd,objdump)
 
+quiet_cmd_nm_map = NM $@
+tools_nm_map := NM
+cmd_nm_map = $(NM) -n -C $< > $@
 $(BUILD)/shootdown.map: $(KERNEL_ELF)
-	$(NM) -n -C $< > $@
+	$(call cmd,nm_map)
 
 # The USB-stick image carries the user programs as boot modules too.
+quiet_cmd_mkiso = ISO $@
+cmd_mkiso = tools/mkiso.sh $(USER_ELFS:%=--module %) $@ $(KERNEL_ELF)
 $(ISO): $(KERNEL_ELF) $(USER_ELFS) tools/mkiso.sh
-	tools/mkiso.sh $(USER_ELFS:%=--module %) $@ $(KERNEL_ELF)
+	$(call cmd,mkiso)
 
 # --- User programs ---------------------------------------------------------
 # Static ELF executables at 0x400000 (user/linker.ld), handed to the kernel
@@ -221,22 +313,28 @@ USER_CFLAGS := $(TARGET_FLAGS) -std=gnu11 -O2 -g $(WARNINGS) \
 USER_LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack \
 	-T user/linker.ld
 
+quiet_cmd_usercc = USERCC $<
+tools_usercc := CC
+cmd_usercc = $(CC) $(USER_CFLAGS) -c $< -o $@
 $(BUILD)/user/%.o: user/%.c Makefile
-	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(call cmd,usercc)
 
 # The kernel's pure formatter and string functions serve user space too.
 $(BUILD)/user/lib/format.o: lib/format.c Makefile
-	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(call cmd,usercc)
 
 $(BUILD)/user/lib/string.o: lib/string.c Makefile
-	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(call cmd,usercc)
 
+quiet_cmd_userld = USERLD $@
+tools_userld := LD
+cmd_userld = $(LD) $(USER_LDFLAGS) -o $@ $< $(USER_LIB_OBJS)
 $(USER_ELFS): $(BUILD)/user/%.elf: $(BUILD)/user/%.o $(USER_LIB_OBJS) \
 		user/linker.ld
-	$(LD) $(USER_LDFLAGS) -o $@ $< $(USER_LIB_OBJS)
+	$(call cmd,userld)
 
 # --- Running ---------------------------------------------------------------
 # Variables for run and test (see README.md): EMU SMP MEM ACCEL CPU FIRMWARE
@@ -289,9 +387,12 @@ $(BUILD)/host/test_acpi_tables: tests/host/test_acpi_tables.c acpi/tables.c test
 $(BUILD)/host/test_elf: tests/host/test_elf.c proc/elf.c tests/host/host_test.h $(USER_ELFS)
 $(BUILD)/host/test_elf: HOST_TEST_CFLAGS += -DUSER_ELF_DIR='"$(BUILD)/user"'
 
+quiet_cmd_hostcc = HOSTCC $@
+tools_hostcc := HOSTCC
+cmd_hostcc = $(HOSTCC) $(HOST_TEST_CFLAGS) -o $@ $(filter %.c,$^)
 $(BUILD)/host/test_%:
-	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_TEST_CFLAGS) -o $@ $(filter %.c,$^)
+	$(Q)mkdir -p $(@D)
+	$(call cmd,hostcc)
 
 # The TLB protocol on a simulated machine with threads for CPUs
 # (docs/tlb-simulator.md). Compiled unchanged with SHOOTDOWN_SIM: mm/tlb.c,
@@ -323,9 +424,12 @@ TLB_SIM_FLAGS = -Itests/host/sim_include $(TLB_SIM_CFLAGS) \
 	-Wl,--wrap=mm_get,--wrap=mm_put
 HOST_TEST_BINS += $(BUILD)/host/tlb_sim
 
+quiet_cmd_hostcc_sim = HOSTCC $@
+tools_hostcc_sim := HOSTCC
+cmd_hostcc_sim = $(HOSTCC) $(TLB_SIM_FLAGS) -o $@ $(TLB_SIM_C)
 $(BUILD)/host/tlb_sim: $(TLB_SIM_C) $(TLB_SIM_DEPS)
-	@mkdir -p $(dir $@)
-	$(HOSTCC) $(TLB_SIM_FLAGS) -o $@ $(TLB_SIM_C)
+	$(Q)mkdir -p $(@D)
+	$(call cmd,hostcc_sim)
 
 host-tests: $(HOST_TEST_BINS)
 
@@ -342,29 +446,48 @@ mutants:
 FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \
 	proc/elf.c $(USER_C) $(USER_LIB_H)
 
+quiet_cmd_format = FORMAT $(words $(FORMAT_FILES)) files in place
+tools_format := CLANG_FORMAT
+cmd_format = $(CLANG_FORMAT) -i $(FORMAT_FILES)
 format:
-	clang-format -i $(FORMAT_FILES)
+	$(call cmd,format)
 
+# check: each checker one step (CHECK and what it checks).
+quiet_cmd_check_consts = CHECK boot/consts.inc
+tools_check_consts := PYTHON
+cmd_check_consts = $(PYTHON) tools/check-consts.py
 # The layers (docs/architecture.layers) and headers that compile alone.
-CHECK_HEADERS := --headers kernel "$(CC) $(KERNEL_CFLAGS)" \
+CHECK_HEADERS = --headers kernel "$(CC) $(KERNEL_CFLAGS)" \
 	--headers user "$(CC) $(USER_CFLAGS)" \
 	--headers host "$(HOSTCC) -Itests/host/sim_include $(HOST_TEST_CFLAGS) -DSHOOTDOWN_SIM"
-
+quiet_cmd_check_layers = CHECK layers, headers alone
+tools_check_layers := PYTHON
+cmd_check_layers = $(PYTHON) tools/check-layers.py $(CHECK_HEADERS)
+quiet_cmd_check_format = CHECK clang-format
+tools_check_format := CLANG_FORMAT
+cmd_check_format = $(CLANG_FORMAT) --dry-run -Werror $(FORMAT_FILES)
+quiet_cmd_cppcheck = CHECK cppcheck
+tools_cppcheck := CPPCHECK
+cmd_cppcheck = $(CPPCHECK) --quiet --error-exitcode=1 --std=c11 --inline-suppr \
+	--enable=warning,performance,portability \
+	--suppress=missingIncludeSystem -I. $(KERNEL_C) proc/elf.c $(USER_C)
 check:
-	$(PYTHON) tools/check-consts.py
-	$(PYTHON) tools/check-layers.py $(CHECK_HEADERS)
-	clang-format --dry-run -Werror $(FORMAT_FILES)
-	cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
-		--enable=warning,performance,portability \
-		--suppress=missingIncludeSystem -I. $(KERNEL_C) proc/elf.c \
-		$(USER_C)
+	$(call cmd,check_consts)
+	$(call cmd,check_layers)
+	$(call cmd,check_format)
+	$(call cmd,cppcheck)
 
 # docs/architecture.dot and .svg, drawn from docs/architecture.layers.
+quiet_cmd_docs = GEN docs/architecture.dot docs/architecture.svg
+tools_docs := PYTHON
+cmd_docs = $(PYTHON) tools/check-layers.py --render
 docs:
-	$(PYTHON) tools/check-layers.py --render
+	$(call cmd,docs)
 
+quiet_cmd_clean = CLEAN $(BUILD)
+cmd_clean = rm -rf $(BUILD)
 clean:
-	rm -rf $(BUILD)
+	$(call cmd,clean)
 
 help:
 	@echo "shootdown targets:"
@@ -385,5 +508,7 @@ help:
 	@echo "  docs      redraw docs/architecture.svg from docs/architecture.layers"
 	@echo "  clean     remove build/"
 	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD MUTANTS"
+	@echo "build: V=1 prints the commands (default: one line per step), CC=clang LD=ld.lld,"
+	@echo "       HOSTCC= for the host tests, BUILD=dir instead of build/"
 
 -include $(KERNEL_OBJS:.o=.d) $(USER_OBJS:.o=.d) $(USER_LIB_OBJS:.o=.d)

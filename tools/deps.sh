@@ -3,7 +3,8 @@
 # install what is missing.
 #
 #   tools/deps.sh             check; install the missing packages (apt-get)
-#   tools/deps.sh --packages  print every package needed, one line (for CI)
+#   tools/deps.sh --packages  print every package needed, one line, with
+#                             those only CI needs (.ci/run: clang, lld)
 #
 # It runs before every `make run` and `make test`, so the check uses shell
 # builtins only and prints nothing when all is present. Package names are
@@ -49,10 +50,18 @@ requirements() {
 	need clang-format cmd clang-format
 	need cppcheck cmd cppcheck
 	need gnuplot-nox cmd gnuplot # make plots
+	# CI (.ci/run) builds and boots everything with clang as well, so that
+	# make CC=clang keeps working; make run and make test need neither.
+	if [[ $for_ci == 1 ]]; then
+		need clang cmd clang
+		need lld cmd ld.lld
+	fi
 }
 
 missing=()
 all=()
+for_ci=0
+[[ ${1:-} == --packages ]] && for_ci=1
 
 # need PACKAGE cmd NAME | cmd-any NAME... | path GLOB...
 need() {
