@@ -102,6 +102,7 @@
  *   relaxed stores free to pass each other as the compiler may make them.
  */
 #include "mm/tlb.h"
+#include "kernel/cpu.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
 #include "mm/layout.h"
@@ -575,8 +576,8 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 /* --- Kernel mappings ------------------------------------------------------------ */
 
 /*
- * Kernel mappings are global whenever PCID is on (tlb_boot_init turns PCID
- * on only with global pages, and kmap_map_page then refuses a kernel
+ * Kernel mappings are global whenever PCID is on (tlb_policy_settle turns
+ * PCID on only with global pages, and kmap_map_page then refuses a kernel
  * mapping without PTE_GLOBAL: a non-global one would be tagged with the
  * PCID it was cached under, and INVLPG drops non-global entries of the
  * current PCID only). CR3 loads keep global entries, and INVLPG drops an
@@ -695,6 +696,22 @@ void tlb_mm_teardown(struct mm *mm)
 }
 
 /* --- Bring-up ------------------------------------------------------------------- */
+
+/*
+ * What the CPU allows of what was asked (mm/tlb.h). PCID only with global
+ * pages: kernel entries must survive CR3 loads, and INVLPG must reach them
+ * in every PCID (Kernel mappings, above). INVPCID only with PCID: without
+ * it there is one context, and INVLPG or a CR3 load does the job.
+ */
+struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
+				    const struct cpu_features *cpu)
+{
+	struct tlb_policy p = *asked;
+
+	p.pcid = asked->pcid && cpu->pcid && cpu->pge;
+	p.invpcid = asked->invpcid && p.pcid && cpu->invpcid;
+	return p;
+}
 
 /*
  * tlb_policy.pcid changed at run time (the benchmarks switch it between
