@@ -182,6 +182,49 @@ static unsigned slot_count(void)
 	return tlb_policy.pcid ? tlb_policy.asid_slots : 1;
 }
 
+/* --- The lazy policy's three decisions ----------------------------------------- */
+
+/*
+ * Everything lazy= changes is one of these three questions; the code below
+ * asks them by name and nowhere compares tlb_policy.lazy itself.
+ *
+ *   lazy_keeps_mm       a CPU about to run a kernel thread: does it keep
+ *                       the user mm loaded (LAZY), or switch to kernel_mm
+ *                       now? Kept under skip, ipi and dynamic; not under
+ *                       off, nor during dynamic's back-off.
+ *   lazy_skipped_by     a flusher looking at a LAZY CPU: may it leave that
+ *                       CPU out? Only under skip, and never when page tables
+ *                       were freed (the walker may walk the loaded PCID's
+ *                       user half speculatively, through a freed table).
+ *                       The LAZY CPU catches up by generation on return.
+ *   lazy_leave_backs_off a LAZY CPU that a flush IPI sent to kernel_mm:
+ *                       does it stay non-lazy for lazy_backoff switches?
+ *                       Only under dynamic (the 2018 back-off: a CPU that
+ *                       gets IPIs while idle is likely on a busy mm).
+ *
+ * A LAZY CPU that gets a request always leaves the mm, under every policy:
+ * only an ipi-like policy or freed tables send it one (or it went lazy
+ * after being chosen as ACTIVE), and leaving is as cheap as flushing and
+ * spares it the next requests.
+ */
+static inline bool lazy_keeps_mm(const struct tlb_cpu *c)
+{
+	return tlb_policy.lazy != TLB_LAZY_OFF &&
+	       !(tlb_policy.lazy == TLB_LAZY_DYNAMIC && c->backoff);
+}
+
+static inline bool lazy_skipped_by(const struct tlb_flush_request *r)
+{
+	return tlb_policy.lazy == TLB_LAZY_SKIP &&
+	       (!r->freed_tables ||
+		tlb_bug_injected(TLB_BUG_LAZY_SKIP_FREED_TABLES));
+}
+
+static inline bool lazy_leave_backs_off(void)
+{
+	return tlb_policy.lazy == TLB_LAZY_DYNAMIC;
+}
+
 /* --- Tracing (tlb_trace) ------------------------------------------------------- */
 
 /*
@@ -267,7 +310,7 @@ static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 			continue;
 		c->stats.asid_hits++;
 		*flush = c->slots[asid].tlb_gen < next_gen &&
-			 tlb_policy.bug != TLB_BUG_NO_GEN_CHECK;
+			 !tlb_bug_injected(TLB_BUG_NO_GEN_CHECK);
 		if (*flush) {
 			trace("switch-behind", next, asid,
 			      c->slots[asid].tlb_gen, next_gen);
@@ -279,7 +322,7 @@ static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 	c->next_asid = (uint16_t)((asid + 1) % slots);
 	c->stats.asid_misses++;
 	/* The slot may hold another address space's entries: flush them. */
-	*flush = tlb_policy.bug != TLB_BUG_REUSE_ASID_NOFLUSH;
+	*flush = !tlb_bug_injected(TLB_BUG_REUSE_ASID_NOFLUSH);
 	return asid;
 }
 
@@ -337,8 +380,7 @@ static void enter_lazy(struct tlb_cpu *c)
 
 	if (mm == &kernel_mm || is_lazy(c))
 		return;
-	if (tlb_policy.lazy == TLB_LAZY_OFF ||
-	    (tlb_policy.lazy == TLB_LAZY_DYNAMIC && c->backoff)) {
+	if (!lazy_keeps_mm(c)) {
 		if (c->backoff)
 			c->backoff--;
 		load_mm(c, &kernel_mm);
@@ -372,7 +414,7 @@ static void leave_lazy(struct tlb_cpu *c)
 	 * above). */
 	tlb_hw_fence();
 	gen = read_gen(mm);
-	if (slot->tlb_gen < gen && tlb_policy.bug != TLB_BUG_NO_GEN_CHECK) {
+	if (slot->tlb_gen < gen && !tlb_bug_injected(TLB_BUG_NO_GEN_CHECK)) {
 		trace("catch-up", mm, c->loaded_asid, slot->tlb_gen, gen);
 		flush_loaded_context(c);
 		slot->tlb_gen = gen;
@@ -408,9 +450,9 @@ void switch_mm_finish(void)
 
 static enum tlb_hw_wait wait_mode(void)
 {
-	if (tlb_policy.bug == TLB_BUG_NO_WAIT)
+	if (tlb_bug_injected(TLB_BUG_NO_WAIT))
 		return TLB_HW_NO_WAIT;
-	if (tlb_policy.bug == TLB_BUG_ACK_BEFORE_FLUSH)
+	if (tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH))
 		return TLB_HW_WAIT_ACK_FIRST;
 	return TLB_HW_WAIT;
 }
@@ -433,7 +475,7 @@ static void flush_tlb_here(void *arg)
 	if (is_lazy(c)) {
 		trace("leave-lazy", r->mm, c->loaded_asid,
 		      c->slots[c->loaded_asid].tlb_gen, read_gen(r->mm));
-		if (tlb_policy.lazy == TLB_LAZY_DYNAMIC)
+		if (lazy_leave_backs_off())
 			c->backoff = tlb_policy.lazy_backoff;
 		load_mm(c, &kernel_mm);
 		c->stats.lazy_leaves++;
@@ -468,15 +510,12 @@ static bool cpu_needs_flush(unsigned cpu, const struct tlb_flush_request *r,
 	/* Acquire: pairs with the release stores of loaded_mm in load_mm,
 	 * so is_lazy below is no older than the loaded_mm seen. */
 	struct mm *loaded = shared_load(&c->loaded_mm, __ATOMIC_ACQUIRE);
-	bool tables_rule = r->freed_tables &&
-			   tlb_policy.bug != TLB_BUG_LAZY_SKIP_FREED_TABLES;
 
 	if (loaded == TLB_MM_SWITCHING)
 		return true;
 	if (loaded != r->mm)
 		return false;
-	if (tlb_policy.lazy == TLB_LAZY_SKIP &&
-	    shared_load(&c->is_lazy, __ATOMIC_RELAXED) && !tables_rule) {
+	if (lazy_skipped_by(r) && shared_load(&c->is_lazy, __ATOMIC_RELAXED)) {
 		stats->lazy_skips++;
 		return false;
 	}
@@ -560,7 +599,7 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	cpumask_copy(&mask, &mm->cpu_mask);
 	cpumask_clear_all(&targets);
 	for_each_cpu (cpu, &mask) {
-		if (cpu != self && tlb_policy.bug != TLB_BUG_SKIP_REMOTE &&
+		if (cpu != self && !tlb_bug_injected(TLB_BUG_SKIP_REMOTE) &&
 		    cpu_needs_flush(cpu, &request, &c->stats))
 			cpumask_set(&targets, cpu);
 	}
@@ -633,7 +672,7 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 	c = &tlb_cpus[self];
 	/* Every CPU may cache the kernel half, lazy or not. */
 	cpumask_clear_all(&targets);
-	if (tlb_policy.bug != TLB_BUG_SKIP_REMOTE)
+	if (!tlb_bug_injected(TLB_BUG_SKIP_REMOTE))
 		cpumask_copy(&targets, tlb_hw_online());
 	cpumask_clear(&targets, self);
 	send_request(

@@ -91,6 +91,15 @@ struct tlb_policy {
 extern struct tlb_policy tlb_policy;
 
 /*
+ * Whether tlb_bug=b is injected: every place that breaks the protocol on
+ * purpose asks this, so each deliberate bug is one grep away.
+ */
+static inline bool tlb_bug_injected(enum tlb_bug b)
+{
+	return tlb_policy.bug == b;
+}
+
+/*
  * The policy in force when `asked` is what was asked for (the command line,
  * a benchmark row, a simulator policy) on a CPU with the features `cpu`:
  * pcid and invpcid say "use it if the CPU has it" in `asked`, and "in use"
