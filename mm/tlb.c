@@ -448,12 +448,16 @@ void switch_mm_finish(void)
 
 /* --- Flushing every CPU that needs it ------------------------------------------ */
 
+/* What ack_here (tlb_bug=ack_before_flush, below) is given. */
+struct tlb_ack_call {
+	void (*handler)(void *arg);
+	const struct tlb_flush_request *request;
+};
+
 static enum tlb_hw_wait wait_mode(void)
 {
 	if (tlb_bug_injected(TLB_BUG_NO_WAIT))
 		return TLB_HW_NO_WAIT;
-	if (tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH))
-		return TLB_HW_WAIT_ACK_FIRST;
 	return TLB_HW_WAIT;
 }
 
@@ -523,6 +527,58 @@ static bool cpu_needs_flush(unsigned cpu, const struct tlb_flush_request *r,
 }
 
 /*
+ * tlb_bug=ack_before_flush: every target acknowledges the request and only
+ * then flushes, so the flusher goes on, and frees pages, while targets may
+ * still use the old translations. It is built here from the generic calls
+ * alone (smp/call.h has no such mode): a waited call of ack_here, in which
+ * each target copies the request and returns, which is its acknowledgement;
+ * then, without waiting, a call of flush_acked_here, which flushes what was
+ * copied. So the flusher does wait, as the correct protocol does, but for
+ * "read", not for "done": the mistake the name says, and not no_wait, where
+ * it waits for nothing and its next request overwrites one still unread.
+ * The copy is the target's own (tlb_cpu.acked), so the request, per CPU or
+ * on the flusher's stack, is read only while the flusher waits, as without
+ * the bug. The window is from a target's return from ack_here to its
+ * flush_acked_here: at least the time a second call IPI takes.
+ */
+static void flush_acked_here(void *arg)
+{
+	struct tlb_cpu *c = this_tlb();
+
+	(void)arg;
+	if (!c->acked_held) /* a later ack_here flushed it already */
+		return;
+	c->acked_held = false;
+	c->acked_handler(&c->acked);
+}
+
+static void ack_here(void *arg)
+{
+	const struct tlb_ack_call *call = arg;
+	struct tlb_cpu *c = this_tlb();
+
+	/* One held at a time: an older one is flushed now, early but never
+	 * wrongly (its own flush_acked_here then finds nothing). */
+	flush_acked_here(NULL);
+	shared_read(&c->acked, call->request, sizeof(c->acked));
+	c->acked_handler = call->handler;
+	c->acked_held = true;
+}
+
+/* Runs handler(r) on targets: waiting as told, or with the bug above. */
+static void call_targets(const struct cpumask *targets, void (*handler)(void *),
+			 struct tlb_flush_request *r)
+{
+	if (tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH)) {
+		tlb_hw_call(targets, ack_here,
+			    &(struct tlb_ack_call){handler, r}, TLB_HW_WAIT);
+		tlb_hw_call(targets, flush_acked_here, NULL, TLB_HW_NO_WAIT);
+		return;
+	}
+	tlb_hw_call(targets, handler, r, wait_mode());
+}
+
+/*
  * Step 4 of flushing: the request to the targets, and here if here is set,
  * overlapping with them (flush_concurrent=on) or after them.
  */
@@ -533,7 +589,7 @@ static void send_request(struct tlb_cpu *c, unsigned self,
 	c->stats.ipis_sent += cpumask_weight(targets);
 	if (here && tlb_policy.flush_concurrent)
 		cpumask_set(targets, self);
-	tlb_hw_call(targets, handler, r, wait_mode());
+	call_targets(targets, handler, r);
 	if (here && !tlb_policy.flush_concurrent) {
 		cpumask_clear_all(targets);
 		cpumask_set(targets, self);

@@ -244,6 +244,11 @@ struct tlb_cpu {
 	struct tlb_asid_slot slots[TLB_ASID_SLOTS_MAX];
 	struct tlb_stats stats;
 	bool request_in_flight; /* a flush of this CPU's is under way */
+	/* tlb_bug=ack_before_flush: a request this CPU acknowledged and has
+	 * not flushed yet, and its handler (mm/tlb.c, ack_here). */
+	bool acked_held;
+	void (*acked_handler)(void *arg);
+	struct tlb_flush_request acked;
 	/* flush_info=percpu: this CPU's outgoing request lives here. */
 	struct tlb_flush_request request __aligned(64);
 } __aligned(64);

@@ -83,13 +83,9 @@ void tlb_hw_flush_everything(void)
 void tlb_hw_call(const struct cpumask *targets, void (*fn)(void *arg),
 		 void *arg, enum tlb_hw_wait wait)
 {
-	static const enum smp_call_wait modes[] = {
-		[TLB_HW_NO_WAIT] = SMP_CALL_NO_WAIT,
-		[TLB_HW_WAIT] = SMP_CALL_WAIT,
-		[TLB_HW_WAIT_ACK_FIRST] = SMP_CALL_WAIT_ACK_FIRST,
-	};
-
-	smp_call_function_many(targets, fn, arg, modes[wait]);
+	smp_call_function_many(targets, fn, arg,
+			       wait == TLB_HW_WAIT ? SMP_CALL_WAIT
+						   : SMP_CALL_NO_WAIT);
 }
 
 void tlb_boot_init(uint64_t kernel_root)

@@ -16,12 +16,6 @@ typedef void (*smp_call_fn)(void *arg);
 enum smp_call_wait {
 	SMP_CALL_NO_WAIT, /* return once every request is queued */
 	SMP_CALL_WAIT,	  /* return once every target has run fn */
-	/*
-	 * A deliberate bug (tlb_bug=ack_before_flush): each target
-	 * acknowledges the request before running fn, so the wait ends while
-	 * fn may still be running. Only for showing that tests catch it.
-	 */
-	SMP_CALL_WAIT_ACK_FIRST,
 };
 
 /*
