@@ -54,7 +54,8 @@
  *      whose gen is the one read in 3; record {ctx, gen} in the slot (I1).
  *   6. loaded_mm = next; clear our bit in prev->cpu_mask.
  *   A kernel thread (next == NULL) does not switch: the CPU goes LAZY, or,
- *   under lazy=off (and lazy=dynamic's back-off), switches to kernel_mm.
+ *   under lazy=off (and lazy=dynamic's back-off), switches to kernel_mm
+ *   (lazy_keeps_mm: the lazy policy's three decisions are named below).
  *   Coming back to the LAZY mm compares generations and flushes if behind.
  *
  * Flushing (flush_tlb_mm_range)
@@ -76,9 +77,9 @@
  *     they never loaded mm or have left it (a CR3 load of another root).
  *     Their slot for mm, if any, records an older gen than new_gen, so
  *     switching back flushes first (step 5 of switching).
- *   - LAZY CPUs under lazy=skip, unless page tables were freed: the kernel
- *     thread there never touches user addresses, and returning to the mm
- *     compares generations first. When tables were freed they are flushed
+ *   - LAZY CPUs under lazy=skip, unless page tables were freed
+ *     (lazy_skipped_by): the kernel thread there never touches user
+ *     addresses, and returning to the mm compares generations first. When tables were freed they are flushed
  *     all the same: the page walker may walk the user half speculatively
  *     through the tables of the loaded PCID, and must not read a freed one.
  *   Never skipped: a SWITCHING CPU. It may have read tlb_gen before our

@@ -267,7 +267,6 @@ uint64_t *tlb_stats_field(struct tlb_stats *s, size_t i);
 
 /* Sums every online CPU's counters into out. */
 void tlb_stats_sum(struct tlb_stats *out);
-void tlb_stats_reset(void);
 /* Prints the per-CPU counters as a table (tlb_stats on the command line). */
 void tlb_stats_print(void);
 

@@ -154,8 +154,3 @@ void smp_call_init_cpu(struct percpu *p)
 	if (p->index == 0)
 		trap_set_handler(VECTOR_CALL_FUNCTION, call_function_interrupt);
 }
-
-void smp_call_stats(unsigned cpu, struct smp_call_stats *out)
-{
-	call_queue_stats(cpu, out);
-}

@@ -44,12 +44,4 @@ void smp_send_ipi_mask(const struct cpumask *mask, uint8_t vector);
 /* Sets up p's request slots (before the CPU starts) and the IPI handler. */
 void smp_call_init_cpu(struct percpu *p);
 
-/* Per-CPU counts, for tests and statistics. */
-struct smp_call_stats {
-	uint64_t ipis_sent;
-	uint64_t ipis_received;
-	uint64_t calls_run; /* requests from other CPUs run here */
-};
-void smp_call_stats(unsigned cpu, struct smp_call_stats *out);
-
 #endif

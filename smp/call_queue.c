@@ -65,8 +65,9 @@
 
 struct call_queue {
 	struct call_request *head; /* pushed by senders, taken by the owner */
-	uint64_t checks; /* times the owner looked at it; others read it */
-	struct smp_call_stats stats; /* the owner's alone */
+	uint64_t checks;    /* times the owner looked at it; others read it */
+	uint64_t calls_run; /* requests run here (call_bug=drop counts them);
+			       the owner's alone */
 } __aligned(64);
 
 static struct call_queue queues[MAX_CPUS];
@@ -126,7 +127,7 @@ static unsigned serve_queue(void)
 
 		reversed = shared_load(&r->next, __ATOMIC_RELAXED);
 		if (call_hw_bug() != CALL_HW_BUG_DROP ||
-		    (q->stats.calls_run + ran + 1) % DROP_EVERY)
+		    (q->calls_run + ran + 1) % DROP_EVERY)
 			fn(arg);
 		/* Release: every read of the slot above, and whatever fn did,
 		 * before the sender may reuse it or stop waiting; pairs with
@@ -134,14 +135,13 @@ static unsigned serve_queue(void)
 		shared_store(&r->pending, 0, __ATOMIC_RELEASE);
 		ran++;
 	}
-	q->stats.calls_run += ran;
+	q->calls_run += ran;
 	call_hw_irq_restore(flags);
 	return ran;
 }
 
 void call_queue_irq(void)
 {
-	queues[call_hw_cpu()].stats.ipis_received++;
 	serve_queue();
 }
 
@@ -200,10 +200,8 @@ void smp_call_function_many(const struct cpumask *mask, smp_call_fn fn,
 		shared_store(&r->arg, arg, __ATOMIC_RELAXED);
 		shared_store(&r->pending, 1, __ATOMIC_RELAXED);
 		if (push(&queues[cpu], r) &&
-		    call_hw_bug() != CALL_HW_BUG_NO_IPI) {
-			queues[self].stats.ipis_sent++;
+		    call_hw_bug() != CALL_HW_BUG_NO_IPI)
 			call_hw_send_ipi(cpu);
-		}
 	}
 	if (cpumask_test(&targets, self))
 		fn(arg);
@@ -216,11 +214,6 @@ void smp_call_function_many(const struct cpumask *mask, smp_call_fn fn,
 		}
 	}
 	call_hw_preempt_enable();
-}
-
-void call_queue_stats(unsigned cpu, struct smp_call_stats *out)
-{
-	*out = queues[cpu].stats;
 }
 
 void call_queue_reset(void)

@@ -24,9 +24,7 @@ struct call_request {
 
 /* The call IPI's handler: runs every request queued for this CPU. */
 void call_queue_irq(void);
-/* The counters of cpu's queue. */
-void call_queue_stats(unsigned cpu, struct smp_call_stats *out);
-/* Forgets every queued request and counter (the simulator, between runs). */
+/* Forgets every queued request (the simulator, between runs). */
 void call_queue_reset(void);
 
 #endif
