@@ -79,9 +79,10 @@
  *     switching back flushes first (step 5 of switching).
  *   - LAZY CPUs under lazy=skip, unless page tables were freed
  *     (lazy_skipped_by): the kernel thread there never touches user
- *     addresses, and returning to the mm compares generations first. When tables were freed they are flushed
- *     all the same: the page walker may walk the user half speculatively
- *     through the tables of the loaded PCID, and must not read a freed one.
+ *     addresses, and returning to the mm compares generations first.
+ *     When tables were freed they are flushed all the same: the page
+ *     walker may walk the user half speculatively through the tables of
+ *     the loaded PCID, and must not read a freed one.
  *   Never skipped: a SWITCHING CPU. It may have read tlb_gen before our
  *   bump and be about to load CR3 with the no-flush bit; it has not yet
  *   published loaded_mm = mm. (Treating it as a non-target is the window
