@@ -293,20 +293,24 @@ static void apply_pcid_here(void *arg)
 
 bool bench_pcid_possible(void)
 {
-	return boot_cpu.pcid && boot_cpu.pge;
+	struct tlb_policy p = tlb_policy;
+
+	p.pcid = true;
+	return tlb_policy_settle(&p, &boot_cpu).pcid;
 }
 
 void bench_policy_set(const struct tlb_policy *p)
 {
-	bool pcid_changes = p->pcid != tlb_policy.pcid;
+	struct tlb_policy in_force = tlb_policy_settle(p, &boot_cpu);
+	bool pcid_changes = in_force.pcid != tlb_policy.pcid;
 
 	KASSERT(!crew_running, "a policy change while %u benchmark threads run",
 		crew_running);
-	KASSERT(!p->pcid || bench_pcid_possible(),
+	KASSERT(in_force.pcid == p->pcid,
 		"pcid=on asked on a CPU without PCID (pcid %d, pge %d)",
 		boot_cpu.pcid, boot_cpu.pge);
 	settle();
-	tlb_policy = *p;
+	tlb_policy = in_force;
 	if (pcid_changes)
 		smp_call_function_all(apply_pcid_here, NULL, SMP_CALL_WAIT);
 	policy_changed = true;

@@ -111,7 +111,9 @@ bool bench_pingpong(unsigned cpu, const struct bench_pingpong *p);
 
 /*
  * Installs p as the TLB policy for the rows that follow (only benchmarks
- * run, so no flush or switch is in flight). First every CPU is brought to
+ * run, so no flush or switch is in flight), settled against the CPU as at
+ * boot (tlb_policy_settle: invpcid asked on stays on only where the CPU and
+ * pcid allow it; pcid=on must be possible, bench_pcid_possible). First every CPU is brought to
  * a known state: the kernel mm loaded, not lazy, no lazy reference held;
  * so no CPU is left in a state the new policy does not expect (lazy
  * without the reference lazy_mm=refcount counts on). A change of pcid also
@@ -122,7 +124,7 @@ bool bench_pingpong(unsigned cpu, const struct bench_pingpong *p);
  */
 void bench_policy_set(const struct tlb_policy *p);
 
-/* Whether pcid=on can be set here: the CPU has PCID and global pages. */
+/* Whether pcid=on can be set here (tlb_policy_settle keeps it on). */
 bool bench_pcid_possible(void);
 
 /* Whether a benchmark changed the policy since the last call. */

@@ -14,7 +14,6 @@
 #include "bench/fixture.h"
 #include "bench/user_abi.h"
 #include "kernel/boot_modules.h"
-#include "kernel/cpu.h"
 #include "lib/format.h"
 #include "proc/ipc.h"
 #include "kernel/kprintf.h"
@@ -234,8 +233,8 @@ BENCH(mm_switch, switch,
 			continue;
 		}
 		p.pcid = pcid;
-		/* INVPCID only with PCID (mm/tlb_hw.c, tlb_boot_init). */
-		p.invpcid = pcid && boot_cpu.invpcid;
+		/* Where the CPU has it (bench_policy_set settles it). */
+		p.invpcid = true;
 		bench_policy_set(&p);
 		for (size_t i = 0; i < ARRAY_SIZE(touched); i++)
 			mm_switch_row(pcid, touched[i]);

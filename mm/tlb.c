@@ -54,7 +54,8 @@
  *      whose gen is the one read in 3; record {ctx, gen} in the slot (I1).
  *   6. loaded_mm = next; clear our bit in prev->cpu_mask.
  *   A kernel thread (next == NULL) does not switch: the CPU goes LAZY, or,
- *   under lazy=off (and lazy=dynamic's back-off), switches to kernel_mm.
+ *   under lazy=off (and lazy=dynamic's back-off), switches to kernel_mm
+ *   (lazy_keeps_mm: the lazy policy's three decisions are named below).
  *   Coming back to the LAZY mm compares generations and flushes if behind.
  *
  * Flushing (flush_tlb_mm_range)
@@ -76,11 +77,12 @@
  *     they never loaded mm or have left it (a CR3 load of another root).
  *     Their slot for mm, if any, records an older gen than new_gen, so
  *     switching back flushes first (step 5 of switching).
- *   - LAZY CPUs under lazy=skip, unless page tables were freed: the kernel
- *     thread there never touches user addresses, and returning to the mm
- *     compares generations first. When tables were freed they are flushed
- *     all the same: the page walker may walk the user half speculatively
- *     through the tables of the loaded PCID, and must not read a freed one.
+ *   - LAZY CPUs under lazy=skip, unless page tables were freed
+ *     (lazy_skipped_by): the kernel thread there never touches user
+ *     addresses, and returning to the mm compares generations first.
+ *     When tables were freed they are flushed all the same: the page
+ *     walker may walk the user half speculatively through the tables of
+ *     the loaded PCID, and must not read a freed one.
  *   Never skipped: a SWITCHING CPU. It may have read tlb_gen before our
  *   bump and be about to load CR3 with the no-flush bit; it has not yet
  *   published loaded_mm = mm. (Treating it as a non-target is the window
@@ -102,6 +104,7 @@
  *   relaxed stores free to pass each other as the compiler may make them.
  */
 #include "mm/tlb.h"
+#include "kernel/cpu.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
 #include "mm/layout.h"
@@ -179,6 +182,49 @@ static uint64_t cr3_make(uint64_t root, uint16_t pcid, bool keep_entries)
 static unsigned slot_count(void)
 {
 	return tlb_policy.pcid ? tlb_policy.asid_slots : 1;
+}
+
+/* --- The lazy policy's three decisions ----------------------------------------- */
+
+/*
+ * Everything lazy= changes is one of these three questions; the code below
+ * asks them by name and nowhere compares tlb_policy.lazy itself.
+ *
+ *   lazy_keeps_mm       a CPU about to run a kernel thread: does it keep
+ *                       the user mm loaded (LAZY), or switch to kernel_mm
+ *                       now? Kept under skip, ipi and dynamic; not under
+ *                       off, nor during dynamic's back-off.
+ *   lazy_skipped_by     a flusher looking at a LAZY CPU: may it leave that
+ *                       CPU out? Only under skip, and never when page tables
+ *                       were freed (the walker may walk the loaded PCID's
+ *                       user half speculatively, through a freed table).
+ *                       The LAZY CPU catches up by generation on return.
+ *   lazy_leave_backs_off a LAZY CPU that a flush IPI sent to kernel_mm:
+ *                       does it stay non-lazy for lazy_backoff switches?
+ *                       Only under dynamic (the 2018 back-off: a CPU that
+ *                       gets IPIs while idle is likely on a busy mm).
+ *
+ * A LAZY CPU that gets a request always leaves the mm, under every policy:
+ * only an ipi-like policy or freed tables send it one (or it went lazy
+ * after being chosen as ACTIVE), and leaving is as cheap as flushing and
+ * spares it the next requests.
+ */
+static inline bool lazy_keeps_mm(const struct tlb_cpu *c)
+{
+	return tlb_policy.lazy != TLB_LAZY_OFF &&
+	       !(tlb_policy.lazy == TLB_LAZY_DYNAMIC && c->backoff);
+}
+
+static inline bool lazy_skipped_by(const struct tlb_flush_request *r)
+{
+	return tlb_policy.lazy == TLB_LAZY_SKIP &&
+	       (!r->freed_tables ||
+		tlb_bug_injected(TLB_BUG_LAZY_SKIP_FREED_TABLES));
+}
+
+static inline bool lazy_leave_backs_off(void)
+{
+	return tlb_policy.lazy == TLB_LAZY_DYNAMIC;
 }
 
 /* --- Tracing (tlb_trace) ------------------------------------------------------- */
@@ -266,7 +312,7 @@ static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 			continue;
 		c->stats.asid_hits++;
 		*flush = c->slots[asid].tlb_gen < next_gen &&
-			 tlb_policy.bug != TLB_BUG_NO_GEN_CHECK;
+			 !tlb_bug_injected(TLB_BUG_NO_GEN_CHECK);
 		if (*flush) {
 			trace("switch-behind", next, asid,
 			      c->slots[asid].tlb_gen, next_gen);
@@ -278,7 +324,7 @@ static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 	c->next_asid = (uint16_t)((asid + 1) % slots);
 	c->stats.asid_misses++;
 	/* The slot may hold another address space's entries: flush them. */
-	*flush = tlb_policy.bug != TLB_BUG_REUSE_ASID_NOFLUSH;
+	*flush = !tlb_bug_injected(TLB_BUG_REUSE_ASID_NOFLUSH);
 	return asid;
 }
 
@@ -336,8 +382,7 @@ static void enter_lazy(struct tlb_cpu *c)
 
 	if (mm == &kernel_mm || is_lazy(c))
 		return;
-	if (tlb_policy.lazy == TLB_LAZY_OFF ||
-	    (tlb_policy.lazy == TLB_LAZY_DYNAMIC && c->backoff)) {
+	if (!lazy_keeps_mm(c)) {
 		if (c->backoff)
 			c->backoff--;
 		load_mm(c, &kernel_mm);
@@ -371,7 +416,7 @@ static void leave_lazy(struct tlb_cpu *c)
 	 * above). */
 	tlb_hw_fence();
 	gen = read_gen(mm);
-	if (slot->tlb_gen < gen && tlb_policy.bug != TLB_BUG_NO_GEN_CHECK) {
+	if (slot->tlb_gen < gen && !tlb_bug_injected(TLB_BUG_NO_GEN_CHECK)) {
 		trace("catch-up", mm, c->loaded_asid, slot->tlb_gen, gen);
 		flush_loaded_context(c);
 		slot->tlb_gen = gen;
@@ -405,12 +450,16 @@ void switch_mm_finish(void)
 
 /* --- Flushing every CPU that needs it ------------------------------------------ */
 
+/* What ack_here (tlb_bug=ack_before_flush, below) is given. */
+struct tlb_ack_call {
+	void (*handler)(void *arg);
+	const struct tlb_flush_request *request;
+};
+
 static enum tlb_hw_wait wait_mode(void)
 {
-	if (tlb_policy.bug == TLB_BUG_NO_WAIT)
+	if (tlb_bug_injected(TLB_BUG_NO_WAIT))
 		return TLB_HW_NO_WAIT;
-	if (tlb_policy.bug == TLB_BUG_ACK_BEFORE_FLUSH)
-		return TLB_HW_WAIT_ACK_FIRST;
 	return TLB_HW_WAIT;
 }
 
@@ -432,7 +481,7 @@ static void flush_tlb_here(void *arg)
 	if (is_lazy(c)) {
 		trace("leave-lazy", r->mm, c->loaded_asid,
 		      c->slots[c->loaded_asid].tlb_gen, read_gen(r->mm));
-		if (tlb_policy.lazy == TLB_LAZY_DYNAMIC)
+		if (lazy_leave_backs_off())
 			c->backoff = tlb_policy.lazy_backoff;
 		load_mm(c, &kernel_mm);
 		c->stats.lazy_leaves++;
@@ -467,19 +516,68 @@ static bool cpu_needs_flush(unsigned cpu, const struct tlb_flush_request *r,
 	/* Acquire: pairs with the release stores of loaded_mm in load_mm,
 	 * so is_lazy below is no older than the loaded_mm seen. */
 	struct mm *loaded = shared_load(&c->loaded_mm, __ATOMIC_ACQUIRE);
-	bool tables_rule = r->freed_tables &&
-			   tlb_policy.bug != TLB_BUG_LAZY_SKIP_FREED_TABLES;
 
 	if (loaded == TLB_MM_SWITCHING)
 		return true;
 	if (loaded != r->mm)
 		return false;
-	if (tlb_policy.lazy == TLB_LAZY_SKIP &&
-	    shared_load(&c->is_lazy, __ATOMIC_RELAXED) && !tables_rule) {
+	if (lazy_skipped_by(r) && shared_load(&c->is_lazy, __ATOMIC_RELAXED)) {
 		stats->lazy_skips++;
 		return false;
 	}
 	return true;
+}
+
+/*
+ * tlb_bug=ack_before_flush: every target acknowledges the request and only
+ * then flushes, so the flusher goes on, and frees pages, while targets may
+ * still use the old translations. It is built here from the generic calls
+ * alone (smp/call.h has no such mode): a waited call of ack_here, in which
+ * each target copies the request and returns, which is its acknowledgement;
+ * then, without waiting, a call of flush_acked_here, which flushes what was
+ * copied. So the flusher does wait, as the correct protocol does, but for
+ * "read", not for "done": the mistake the name says, and not no_wait, where
+ * it waits for nothing and its next request overwrites one still unread.
+ * The copy is the target's own (tlb_cpu.acked), so the request, per CPU or
+ * on the flusher's stack, is read only while the flusher waits, as without
+ * the bug. The window is from a target's return from ack_here to its
+ * flush_acked_here: at least the time a second call IPI takes.
+ */
+static void flush_acked_here(void *arg)
+{
+	struct tlb_cpu *c = this_tlb();
+
+	(void)arg;
+	if (!c->acked_held) /* a later ack_here flushed it already */
+		return;
+	c->acked_held = false;
+	c->acked_handler(&c->acked);
+}
+
+static void ack_here(void *arg)
+{
+	const struct tlb_ack_call *call = arg;
+	struct tlb_cpu *c = this_tlb();
+
+	/* One held at a time: an older one is flushed now, early but never
+	 * wrongly (its own flush_acked_here then finds nothing). */
+	flush_acked_here(NULL);
+	shared_read(&c->acked, call->request, sizeof(c->acked));
+	c->acked_handler = call->handler;
+	c->acked_held = true;
+}
+
+/* Runs handler(r) on targets: waiting as told, or with the bug above. */
+static void call_targets(const struct cpumask *targets, void (*handler)(void *),
+			 struct tlb_flush_request *r)
+{
+	if (tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH)) {
+		tlb_hw_call(targets, ack_here,
+			    &(struct tlb_ack_call){handler, r}, TLB_HW_WAIT);
+		tlb_hw_call(targets, flush_acked_here, NULL, TLB_HW_NO_WAIT);
+		return;
+	}
+	tlb_hw_call(targets, handler, r, wait_mode());
 }
 
 /*
@@ -493,7 +591,7 @@ static void send_request(struct tlb_cpu *c, unsigned self,
 	c->stats.ipis_sent += cpumask_weight(targets);
 	if (here && tlb_policy.flush_concurrent)
 		cpumask_set(targets, self);
-	tlb_hw_call(targets, handler, r, wait_mode());
+	call_targets(targets, handler, r);
 	if (here && !tlb_policy.flush_concurrent) {
 		cpumask_clear_all(targets);
 		cpumask_set(targets, self);
@@ -559,7 +657,7 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	cpumask_copy(&mask, &mm->cpu_mask);
 	cpumask_clear_all(&targets);
 	for_each_cpu (cpu, &mask) {
-		if (cpu != self && tlb_policy.bug != TLB_BUG_SKIP_REMOTE &&
+		if (cpu != self && !tlb_bug_injected(TLB_BUG_SKIP_REMOTE) &&
 		    cpu_needs_flush(cpu, &request, &c->stats))
 			cpumask_set(&targets, cpu);
 	}
@@ -575,8 +673,8 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 /* --- Kernel mappings ------------------------------------------------------------ */
 
 /*
- * Kernel mappings are global whenever PCID is on (tlb_boot_init turns PCID
- * on only with global pages, and kmap_map_page then refuses a kernel
+ * Kernel mappings are global whenever PCID is on (tlb_policy_settle turns
+ * PCID on only with global pages, and kmap_map_page then refuses a kernel
  * mapping without PTE_GLOBAL: a non-global one would be tagged with the
  * PCID it was cached under, and INVLPG drops non-global entries of the
  * current PCID only). CR3 loads keep global entries, and INVLPG drops an
@@ -632,7 +730,7 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 	c = &tlb_cpus[self];
 	/* Every CPU may cache the kernel half, lazy or not. */
 	cpumask_clear_all(&targets);
-	if (tlb_policy.bug != TLB_BUG_SKIP_REMOTE)
+	if (!tlb_bug_injected(TLB_BUG_SKIP_REMOTE))
 		cpumask_copy(&targets, tlb_hw_online());
 	cpumask_clear(&targets, self);
 	send_request(
@@ -695,6 +793,22 @@ void tlb_mm_teardown(struct mm *mm)
 }
 
 /* --- Bring-up ------------------------------------------------------------------- */
+
+/*
+ * What the CPU allows of what was asked (mm/tlb.h). PCID only with global
+ * pages: kernel entries must survive CR3 loads, and INVLPG must reach them
+ * in every PCID (Kernel mappings, above). INVPCID only with PCID: without
+ * it there is one context, and INVLPG or a CR3 load does the job.
+ */
+struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
+				    const struct cpu_features *cpu)
+{
+	struct tlb_policy p = *asked;
+
+	p.pcid = asked->pcid && cpu->pcid && cpu->pge;
+	p.invpcid = asked->invpcid && p.pcid && cpu->invpcid;
+	return p;
+}
 
 /*
  * tlb_policy.pcid changed at run time (the benchmarks switch it between

@@ -14,6 +14,7 @@
 #include "lib/types.h"
 #include "smp/cpumask.h"
 
+struct cpu_features;
 struct mm;
 
 /* --- Policies (kernel command line, README.md) ---------------------------- */
@@ -67,9 +68,10 @@ enum tlb_bug {
 #define TLB_FLUSH_CEILING_MAX	  4096
 
 /*
- * The policies in force. Set once at boot (mm/tlb_hw.c from the command line
- * and CPUID), before any CPU but the boot CPU runs; read-only afterwards,
- * except by tests and benchmarks that change one while only they run.
+ * The policies in force. Set once at boot (tlb_boot_init: the command line
+ * settled against CPUID by tlb_policy_settle), before any CPU but the boot
+ * CPU runs; read-only afterwards, except by tests and benchmarks that change
+ * one while only they run (through tlb_policy_settle as well).
  */
 struct tlb_policy {
 	bool pcid;    /* PCID requested (pcid=on) and in CPUID */
@@ -87,6 +89,26 @@ struct tlb_policy {
 };
 
 extern struct tlb_policy tlb_policy;
+
+/*
+ * Whether tlb_bug=b is injected: every place that breaks the protocol on
+ * purpose asks this, so each deliberate bug is one grep away.
+ */
+static inline bool tlb_bug_injected(enum tlb_bug b)
+{
+	return tlb_policy.bug == b;
+}
+
+/*
+ * The policy in force when `asked` is what was asked for (the command line,
+ * a benchmark row, a simulator policy) on a CPU with the features `cpu`:
+ * pcid and invpcid say "use it if the CPU has it" in `asked`, and "in use"
+ * in the result; every other field is kept. The one place that decides what
+ * the CPU allows (mm/tlb.c); prints nothing (the boot summary line and the
+ * benchmarks' policy line report what is in force).
+ */
+struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
+				    const struct cpu_features *cpu);
 
 /* The values' words, as the command line spells them (NULL-terminated). */
 extern const char *const tlb_lazy_names[];
@@ -109,7 +131,8 @@ void tlb_init_cpu(uint64_t kernel_root);
 
 /*
  * The boot CPU's tlb_init_cpu, after settling the policies the command line
- * asked for against CPUID (mm/tlb_hw.c). Not part of the simulated code.
+ * asked for against CPUID (tlb_policy = tlb_policy_settle(&tlb_policy,
+ * &boot_cpu); mm/tlb_hw.c). Not part of the simulated code.
  */
 void tlb_boot_init(uint64_t kernel_root);
 
@@ -221,6 +244,11 @@ struct tlb_cpu {
 	struct tlb_asid_slot slots[TLB_ASID_SLOTS_MAX];
 	struct tlb_stats stats;
 	bool request_in_flight; /* a flush of this CPU's is under way */
+	/* tlb_bug=ack_before_flush: a request this CPU acknowledged and has
+	 * not flushed yet, and its handler (mm/tlb.c, ack_here). */
+	bool acked_held;
+	void (*acked_handler)(void *arg);
+	struct tlb_flush_request acked;
 	/* flush_info=percpu: this CPU's outgoing request lives here. */
 	struct tlb_flush_request request __aligned(64);
 } __aligned(64);
@@ -239,8 +267,7 @@ uint64_t *tlb_stats_field(struct tlb_stats *s, size_t i);
 
 /* Sums every online CPU's counters into out. */
 void tlb_stats_sum(struct tlb_stats *out);
-void tlb_stats_reset(void);
-/* Prints the per-CPU counters as a table. */
+/* Prints the per-CPU counters as a table (tlb_stats on the command line). */
 void tlb_stats_print(void);
 /* The same when the tlb_stats flag was given (mm/tlb_stats.c has it). */
 void tlb_stats_print_if_requested(void);

@@ -60,7 +60,7 @@ static void free_frames(struct tlb_batch *b)
 
 void tlb_batch_flush(struct tlb_batch *b)
 {
-	if (tlb_policy.bug == TLB_BUG_FREE_BEFORE_ACK)
+	if (tlb_bug_injected(TLB_BUG_FREE_BEFORE_ACK))
 		free_frames(b);
 	flush_tlb_mm_range(b->mm, b->start, b->end, PAGE_SHIFT,
 			   b->freed_tables ? TLB_TABLES_FREED

@@ -82,15 +82,7 @@ void tlb_hw_flush_everything(void)
 
 void tlb_boot_init(uint64_t kernel_root)
 {
-	/*
-	 * PCID only with global pages: kernel entries must survive CR3 loads
-	 * and INVLPG must reach them in every PCID (mm/tlb.c, kernel
-	 * mappings). INVPCID only with PCID: without it, there is one
-	 * context and INVLPG or a CR3 load does the job.
-	 */
-	tlb_policy.pcid = tlb_policy.pcid && boot_cpu.pcid && boot_cpu.pge;
-	tlb_policy.invpcid =
-		tlb_policy.invpcid && tlb_policy.pcid && boot_cpu.invpcid;
+	tlb_policy = tlb_policy_settle(&tlb_policy, &boot_cpu);
 	tlb_init_cpu(kernel_root);
 }
 

@@ -55,10 +55,8 @@ void tlb_hw_invpcid_all(void);
 void tlb_hw_flush_everything(void);
 
 enum tlb_hw_wait {
-	TLB_HW_NO_WAIT,	       /* return once every request is queued */
-	TLB_HW_WAIT,	       /* return once every target has run fn */
-	TLB_HW_WAIT_ACK_FIRST, /* tlb_bug=ack_before_flush: targets
-				  acknowledge before running fn */
+	TLB_HW_NO_WAIT, /* return once every request is queued */
+	TLB_HW_WAIT,	/* return once every target has run fn */
 };
 
 /*

@@ -71,14 +71,6 @@ void tlb_stats_sum(struct tlb_stats *out)
 	}
 }
 
-void tlb_stats_reset(void)
-{
-	unsigned cpu;
-
-	for_each_cpu (cpu, tlb_hw_online())
-		tlb_cpus[cpu].stats = (struct tlb_stats){0};
-}
-
 static void print_row(const char *label, const struct tlb_stats *s)
 {
 	char line[ARRAY_SIZE(columns) * 12 + 16];

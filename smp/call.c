@@ -165,21 +165,12 @@ void smp_call_init_cpu(struct percpu *p)
 		trap_set_handler(VECTOR_CALL_FUNCTION, call_function_interrupt);
 }
 
-void smp_call_stats(unsigned cpu, struct smp_call_stats *out)
-{
-	call_queue_stats(cpu, out);
-}
-
 /* --- mm/tlb_hw.h: the TLB protocol's remote calls ------------------------------ */
 
 void tlb_hw_call(const struct cpumask *targets, void (*fn)(void *arg),
 		 void *arg, enum tlb_hw_wait wait)
 {
-	static const enum smp_call_wait modes[] = {
-		[TLB_HW_NO_WAIT] = SMP_CALL_NO_WAIT,
-		[TLB_HW_WAIT] = SMP_CALL_WAIT,
-		[TLB_HW_WAIT_ACK_FIRST] = SMP_CALL_WAIT_ACK_FIRST,
-	};
-
-	smp_call_function_many(targets, fn, arg, modes[wait]);
+	smp_call_function_many(targets, fn, arg,
+			       wait == TLB_HW_WAIT ? SMP_CALL_WAIT
+						   : SMP_CALL_NO_WAIT);
 }

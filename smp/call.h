@@ -16,12 +16,6 @@ typedef void (*smp_call_fn)(void *arg);
 enum smp_call_wait {
 	SMP_CALL_NO_WAIT, /* return once every request is queued */
 	SMP_CALL_WAIT,	  /* return once every target has run fn */
-	/*
-	 * A deliberate bug (tlb_bug=ack_before_flush): each target
-	 * acknowledges the request before running fn, so the wait ends while
-	 * fn may still be running. Only for showing that tests catch it.
-	 */
-	SMP_CALL_WAIT_ACK_FIRST,
 };
 
 /*
@@ -49,13 +43,5 @@ void smp_send_ipi_mask(const struct cpumask *mask, uint8_t vector);
 
 /* Sets up p's request slots (before the CPU starts) and the IPI handler. */
 void smp_call_init_cpu(struct percpu *p);
-
-/* Per-CPU counts, for tests and statistics. */
-struct smp_call_stats {
-	uint64_t ipis_sent;
-	uint64_t ipis_received;
-	uint64_t calls_run; /* requests from other CPUs run here */
-};
-void smp_call_stats(unsigned cpu, struct smp_call_stats *out);
 
 #endif

@@ -12,7 +12,7 @@
  * call_hw_slots(sender)[target]. A request is:
  *  1. sender: wait until its slot for the target is free (pending == 0),
  *     running its own incoming requests meanwhile;
- *  2. sender: write fn, arg and ack_first, set pending, push the slot on
+ *  2. sender: write fn and arg, set pending, push the slot on
  *     the target's queue (a lock-free stack: compare-and-swap on the head);
  *  3. sender: if the queue was empty before the push, send the target an
  *     IPI. If it was not empty, an IPI is already on its way or being
@@ -21,8 +21,7 @@
  *     this request too;
  *  4. target, in the IPI handler (or while itself waiting in step 1 or 5):
  *     take the whole list, run the requests oldest first, and clear each
- *     slot's pending flag after its function returns (before it, in the
- *     deliberately broken SMP_CALL_WAIT_ACK_FIRST mode);
+ *     slot's pending flag after its function returns;
  *  5. sender, when asked to wait: spin until every slot it used is free,
  *     running its own incoming requests meanwhile.
  * The sender runs fn itself, if it is a target, between 3 and 5 with
@@ -32,7 +31,7 @@
  * that only an interrupt could run.
  *
  * Orderings (what pairs with what):
- *  - The sender's stores of fn, arg, ack_first, pending and next (and
+ *  - The sender's stores of fn, arg, pending and next (and
  *    whatever fn will read through arg) happen before its push: the CAS on
  *    the head is a release. It pairs with the target's swap of the head
  *    (an acquire), after which the target reads them.
@@ -41,7 +40,7 @@
  *    the interrupt arrives at once (x2APIC ICR writes are WRMSR, which do
  *    not wait for stores: Intel SDM Vol. 3A, "MSR Access in x2APIC
  *    Mode").
- *  - The target reads fn, arg, ack_first and next (and rewrites next while
+ *  - The target reads fn, arg and next (and rewrites next while
  *    reversing the list) before it clears pending: that store is a release.
  *    It pairs with the sender's acquire load of pending in wait_free, so a
  *    slot is never rewritten while its previous request is still read,
@@ -66,8 +65,9 @@
 
 struct call_queue {
 	struct call_request *head; /* pushed by senders, taken by the owner */
-	uint64_t checks; /* times the owner looked at it; others read it */
-	struct smp_call_stats stats; /* the owner's alone */
+	uint64_t checks;    /* times the owner looked at it; others read it */
+	uint64_t calls_run; /* requests run here (call_bug=drop counts them);
+			       the owner's alone */
 } __aligned(64);
 
 static struct call_queue queues[MAX_CPUS];
@@ -124,28 +124,24 @@ static unsigned serve_queue(void)
 		struct call_request *r = reversed;
 		smp_call_fn fn = shared_load(&r->fn, __ATOMIC_RELAXED);
 		void *arg = shared_load(&r->arg, __ATOMIC_RELAXED);
-		bool ack_first = shared_load(&r->ack_first, __ATOMIC_RELAXED);
 
 		reversed = shared_load(&r->next, __ATOMIC_RELAXED);
-		/* Release (both): every read of the slot above before the
-		 * sender may reuse it; pairs with the acquire in wait_free. */
-		if (ack_first)
-			shared_store(&r->pending, 0, __ATOMIC_RELEASE);
 		if (call_hw_bug() != CALL_HW_BUG_DROP ||
-		    (q->stats.calls_run + ran + 1) % DROP_EVERY)
+		    (q->calls_run + ran + 1) % DROP_EVERY)
 			fn(arg);
-		if (!ack_first)
-			shared_store(&r->pending, 0, __ATOMIC_RELEASE);
+		/* Release: every read of the slot above, and whatever fn did,
+		 * before the sender may reuse it or stop waiting; pairs with
+		 * the acquire in wait_free. */
+		shared_store(&r->pending, 0, __ATOMIC_RELEASE);
 		ran++;
 	}
-	q->stats.calls_run += ran;
+	q->calls_run += ran;
 	call_hw_irq_restore(flags);
 	return ran;
 }
 
 void call_queue_irq(void)
 {
-	queues[call_hw_cpu()].stats.ipis_received++;
 	serve_queue();
 }
 
@@ -202,14 +198,10 @@ void smp_call_function_many(const struct cpumask *mask, smp_call_fn fn,
 		/* Relaxed: the release CAS of the push orders them. */
 		shared_store(&r->fn, fn, __ATOMIC_RELAXED);
 		shared_store(&r->arg, arg, __ATOMIC_RELAXED);
-		shared_store(&r->ack_first, wait == SMP_CALL_WAIT_ACK_FIRST,
-			     __ATOMIC_RELAXED);
 		shared_store(&r->pending, 1, __ATOMIC_RELAXED);
 		if (push(&queues[cpu], r) &&
-		    call_hw_bug() != CALL_HW_BUG_NO_IPI) {
-			queues[self].stats.ipis_sent++;
+		    call_hw_bug() != CALL_HW_BUG_NO_IPI)
 			call_hw_send_ipi(cpu);
-		}
 	}
 	if (cpumask_test(&targets, self))
 		fn(arg);
@@ -222,11 +214,6 @@ void smp_call_function_many(const struct cpumask *mask, smp_call_fn fn,
 		}
 	}
 	call_hw_preempt_enable();
-}
-
-void call_queue_stats(unsigned cpu, struct smp_call_stats *out)
-{
-	*out = queues[cpu].stats;
 }
 
 void call_queue_reset(void)

@@ -10,24 +10,21 @@
 #include "smp/call.h"
 
 /*
- * One request, in the sender's slot for one target. fn, arg, ack_first and
- * next are written by the sender before the push and read by the target
- * after it takes the list; pending is set by the sender, cleared by the
- * target. Each slot is a cache line of its own.
+ * One request, in the sender's slot for one target. fn, arg and next are
+ * written by the sender before the push and read by the target after it
+ * takes the list; pending is set by the sender, cleared by the target.
+ * Each slot is a cache line of its own.
  */
 struct call_request {
 	smp_call_fn fn;
 	void *arg;
 	uint32_t pending; /* set by the sender, cleared by the target */
-	bool ack_first;	  /* SMP_CALL_WAIT_ACK_FIRST: clear it before fn */
 	struct call_request *next; /* in the target's queue */
 } __aligned(64);
 
 /* The call IPI's handler: runs every request queued for this CPU. */
 void call_queue_irq(void);
-/* The counters of cpu's queue. */
-void call_queue_stats(unsigned cpu, struct smp_call_stats *out);
-/* Forgets every queued request and counter (the simulator, between runs). */
+/* Forgets every queued request (the simulator, between runs). */
 void call_queue_reset(void);
 
 #endif

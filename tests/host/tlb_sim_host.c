@@ -16,7 +16,8 @@
  *                is found through the CPUs' state, not by chance
  *   kernel/cpu.h boot_cpu: global pages, NX and PCID present
  *   mm/tlb.h     tlb_boot_init / tlb_load_kernel_root (mm/tlb_hw.c on
- *                hardware): the simulator decides PCID from the policy
+ *                hardware): the policy is already settled against
+ *                boot_cpu (tlb_sim_policy.c, with tlb_policy_settle)
  *   kernel/trap.h trap_set_stack_guard_check: there are no fault reports
  *   linker.ld    the image symbols mm/kmap.c names (kmap_build, which
  *                reads them, never runs here)

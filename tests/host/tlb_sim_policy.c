@@ -4,10 +4,12 @@
  * so a policy set reads like a boot line and a lab can try any mix with
  * tlb_sim -p. The words and their parsing are the kernel's own
  * (mm/tlb_options.c, lib/cmdline.c). Words not given keep the kernel's
- * defaults, with PCID and INVPCID present (the simulated CPU has both);
- * INVPCID is used only with PCID, as at boot (mm/tlb_hw.c).
+ * defaults, with PCID and INVPCID present (the simulated CPU has both),
+ * settled against that CPU as at boot (tlb_policy_settle in mm/tlb.c:
+ * INVPCID only with PCID).
  */
 #include "tests/host/tlb_sim.h"
+#include "kernel/cpu.h"
 #include "mm/tlb_options.h"
 
 #include <stdarg.h>
@@ -43,6 +45,6 @@ bool policy_parse(const char *text, struct tlb_policy *p, char *err,
 	if (errors.count)
 		return false;
 	tlb_policy_from_values(p, values);
-	p->invpcid = p->invpcid && p->pcid;
+	*p = tlb_policy_settle(p, &boot_cpu);
 	return true;
 }

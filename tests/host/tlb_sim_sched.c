@@ -626,14 +626,10 @@ enum call_hw_bug call_hw_bug(void)
 void tlb_hw_call(const struct cpumask *targets, void (*fn)(void *arg),
 		 void *arg, enum tlb_hw_wait wait)
 {
-	static const enum smp_call_wait modes[] = {
-		[TLB_HW_NO_WAIT] = SMP_CALL_NO_WAIT,
-		[TLB_HW_WAIT] = SMP_CALL_WAIT,
-		[TLB_HW_WAIT_ACK_FIRST] = SMP_CALL_WAIT_ACK_FIRST,
-	};
-
 	sim_point();
-	smp_call_function_many(targets, fn, arg, modes[wait]);
+	smp_call_function_many(targets, fn, arg,
+			       wait == TLB_HW_WAIT ? SMP_CALL_WAIT
+						   : SMP_CALL_NO_WAIT);
 	/*
 	 * A request on the caller's stack: on hardware the stores that
 	 * reuse that stack after the call queue behind it in the buffer;
