@@ -14,9 +14,11 @@
  *  2. the FPU state is saved and restored and the stacks are swapped
  *     (sched/switch.asm) *with the lock held*: no other CPU can see the
  *     outgoing thread as runnable while it is still on its stack;
- *  3. whichever thread resumes on this CPU (finish_switch) drops the lock
- *     and then finishes with the thread it replaced: moves it to another
- *     CPU's queue, or hands a dead one to the reaper.
+ *  3. whichever thread resumes on this CPU (finish_switch) sees, still
+ *     under the lock, whether the thread it replaced died or moves, drops
+ *     the lock and then finishes with it: moves it to another CPU's queue,
+ *     or hands a dead one to the reaper. (A runnable one is back on the
+ *     queue, which another CPU may take it from the moment the lock goes.)
  *
  * Blocking and waking: a thread blocks with its CPU's queue lock held
  * (sched_block_locked), and a waker takes the sleeper's queue lock before
@@ -171,27 +173,38 @@ static void enqueue_on(unsigned cpu, struct thread *t)
 
 /*
  * Runs on the thread that just got the CPU, right after the stacks were
- * swapped: drops the queue lock the previous thread took, then deals with
- * that thread now that nothing runs on its stack.
+ * swapped: decides what becomes of the thread it replaced, drops the queue
+ * lock the previous thread took, then deals with that thread now that
+ * nothing runs on its stack.
+ *
+ * The decision is made before the unlock. A thread that was still runnable
+ * went back on this queue in schedule_locked; once the lock is dropped,
+ * another CPU may take it (balance), run it, see it exit and retire it,
+ * and a reaper may free it. Looking at its state only after the unlock
+ * could then find THREAD_DEAD and retire it a second time (its stack
+ * freed twice, a freed struct on the zombie list), or find a migrate_to
+ * another CPU set and queue it twice. A dead or moving thread is on no
+ * queue: after the unlock only we know of it, and it is ours to finish.
  */
 static void finish_switch(void)
 {
 	struct runqueue *rq = this_rq();
 	struct thread *from = rq->switched_from;
+	bool dead = false;
+	int move_to = -1;
 
+	if (from) {
+		dead = from->state == THREAD_DEAD;
+		move_to = from->migrate_to;
+		from->migrate_to = -1;
+	}
 	spin_unlock(&rq->lock);
 	/* With no lock held: may free an address space (mm/tlb.c). */
 	switch_mm_finish();
-	if (!from)
-		return;
-	if (from->state == THREAD_DEAD) {
+	if (dead)
 		thread_retire(from);
-	} else if (from->migrate_to >= 0) {
-		unsigned cpu = (unsigned)from->migrate_to;
-
-		from->migrate_to = -1;
-		enqueue_on(cpu, from);
-	}
+	else if (move_to >= 0)
+		enqueue_on((unsigned)move_to, from);
 }
 
 /*

@@ -108,6 +108,11 @@ struct thread *thread_adopt_current(const char *name, bool is_idle,
 
 void thread_retire(struct thread *t)
 {
+	/* Retired twice, its stack and struct would be freed twice. */
+	KASSERT(t->state == THREAD_DEAD && !t->retired,
+		"retiring thread %d (state %d, retired %d)", t->id, t->state,
+		t->retired);
+	t->retired = true;
 	spin_lock(&zombie_lock);
 	t->zombie_next = zombies;
 	zombies = t;

@@ -67,6 +67,7 @@ struct thread {
 	struct cpumask affinity;
 	uint64_t switches_in;	    /* times it was switched to */
 	struct thread *zombie_next; /* reaper list */
+	bool retired; /* on it: a second retire is a double free */
 };
 
 /*
