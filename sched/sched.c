@@ -380,12 +380,30 @@ static void remove_sleeper_locked(struct runqueue *rq, struct thread *t)
 	t->sleeping = false;
 }
 
+/*
+ * Locks the queue of the CPU t is on. t->cpu changes only under the lock of
+ * the queue t moves to, so the unlocked read may be stale (t moved, and may
+ * have blocked there): once the lock is held, a t->cpu that still names
+ * this queue stays true until it is dropped.
+ */
+static struct runqueue *lock_thread_rq(struct thread *t)
+{
+	for (;;) {
+		struct runqueue *rq =
+			&runqueues[__atomic_load_n(&t->cpu, __ATOMIC_RELAXED)];
+
+		spin_lock(&rq->lock);
+		if (t->cpu == rq_cpu(rq))
+			return rq;
+		spin_unlock(&rq->lock);
+	}
+}
+
 void sched_wake(struct thread *t)
 {
 	uint64_t flags = irq_save();
-	struct runqueue *rq = &runqueues[t->cpu];
+	struct runqueue *rq = lock_thread_rq(t);
 
-	spin_lock(&rq->lock);
 	if (t->state == THREAD_BLOCKED) {
 		if (t->sleeping)
 			remove_sleeper_locked(rq, t);
