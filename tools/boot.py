@@ -8,13 +8,8 @@ and a library for tools/run-tests.py.
 Settings come from environment variables (all optional; see Settings):
 EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT.
 
-How a run ends:
-- QEMU: the kernel writes to the isa-debug-exit port 0xf4 and QEMU exits
-  with (value << 1) | 1: 33 = success, 35 = failure. With -no-reboot a
-  triple fault becomes a plain exit with status 0.
-- Bochs: the kernel writes "Shutdown" to port 0x8900; Bochs then "panics"
-  on purpose and exits with status 1, the same as for any other fatal
-  error, so a clean end is recognised from bochs.log instead.
+How a run ends is each back end's business (Qemu, Bochs below);
+ending_of() turns it into one Ending.
 
 Python 3.11 standard library only.
 """
@@ -22,6 +17,7 @@ Python 3.11 standard library only.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import os
 import re
 import shlex
@@ -256,101 +252,234 @@ def _opt(path: Path | str) -> str:
     return str(path).replace(",", ",,")
 
 
-def qemu_command(s: Settings, iso: Path, run_dir: Path,
-                 extra_args: list[str] = (), monitor: str | None = None) -> list[str]:
-    accel = "kvm" if s.accel == "kvm" else "tcg"
-    cmd = [QEMU, "-accel", accel, "-cpu", s.cpu, "-machine", s.machine,
-           "-smp", f"{s.smp},{s.topology}" if s.topology else str(s.smp),
-           "-m", f"{s.mem_mib}M"]
-    if s.icount:
-        cmd += ["-icount", "shift=1"]
-    if s.firmware == "uefi":
-        code, vars_template = find_ovmf()
-        # OVMF writes its variable store: give each run its own copy.
-        vars_copy = run_dir / "ovmf-vars.fd"
-        shutil.copyfile(vars_template, vars_copy)
-        cmd += ["-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={_opt(code)}",
-                "-drive", f"if=pflash,format=raw,unit=1,file={_opt(vars_copy)}"]
-    cmd += ["-drive", f"file={_opt(iso)},media=cdrom,format=raw,readonly=on",
-            "-boot", "order=d"]
-    if s.serial == "stdio":
-        # Shown on the terminal and kept in serial.log; signal=on lets
-        # Ctrl-C end QEMU.
-        cmd += ["-chardev", f"stdio,id=com1,signal=on,logfile={_opt(run_dir / 'serial.log')}",
-                "-serial", "chardev:com1"]
-    elif s.serial == "file":
-        cmd += ["-serial", f"file:{run_dir / 'serial.log'}"]  # no option parsing here
-    else:
-        cmd += ["-serial", "none"]
-    cmd += ["-display", "none", "-no-reboot", "-device", DEBUG_EXIT_DEVICE]
-    if monitor:
-        cmd += ["-monitor", f"unix:{_opt(monitor)},server=on,wait=off"]
-    # The user's arguments come last so that they can override ours.
-    return cmd + list(extra_args) + list(s.qemu_args)
+# --- How a run ended ------------------------------------------------------------
 
+class Ending(enum.Enum):
+    """How one emulator run ended, decided once, in ending_of()."""
+    SUCCESS = "the kernel reported success"        # QEMU: status 33
+    FAILURE = "the kernel reported failure"        # QEMU: status 35
+    PANIC = "the kernel panicked"                  # QEMU: status 35 after "PANIC: "
+    TRIPLE_FAULT = "triple fault"                  # QEMU: status 0 under -no-reboot
+    SHUTDOWN = "the kernel shut Bochs down"        # the verdict is in the KTAP
+    STOPPED = "the emulator stopped on its own"    # a Bochs panic, another status
+    TIMEOUT = "timed out"
+    NOT_STARTED = "did not start"
 
-def bochs_command(s: Settings, run_dir: Path) -> list[str]:
-    """Write bochsrc and the debugger rc file; return the command to run in
-    run_dir (file names in bochsrc are relative to it: its syntax has no
-    quoting for paths with spaces or commas).
-
-    Debian's Bochs has no `nogui` display library; `term` (bochs-term) needs
-    a terminal, so Bochs runs under script(1), which gives it a pty and
-    copies the screen drawing to bochs.out. The term GUI cannot draw the
-    32-bpp mode GRUB sets and panics; that one panic is made a report so the
-    run goes on (the framebuffer still works, it is just not shown).
-    """
-    (run_dir / "bochs.rc").write_text("c\nquit\n")  # Bochs starts in its debugger
-    serial = "com1: enabled=1, mode=file, dev=serial.log" \
-        if s.serial != "none" else "com1: enabled=0"
-    (run_dir / "bochsrc").write_text("\n".join([
-        f"megs: {s.mem_mib}",
-        # reset_on_triple_fault=0: a triple fault ends the run (as QEMU's
-        # -no-reboot does) instead of booting GRUB again in a loop.
-        f"cpu: model={s.cpu}, count={s.smp}, ips={BOCHS_IPS}, reset_on_triple_fault=0",
-        f"romimage: file={BOCHS_ROM}",
-        f"vgaromimage: file={BOCHS_VGAROM}",
-        "ata0-master: type=cdrom, path=shootdown.iso, status=inserted",
-        "boot: cdrom",
-        serial,
-        # Reading port 0xe9 gives 0xe9: how the kernel detects Bochs.
-        "port_e9_hack: enabled=1",
-        "display_library: term",
-        "panic: action=fatal, term=report",
-        "log: bochs.log",
-        "mouse: enabled=0",
-        "speaker: enabled=0",  # else ALSA complains on a machine without sound
-        # Emulated time follows the instruction count, not the host clock.
-        "clock: sync=none, time0=local",
-        "",
-    ]))
-    return ["bochs", "-f", "bochsrc", "-rc", "bochs.rc"]
-
-
-# --- Running ------------------------------------------------------------------
 
 @dataclasses.dataclass
 class RunResult:
     status: int | None       # the emulator's exit status; None if killed
     serial: str              # COM1 output ("" with serial none)
-    timed_out: bool
+    timed_out: bool          # we stopped it at the deadline
     duration: float          # seconds
     cmd: list[str]
     run_dir: Path
-    emu: str = "qemu"
-    shutdown: bool = False   # Bochs: the kernel wrote "Shutdown" to 0x8900
+    backend: "Backend"
+    ending: Ending
     error: str = ""          # why it could not run or was stopped
 
     @property
     def serial_path(self) -> Path:
         return self.run_dir / "serial.log"
 
-    def passed_exit(self) -> bool:
-        """The kernel ended the run itself and, under QEMU, said success."""
-        if self.emu == "bochs":
-            return self.shutdown
-        return self.status == EXIT_SUCCESS
+    @property
+    def clean(self) -> bool:
+        """The kernel ended the run itself and, where the exit status can
+        say so (QEMU), said success."""
+        return self.ending in self.backend.clean_endings
 
+    @property
+    def emulator_log(self) -> Path:
+        """Where the emulator says why it stopped."""
+        return self.run_dir / self.backend.emulator_log
+
+    def note(self) -> str:
+        """How the emulator ended, with the likely reason when it is not clean."""
+        return self.backend.note(self)
+
+
+def panicked(serial: str) -> bool:
+    """The kernel's panic report begins with "PANIC: "."""
+    return "PANIC: " in serial
+
+
+def ending_of(backend: "Backend", status: int | None, timed_out: bool,
+              run_dir: Path, serial: str) -> Ending:
+    """The one place that decides how a run ended: what the back end's exit
+    channel says, unless we stopped it at the deadline. A clean end still
+    counts then: Bochs logs the kernel's shutdown before its own teardown,
+    which can outlive the deadline on a loaded host."""
+    ending = backend.ending(status, run_dir, serial)
+    if timed_out and ending not in backend.clean_endings:
+        return Ending.TIMEOUT
+    return ending
+
+
+# --- Back ends ------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Launch:
+    """How to start one emulator process."""
+    cmd: list[str]
+    cwd: Path | None = None
+    env: dict[str, str] = dataclasses.field(default_factory=lambda: dict(os.environ))
+
+
+class Qemu:
+    """QEMU under TCG or KVM (Settings.accel picks the variant).
+
+    The kernel writes to the isa-debug-exit port 0xf4 and QEMU exits with
+    (value << 1) | 1: 33 = success, 35 = failure. With -no-reboot a triple
+    fault becomes a plain exit with status 0. The exit status carries the
+    kernel's verdict, so the judges check that it agrees with the KTAP.
+    """
+    name = "qemu"
+    output_log = "qemu.log"        # QEMU's own stdout and stderr
+    emulator_log = "qemu.log"
+    clean_endings = frozenset({Ending.SUCCESS})
+    verdict_in_status = True
+
+    def interactive(self, s: Settings) -> bool:
+        """With the serial port on the terminal QEMU owns it: input, Ctrl-C."""
+        return s.serial == "stdio"
+
+    def launch(self, s: Settings, iso: Path, run_dir: Path, extra_args: list[str] = (),
+               monitor: str | None = None) -> Launch:
+        accel = "kvm" if s.accel == "kvm" else "tcg"
+        cmd = [QEMU, "-accel", accel, "-cpu", s.cpu, "-machine", s.machine,
+               "-smp", f"{s.smp},{s.topology}" if s.topology else str(s.smp),
+               "-m", f"{s.mem_mib}M"]
+        if s.icount:
+            cmd += ["-icount", "shift=1"]
+        if s.firmware == "uefi":
+            cmd += self._ovmf_drives(run_dir)
+        cmd += ["-drive", f"file={_opt(iso)},media=cdrom,format=raw,readonly=on",
+                "-boot", "order=d"]
+        cmd += self._serial(s, run_dir)
+        cmd += ["-display", "none", "-no-reboot", "-device", DEBUG_EXIT_DEVICE]
+        if monitor:
+            cmd += ["-monitor", f"unix:{_opt(monitor)},server=on,wait=off"]
+        # The user's arguments come last so that they can override ours.
+        return Launch(cmd + list(extra_args) + list(s.qemu_args))
+
+    @staticmethod
+    def _ovmf_drives(run_dir: Path) -> list[str]:
+        """OVMF writes its variable store: each run gets its own copy."""
+        code, vars_template = find_ovmf()
+        vars_copy = run_dir / "ovmf-vars.fd"
+        shutil.copyfile(vars_template, vars_copy)
+        return ["-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={_opt(code)}",
+                "-drive", f"if=pflash,format=raw,unit=1,file={_opt(vars_copy)}"]
+
+    @staticmethod
+    def _serial(s: Settings, run_dir: Path) -> list[str]:
+        if s.serial == "stdio":
+            # Shown on the terminal and kept in serial.log; signal=on lets
+            # Ctrl-C end QEMU.
+            return ["-chardev",
+                    f"stdio,id=com1,signal=on,logfile={_opt(run_dir / 'serial.log')}",
+                    "-serial", "chardev:com1"]
+        if s.serial == "file":
+            return ["-serial", f"file:{run_dir / 'serial.log'}"]  # no option parsing here
+        return ["-serial", "none"]
+
+    def ending(self, status: int | None, run_dir: Path, serial: str) -> Ending:
+        if status == EXIT_SUCCESS:
+            return Ending.SUCCESS
+        if status == EXIT_FAILURE:
+            return Ending.PANIC if panicked(serial) else Ending.FAILURE
+        if status == 0:
+            return Ending.TRIPLE_FAULT
+        return Ending.STOPPED
+
+    def note(self, result: RunResult) -> str:
+        if result.status == 0:
+            return "exit status 0: QEMU ended without isa-debug-exit, e.g. on a triple fault"
+        return f"exit status {result.status}"
+
+
+class Bochs:
+    """Bochs with its own BIOS, under script(1).
+
+    The kernel writes "Shutdown" to port 0x8900; Bochs then "panics" on
+    purpose and exits with status 1, the same as for any other fatal error,
+    so a clean end is recognised from bochs.log instead, and the verdict
+    is the KTAP's alone.
+    """
+    name = "bochs"
+    output_log = "bochs.out"       # the screen drawing script(1) copies
+    emulator_log = "bochs.log"
+    clean_endings = frozenset({Ending.SHUTDOWN})
+    verdict_in_status = False
+
+    def interactive(self, s: Settings) -> bool:
+        return False
+
+    def launch(self, s: Settings, iso: Path, run_dir: Path, extra_args: list[str] = (),
+               monitor: str | None = None) -> Launch:
+        """Write bochsrc and the debugger rc file next to the ISO; Bochs runs
+        in run_dir (bochsrc has no quoting for paths with spaces or commas).
+
+        Debian's Bochs has no `nogui` display library; `term` (bochs-term)
+        needs a terminal, so Bochs runs under script(1), which gives it a
+        pty and copies the screen drawing to bochs.out.
+        """
+        (run_dir / "bochs.rc").write_text("c\nquit\n")  # Bochs starts in its debugger
+        (run_dir / "bochsrc").write_text(self.bochsrc(s))
+        # script -e: return Bochs's status; -f: flush; -q: no banner.
+        cmd = ["script", "-qfec", shlex.join(["bochs", "-f", "bochsrc", "-rc", "bochs.rc"]),
+               "/dev/null"]
+        env = dict(os.environ, TERM="xterm")  # the term GUI (ncurses) needs a known TERM
+        return Launch(cmd, cwd=run_dir, env=env)
+
+    @staticmethod
+    def bochsrc(s: Settings) -> str:
+        """The term GUI cannot draw the 32-bpp mode GRUB sets and panics;
+        that one panic is made a report so the run goes on (the framebuffer
+        still works, it is just not shown)."""
+        serial = "com1: enabled=1, mode=file, dev=serial.log" \
+            if s.serial != "none" else "com1: enabled=0"
+        return "\n".join([
+            f"megs: {s.mem_mib}",
+            # reset_on_triple_fault=0: a triple fault ends the run (as QEMU's
+            # -no-reboot does) instead of booting GRUB again in a loop.
+            f"cpu: model={s.cpu}, count={s.smp}, ips={BOCHS_IPS}, reset_on_triple_fault=0",
+            f"romimage: file={BOCHS_ROM}",
+            f"vgaromimage: file={BOCHS_VGAROM}",
+            "ata0-master: type=cdrom, path=shootdown.iso, status=inserted",
+            "boot: cdrom",
+            serial,
+            # Reading port 0xe9 gives 0xe9: how the kernel detects Bochs.
+            "port_e9_hack: enabled=1",
+            "display_library: term",
+            "panic: action=fatal, term=report",
+            "log: bochs.log",
+            "mouse: enabled=0",
+            "speaker: enabled=0",  # else ALSA complains on a machine without sound
+            # Emulated time follows the instruction count, not the host clock.
+            "clock: sync=none, time0=local",
+            "",
+        ])
+
+    def ending(self, status: int | None, run_dir: Path, serial: str) -> Ending:
+        if BOCHS_SHUTDOWN in _read(run_dir / "bochs.log"):
+            return Ending.SHUTDOWN
+        return Ending.STOPPED
+
+    def note(self, result: RunResult) -> str:
+        if result.ending is Ending.SHUTDOWN:
+            return "Bochs: shutdown by the kernel"
+        panics = [line.split(">>PANIC<<", 1)[1].strip()
+                  for line in _read(result.emulator_log).splitlines()
+                  if ">>PANIC<<" in line and "[TERM" not in line]
+        return f"Bochs stopped: {panics[-1]}" if panics else f"Bochs exit status {result.status}"
+
+
+Backend = Qemu | Bochs
+BACKENDS: dict[str, Backend] = {"qemu": Qemu(), "bochs": Bochs()}
+
+
+# --- Running ------------------------------------------------------------------
 
 # Emulators running now (process -> in a session of its own?), so that an
 # interrupted caller can end them all.
@@ -394,6 +523,58 @@ def line_seen(serial: str, prefix: str) -> bool:
     return any(line.lstrip("\r").startswith(prefix) for line in serial.split("\n"))
 
 
+@dataclasses.dataclass
+class _Watch:
+    """Polls serial.log while the emulator runs: streams it, and calls
+    on_seen(proc, text) once a line starts with wait_for."""
+    path: Path
+    stream: bool
+    wait_for: str | None
+    on_seen: object
+    streamed: int = 0
+    seen: bool = False
+
+    def poll(self, proc: subprocess.Popen) -> None:
+        if not (self.stream or (self.wait_for and not self.seen)):
+            return
+        text = _read(self.path)
+        self.flush(text)
+        if self.wait_for and not self.seen and line_seen(text, self.wait_for):
+            self.seen = True
+            if self.on_seen:
+                self.on_seen(proc, text)
+
+    def flush(self, text: str) -> None:
+        if self.stream and len(text) > self.streamed:
+            sys.stdout.write(text[self.streamed:])
+            sys.stdout.flush()
+            self.streamed = len(text)
+
+
+def _wait(proc: subprocess.Popen, watch: _Watch, timeout: float, group: bool) -> bool:
+    """Wait for the emulator to end, watching its serial port; stop it at
+    the timeout (0: none). Returns whether it timed out."""
+    deadline = time.monotonic() + timeout if timeout else None
+    try:
+        while True:
+            try:
+                proc.wait(0.1)
+                watch.poll(proc)
+                return False
+            except subprocess.TimeoutExpired:
+                watch.poll(proc)
+            if deadline and time.monotonic() > deadline:
+                _stop(proc, group)
+                return True
+    except KeyboardInterrupt:
+        _stop(proc, group)
+        raise
+    finally:
+        if proc.poll() is None:
+            _stop(proc, group)
+        _live.pop(proc, None)
+
+
 def run(s: Settings, kernel: str | Path, run_dir: str | Path, *,
         extra_args: list[str] = (), stream: bool = False,
         wait_for: str | None = None, on_seen=None, monitor: str | None = None,
@@ -407,98 +588,49 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *,
     announce(cmd_text) is called with the command line before the start.
     """
     s = s.resolve()
+    backend = BACKENDS[s.emu]
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in ("serial.log", "bochs.log", "bochs.out", "qemu.log"):
         (run_dir / stale).unlink(missing_ok=True)
     iso = build_iso(kernel, run_dir / "shootdown.iso", s.cmdline)
-
-    env = dict(os.environ)
-    if s.emu == "qemu":
-        popen_cmd = qemu_command(s, iso, run_dir, extra_args, monitor)
-    else:
-        cmd = bochs_command(s, run_dir)
-        # script -e: return Bochs's status; -f: flush; -q: no banner.
-        popen_cmd = ["script", "-qfec", shlex.join(cmd), "/dev/null"]
-        env["TERM"] = "xterm"  # the term GUI (ncurses) needs a known TERM
-    cwd = run_dir if s.emu == "bochs" else None
-    shown = (f"cd {shlex.quote(str(run_dir))} && " if cwd else "") + shlex.join(popen_cmd)
+    launch = backend.launch(s, iso, run_dir, extra_args, monitor)
+    shown = (f"cd {shlex.quote(str(launch.cwd))} && " if launch.cwd else "") \
+        + shlex.join(launch.cmd)
     (run_dir / "cmd").write_text(shown + "\n")
     if announce:
         announce(shown)
 
-    interactive = s.serial == "stdio" and s.emu == "qemu"
-    if interactive:
-        # QEMU owns the terminal: serial in and out, Ctrl-C.
-        out = None
-        stdin = None
-    else:
-        out = open(run_dir / ("qemu.log" if s.emu == "qemu" else "bochs.out"), "wb")
-        stdin = subprocess.DEVNULL
+    interactive = backend.interactive(s)
+    out = None if interactive else open(run_dir / backend.output_log, "wb")
     start = time.monotonic()
     try:
-        proc = subprocess.Popen(popen_cmd, stdin=stdin, stdout=out,
-                                stderr=subprocess.STDOUT if out else None,
-                                cwd=cwd, env=env, start_new_session=not interactive)
+        proc = subprocess.Popen(launch.cmd, stdin=None if interactive else subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT if out else None,
+                                cwd=launch.cwd, env=launch.env,
+                                start_new_session=not interactive)
     except OSError as e:
         if out:
             out.close()
-        return RunResult(None, "", False, 0.0, popen_cmd, run_dir, s.emu,
-                         error=f"cannot start {popen_cmd[0]}: {e}")
-
+        return RunResult(None, "", False, 0.0, launch.cmd, run_dir, backend, Ending.NOT_STARTED,
+                         error=f"cannot start {launch.cmd[0]}: {e}")
     _live[proc] = not interactive
-    serial_path = run_dir / "serial.log"
-    streamed = 0
-    seen = False
-    timed_out = False
-    error = ""
-    deadline = start + s.timeout if s.timeout else None
+    watch = _Watch(run_dir / "serial.log", stream, wait_for, on_seen)
     try:
-        while True:
-            try:
-                proc.wait(0.1)
-                finished = True
-            except subprocess.TimeoutExpired:
-                finished = False
-            if stream or (wait_for and not seen):
-                text = _read(serial_path)
-                if stream and len(text) > streamed:
-                    sys.stdout.write(text[streamed:])
-                    sys.stdout.flush()
-                    streamed = len(text)
-                if wait_for and not seen and line_seen(text, wait_for):
-                    seen = True
-                    if on_seen:
-                        on_seen(proc, text)
-            if finished:
-                break
-            if deadline and time.monotonic() > deadline:
-                timed_out = True
-                error = f"timed out after {s.timeout:g} s"
-                _stop(proc, group=not interactive)
-                break
-    except KeyboardInterrupt:
-        error = "interrupted"
-        _stop(proc, group=not interactive)
-        raise
+        timed_out = _wait(proc, watch, s.timeout, group=not interactive)
     finally:
         if out:
             out.close()
-        if proc.poll() is None:
-            _stop(proc, group=not interactive)
-        _live.pop(proc, None)
     duration = time.monotonic() - start
 
-    serial = _read(serial_path)
-    if stream and len(serial) > streamed:
-        sys.stdout.write(serial[streamed:])
-        sys.stdout.flush()
-    shutdown = s.emu == "bochs" and BOCHS_SHUTDOWN in _read(run_dir / "bochs.log")
+    serial = _read(run_dir / "serial.log")
+    watch.flush(serial)
     status = None if timed_out else proc.returncode
-    if wait_for and not seen and not error:
+    error = f"timed out after {s.timeout:g} s" if timed_out else ""
+    if wait_for and not watch.seen and not error:
         error = f"no serial line starting with {wait_for!r}"
-    return RunResult(status, serial, timed_out, duration, popen_cmd, run_dir,
-                     s.emu, shutdown=shutdown, error=error)
+    return RunResult(status, serial, timed_out, duration, launch.cmd, run_dir, backend,
+                     ending_of(backend, status, timed_out, run_dir, serial), error)
 
 
 def _monitor_command(sock_path: str, commands: list[str], timeout: float = 30.0) -> str:
@@ -580,12 +712,33 @@ def screendump(s: Settings, kernel: str | Path, run_dir: str | Path, ppm: str | 
 
 # --- CLI ----------------------------------------------------------------------
 
-def bochs_verdict(result: RunResult) -> int:
-    """Bochs has no exit-status channel: judge from the shutdown and KTAP."""
-    if not result.shutdown:
-        return 1
-    top_level_failures = re.search(r"^not ok ", result.serial.replace("\r", ""), re.M)
-    return 1 if top_level_failures else 0
+def top_level_failure(serial: str) -> bool:
+    """A suite of the KTAP reported "not ok" (Bochs's only verdict)."""
+    return re.search(r"^not ok ", serial.replace("\r", ""), re.M) is not None
+
+
+def cli_verdict(result: RunResult) -> tuple[int, str]:
+    """`make run`'s exit status for a finished run, and what to tell the user."""
+    e = result.ending
+    if result.timed_out:
+        return 124, (f"\nboot.py: {result.error}; the guest was killed "
+                     f"(TIMEOUT=seconds changes the limit, 0 = none)")
+    if e is Ending.NOT_STARTED:
+        return 1, f"boot.py: {result.error}"
+    if e is Ending.SHUTDOWN:
+        return (1 if top_level_failure(result.serial) else 0), ""
+    if e is Ending.SUCCESS:
+        return 0, ""
+    if e in (Ending.FAILURE, Ending.PANIC):
+        return 1, "\nboot.py: the kernel reported failure (exit status 35)"
+    if e is Ending.TRIPLE_FAULT:
+        return 1, ("\nboot.py: QEMU exited without the kernel's isa-debug-exit "
+                   "(a triple fault ends QEMU this way under -no-reboot)")
+    if result.backend.name == "bochs":
+        return 1, (f"\nboot.py: Bochs stopped without the kernel's shutdown "
+                   f"(see {result.emulator_log})")
+    status = result.status
+    return (status if status and status > 0 else 1), f"\nboot.py: QEMU exited with status {status}"
 
 
 def interrupt_on_sigterm() -> None:
@@ -624,9 +777,8 @@ def main(argv: list[str]) -> int:
     def announce(cmd: str) -> None:
         print(f"# {s.describe()}\n{cmd}", flush=True)
 
-    run_dir = ROOT / "build" / "run"
     try:
-        result = run(s, kernel, run_dir, extra_args=extra,
+        result = run(s, kernel, ROOT / "build" / "run", extra_args=extra,
                      stream=(s.emu == "bochs"), announce=announce)
     except KeyboardInterrupt:
         print("\nboot.py: interrupted", file=sys.stderr)
@@ -634,31 +786,10 @@ def main(argv: list[str]) -> int:
     except (ConfigError, RuntimeError) as e:
         print(f"boot.py: {e}", file=sys.stderr)
         return 2
-
-    if result.timed_out:
-        print(f"\nboot.py: {result.error}; the guest was killed "
-              f"(TIMEOUT=seconds changes the limit, 0 = none)", file=sys.stderr)
-        return 124
-    if result.error:
-        print(f"boot.py: {result.error}", file=sys.stderr)
-        return 1
-    if s.emu == "bochs":
-        code = bochs_verdict(result)
-        if not result.shutdown:
-            print(f"\nboot.py: Bochs stopped without the kernel's shutdown "
-                  f"(see {run_dir / 'bochs.log'})", file=sys.stderr)
-        return code
-    if result.status == EXIT_SUCCESS:
-        return 0
-    if result.status == EXIT_FAILURE:
-        print("\nboot.py: the kernel reported failure (exit status 35)", file=sys.stderr)
-        return 1
-    if result.status == 0:
-        print("\nboot.py: QEMU exited without the kernel's isa-debug-exit "
-              "(a triple fault ends QEMU this way under -no-reboot)", file=sys.stderr)
-        return 1
-    print(f"\nboot.py: QEMU exited with status {result.status}", file=sys.stderr)
-    return result.status if result.status and result.status > 0 else 1
+    code, message = cli_verdict(result)
+    if message:
+        print(message, file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

@@ -3,15 +3,21 @@
 configuration of CONFIGS. Prints one line per result and ends with exactly
 `N passed, N failed` (skips count as passed); exits 1 if anything failed.
 
-    tools/run-tests.py <kernel.elf> [host test binaries...]
+    tools/run-tests.py [--only PATTERN] <kernel.elf> [host test binaries...]
+    tools/run-tests.py --list
 
 Both the host binaries and the kernel (booted with test=...) print KTAP
 version 1, the format Linux KUnit prints. With the TLB simulator among the
 host binaries, tools/mutants.py checks that every mutant in tests/mutants/
-applies (host/mutants/check) and that a few are killed (host/mutants/<name>). Every leaf test case is one
-result: host/<binary>/<case> and <config>/<suite>.<case>. A suite that
-stops midway (a crash) counts its missing cases as failed; a run without
-KTAP fails as a whole, with the tail of its serial log.
+applies (host/mutants/check) and that a few are killed (host/mutants/<name>).
+Every leaf test case is one result: host/<binary>/<case> and
+<config>/<suite>.<case>. A suite that stops midway (a crash) counts its
+missing cases as failed; a run without KTAP fails as a whole, with the tail
+of its serial log. Each configuration's kind names its judge (JUDGES).
+
+--only PATTERN (or ONLY=PATTERN in the environment): run only the
+configurations and host binaries (host/<binary>) whose names match one of
+these comma-separated shell patterns. --list: print the configurations.
 
 Setting any of EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT
 runs one configuration, `custom`, built from them (test=all plus CMDLINE)
@@ -22,8 +28,11 @@ build/test/host/<binary>.log.
 
 from __future__ import annotations
 
+import argparse
 import concurrent.futures
 import dataclasses
+import fnmatch
+import functools
 import json
 import os
 import re
@@ -67,31 +76,9 @@ PARALLEL = 2        # QEMU runs at once (the machine has 2 cores)
 class TestConfig:
     """One way to boot the kernel for testing.
 
-    kind: "ktap"       boot with test=all, judge the KTAP on serial
-          "exit"       judge the exit status alone (33 passes): one result
-          "screendump" boot with done=halt, screendump once the default job
-                       has ended on serial, check its closing line is on
-                       the screen: one result
-          "crash"      the command line makes the kernel crash or injects a
-                       bug: the exit status must say failure (35) and the
-                       serial log must hold every string of `expect`: one
-                       result (the proof that the tests can fail)
-          "message"    the kernel cannot start (e.g. no long mode): the
-                       first string of `expect` must appear on serial, then
-                       the run is stopped: one result
-          "bench"      boot with bench=all: every benchmark must run to its
-                       end and print results that parse (tools/bench.py),
-                       and the kernel must end with success: one result per
-                       benchmark
-          "bench-compare"  two boots with the kernel options of `compare`
-                       added: the side-by-side table must have both
-                       columns (make bench-compare): one result
-          "bug"        test=tlb with an injected protocol bug (tlb_bug=):
-                       passes ("bug caught") only if a tlb case reports a
-                       failure or the kernel panics, fails ("bug missed")
-                       if the suite passes: one result
-    needs: "kvm" = run only where KVM is hardware virtualization.
-    expect: strings the serial log must contain (every kind).
+    kind: a key of JUDGES; each judge's docstring says what it boots and
+    what passes. needs: "kvm" = run only where KVM is hardware
+    virtualization. expect: strings the serial log must contain.
     """
     name: str
     kind: str
@@ -274,6 +261,14 @@ class Result:
         return text
 
 
+@dataclasses.dataclass
+class Outcome:
+    """What one step (a host binary, the mutants, a configuration) gives."""
+    results: list[Result]
+    tail: str = ""      # log lines to show under the results
+    summary: str = ""   # for the "# <config>: ..." line
+
+
 def rel(path: Path) -> str:
     try:
         return str(path.relative_to(ROOT))
@@ -286,7 +281,19 @@ def tail(text: str, lines: int = 25) -> str:
     return "\n".join("    | " + line for line in kept)
 
 
-# --- KTAP parsing ------------------------------------------------------------------
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+# --- KTAP ----------------------------------------------------------------------------
+# What the kernel (tests/ktest.c) and the host tests (tests/host/host_test.h)
+# print: "KTAP version 1" and a plan, then per suite, 4 spaces deeper, its
+# own version line, "# Subtest: <suite>", a plan and "ok N ID description
+# [# SKIP why]" or "not ok ..." lines, with "# ..." diagnostics before the
+# result they explain; the suite's own result line follows, back at the top.
 
 ANSI = re.compile(r"\x1b\[[0-9;?=]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b.")
 VERSION = re.compile(r"K?TAP version \d+$")
@@ -307,168 +314,144 @@ class Case:
     number: int
     name: str
     ok: bool
-    directive: str = ""                 # e.g. "SKIP no hpet"
-    diagnostics: list[str] = dataclasses.field(default_factory=list)
-    children: "Block | None" = None     # the subtest this line reports
+    directive: str                      # e.g. "SKIP no hpet"
+    diagnostics: list[str]              # the "# ..." lines before it
+    suite: "Suite | None" = None        # the subtest this line reports
+
+    @property
+    def skipped(self) -> bool:
+        return self.directive.upper().startswith(("SKIP", "TODO"))
 
 
 @dataclasses.dataclass
-class Block:
-    """One KTAP document or subtest: its plan and results, at one indent."""
+class Suite:
+    """One KTAP document or subtest, at one indent."""
     indent: int
     name: str = ""
     plan: int | None = None
     cases: list[Case] = dataclasses.field(default_factory=list)
-    closed: bool = False                # its end was seen
-    running: "Block | None" = None      # the subtest open when output stopped
-    pending_diag: list[str] = dataclasses.field(default_factory=list)
-    pending_child: "Block | None" = None
+    ended: bool = False                 # its result line (or, at the top, its plan) was met
+    running: "Suite | None" = None      # the subtest open where the output stopped
+    diagnostics: list[str] = dataclasses.field(default_factory=list)  # for the next result
+    reported: "Suite | None" = None     # a finished subtest, for the next result
 
 
-def parse_ktap(text: str) -> Block | None:
-    """Parse the first KTAP document in `text`; None if there is none.
+LINE_KINDS = (("version", VERSION), ("subtest", SUBTEST), ("plan", PLAN), ("result", RESULT))
 
-    Structure comes from indentation (4 spaces per level). Lines that are
-    not KTAP, such as kernel log messages, are ignored, as the KTAP spec
-    asks. Blocks still open where the text ends are left closed=False with
-    `running` pointing down the chain of open subtests: that is where the
-    kernel stopped (crash, hang, truncated log).
+
+def _classify(line: str) -> tuple[str, re.Match | None]:
+    """version, subtest, plan, result, diagnostic or other (not KTAP)."""
+    for kind, pattern in LINE_KINDS:
+        if m := pattern.match(line):
+            return kind, m
+    return ("diagnostic" if line.startswith("#") else "other"), None
+
+
+def read_ktap(text: str) -> Suite | None:
+    """The first KTAP document in `text`, or None.
+
+    Nesting comes from indentation. Lines that are not KTAP, such as kernel
+    log messages, are ignored, as the KTAP spec asks; what precedes the
+    version line is firmware noise (also on its line). Where the output
+    stops (crash, hang), the suites still open are chained by `running`.
     """
-    stack: list[Block] = []
-
-    def close_deeper(indent: int) -> None:
-        """Pop subtests deeper than `indent` whose result line never came."""
-        while len(stack) > 1 and stack[-1].indent > indent:
-            child = stack.pop()
-            child.closed = True
-            parent = stack[-1]
-            parent.cases.append(Case(len(parent.cases) + 1, child.name, False,
-                                     ["no result line for this subtest"], child))
-
+    open_: list[Suite] = []
     for raw in clean_lines(text):
         line = raw.lstrip(" ")
-        indent = len(raw) - len(line)
-        line = line.rstrip()
-        if not stack:
-            # The document starts at a version line; what comes before is
-            # firmware and boot noise (which may also precede it on its line).
+        indent, line = len(raw) - len(line), line.rstrip()
+        if not open_:
             m = re.search(r"K?TAP version \d+$", line)
             if m:
-                stack.append(Block(indent if m.start() == 0 else 0))
+                open_.append(Suite(indent if m.start() == 0 else 0))
             continue
-        top = stack[-1]
-        if indent < stack[0].indent:
+        if indent < open_[0].indent:
             continue
-        if VERSION.match(line):
-            if indent > top.indent:
-                stack.append(Block(indent))
-            elif indent == stack[0].indent and stack[0].cases:
-                break  # a second document: the kernel restarted; stop here
-            continue
-        m = SUBTEST.match(line)
-        if m:
-            if indent > top.indent:
-                stack.append(Block(indent))
-            elif indent < top.indent:
-                close_deeper(indent)
-            if stack[-1].indent == indent and not stack[-1].cases:
-                stack[-1].name = m.group(1)
-            continue
-        m = PLAN.match(line)
-        if m:
-            if indent > top.indent:
-                stack.append(Block(indent))
-            elif indent < top.indent:
-                close_deeper(indent)
-            if stack[-1].plan is None:
-                stack[-1].plan = int(m.group(1))
-            continue
-        m = RESULT.match(line)
-        if m:
-            # A result line one level up reports the subtest just finished.
-            if top.indent > indent:
-                # The shallowest block deeper than this line is the one
-                # reported; blocks below it lack their own result lines.
-                k = next(i for i, b in enumerate(stack) if b.indent > indent)
-                close_deeper(stack[k].indent)
-                child = stack.pop()
-                child.closed = True
-                stack[-1].pending_child = child
-            top = stack[-1]
-            if indent > top.indent:  # cases with no version or plan line
-                top = Block(indent)
-                stack.append(top)
-            case = Case(int(m.group(2)), m.group(3).strip(), m.group(1) == "ok",
-                        (m.group(4) or "").strip(), top.pending_diag, top.pending_child)
-            if case.children is not None and not case.children.name:
-                case.children.name = case.name
-            top.cases.append(case)
-            top.pending_diag, top.pending_child = [], None
-            continue
-        if line.startswith("#"):
-            # A diagnostic explains the result that follows it at its level
-            # (KUnit prints "# case: EXPECTATION FAILED ..." before not ok).
-            target = next((b for b in reversed(stack) if b.indent <= indent), top)
-            target.pending_diag.append(line.lstrip("# ").rstrip())
-
-    if not stack:
+        kind, m = _classify(line)
+        if kind not in ("diagnostic", "other") and indent > open_[-1].indent:
+            open_.append(Suite(indent))  # a KTAP line deeper opens a subtest
+        top = open_[-1]
+        if kind == "version" and indent == open_[0].indent and open_[0].cases:
+            break  # a second document: the kernel started again
+        if kind == "subtest" and indent == top.indent and not top.cases:
+            top.name = m.group(1)
+        elif kind == "plan" and indent == top.indent and top.plan is None:
+            top.plan = int(m.group(1))
+        elif kind == "result":
+            _add_result(open_, indent, m)
+        elif kind == "diagnostic":
+            # Explains the result that follows at its level (KUnit prints
+            # "# case: EXPECTATION FAILED ..." before "not ok").
+            target = next(s for s in reversed(open_) if s.indent <= indent)
+            target.diagnostics.append(line.lstrip("# ").rstrip())
+    if not open_:
         return None
-    root = stack[0]
-    for parent, child in zip(stack, stack[1:]):
+    for parent, child in zip(open_, open_[1:]):
         parent.running = child
-    root.closed = (len(stack) == 1 and root.plan is not None
-                   and len(root.cases) >= root.plan)
+    root = open_[0]
+    root.ended = len(open_) == 1 and root.plan is not None and len(root.cases) >= root.plan
     return root
 
 
-def is_skip(directive: str) -> bool:
-    return directive.upper().startswith(("SKIP", "TODO"))
+def _add_result(open_: list[Suite], indent: int, m: re.Match) -> None:
+    """A result line; one shallower than the open subtest reports that subtest."""
+    while open_[-1].indent > indent:
+        child = open_.pop()
+        child.ended = True
+        open_[-1].reported = child
+    top = open_[-1]
+    if indent != top.indent:
+        return
+    case = Case(int(m.group(2)), m.group(3).strip(), m.group(1) == "ok",
+                (m.group(4) or "").strip(), top.diagnostics, top.reported)
+    if case.suite is not None and not case.suite.name:
+        case.suite.name = case.name
+    top.cases.append(case)
+    top.diagnostics, top.reported = [], None
 
 
 def has_failure(results: list[Result]) -> bool:
     return any(r.status == "FAIL" for r in results)
 
 
-def leaf_results(block: Block, prefix: str, sep: str, log: str) -> list[Result]:
-    """One Result per leaf case of `block`; missing cases count as failed."""
-    results: list[Result] = []
-    for case in block.cases:
-        name = f"{prefix}{sep}{case.name or f'#{case.number}'}"
-        # The first diagnostics name the first failed check: the cause.
-        why = "; ".join(case.diagnostics[:2])
-        if len(case.diagnostics) > 2:
-            why += f" (+{len(case.diagnostics) - 2} more lines)"
-        if case.children is not None:
-            sub = leaf_results(case.children, name, ".", log)
-            results += sub
-            # A suite that says "not ok" while no case failed (its setup
-            # failed, say) must not vanish.
-            if not case.ok and not is_skip(case.directive) and not has_failure(sub):
-                results.append(Result(name, "FAIL", why or "suite reported not ok", log))
-        elif is_skip(case.directive):
-            reason = case.directive.split(None, 1)[1] if " " in case.directive else ""
-            results.append(Result(name, "skip", reason))
-        elif case.ok:
-            results.append(Result(name, "ok"))
-        else:
-            # Without diagnostics, a directive such as "# oops" is the reason.
-            results.append(Result(name, "FAIL", (why or case.directive or "not ok")[:300], log))
+def case_result(case: Case, name: str, log: str) -> list[Result]:
+    """The results of one case: itself, or its subtest's leaves."""
+    # The first diagnostics name the first failed check: the cause.
+    why = "; ".join(case.diagnostics[:2])
+    if len(case.diagnostics) > 2:
+        why += f" (+{len(case.diagnostics) - 2} more lines)"
+    if case.suite is not None:
+        sub = leaf_results(case.suite, name, ".", log)
+        # A suite that says "not ok" while no case failed (its setup
+        # failed, say) must not vanish.
+        if not case.ok and not case.skipped and not has_failure(sub):
+            sub.append(Result(name, "FAIL", why or "suite reported not ok", log))
+        return sub
+    if case.skipped:
+        return [Result(name, "skip", case.directive.partition(" ")[2].lstrip())]
+    if case.ok:
+        return [Result(name, "ok")]
+    # Without diagnostics, a directive such as "# oops" is the reason.
+    return [Result(name, "FAIL", (why or case.directive or "not ok")[:300], log)]
 
-    reported = len(block.cases)
-    if block.running is not None:
-        # The subtest running when the output stopped.
+
+def leaf_results(suite: Suite, prefix: str, sep: str, log: str) -> list[Result]:
+    """One Result per leaf case of `suite`; missing cases count as failed."""
+    results = [r for case in suite.cases
+               for r in case_result(case, f"{prefix}{sep}{case.name or f'#{case.number}'}", log)]
+    reported = len(suite.cases)
+    if suite.running is not None:
         reported += 1
-        name = f"{prefix}{sep}{block.running.name or f'#{reported}'}"
-        sub = leaf_results(block.running, name, ".", log)
+        name = f"{prefix}{sep}{suite.running.name or f'#{reported}'}"
+        sub = leaf_results(suite.running, name, ".", log)
         if not has_failure(sub):
             sub.append(Result(name, "FAIL", "the output stopped before this suite ended", log))
         results += sub
-    if block.plan is not None and reported < block.plan:
-        why = (f"missing: planned {block.plan}, got {len(block.cases)}" if block.closed
+    if suite.plan is not None and reported < suite.plan:
+        why = (f"missing: planned {suite.plan}, got {len(suite.cases)}" if suite.ended
                else "missing: the output stopped before it")
         results += [Result(f"{prefix}{sep}#{n}", "FAIL", why, log)
-                    for n in range(reported + 1, block.plan + 1)]
-    elif block.plan is None and not block.closed and not has_failure(results):
+                    for n in range(reported + 1, suite.plan + 1)]
+    elif suite.plan is None and not suite.ended and not has_failure(results):
         results.append(Result(f"{prefix}{sep}(rest)", "FAIL",
                               "the output stopped, with no plan to tell what was missing", log))
     return results
@@ -477,18 +460,16 @@ def leaf_results(block: Block, prefix: str, sep: str, log: str) -> list[Result]:
 def ktap_results(prefix: str, text: str, log: str) -> tuple[list[Result], bool]:
     """The results of the KTAP in `text`, and whether it was complete.
     No KTAP at all gives no results."""
-    root = parse_ktap(text)
+    root = read_ktap(text)
     if root is None:
         return [], False
-    results = leaf_results(root, prefix, "/", log)
-    if not results:
-        results = [Result(prefix, "FAIL", "KTAP with no results", log)]
-    return results, root.closed
-
-
+    results = leaf_results(root, prefix, "/", log) or [
+        Result(prefix, "FAIL", "KTAP with no results", log)]
+    return results, root.ended
 # --- Host tests --------------------------------------------------------------------
 
-def run_host_test(binary: str) -> tuple[list[Result], str]:
+def run_host_test(binary: str) -> Outcome:
+    """host/<binary>: its KTAP, its exit status and its time limit."""
     name = Path(binary).name
     prefix = f"host/{name}"
     log_path = TEST_DIR / "host" / f"{name}.log"
@@ -503,12 +484,12 @@ def run_host_test(binary: str) -> tuple[list[Result], str]:
         output = (e.output or b"").decode("utf-8", "replace")
         status, timed_out = None, True
     except OSError as e:
-        return [Result(prefix, "FAIL", f"cannot run: {e}")], ""
+        return Outcome([Result(prefix, "FAIL", f"cannot run: {e}")])
     log_path.write_text(output)
     results, complete = ktap_results(prefix, output, log)
     if not results:
         why = "timed out" if timed_out else f"no KTAP output (exit status {status})"
-        return [Result(prefix, "FAIL", why, log)], tail(output)
+        return Outcome([Result(prefix, "FAIL", why, log)], tail(output))
     extra = ""
     if timed_out:
         results.append(Result(prefix, "FAIL", f"timed out after {limit} s", log))
@@ -517,12 +498,12 @@ def run_host_test(binary: str) -> tuple[list[Result], str]:
         results.append(Result(prefix, "FAIL", f"exit status {status}", log))
     if not complete or timed_out or (status != 0):
         extra = tail(output)
-    return results, extra
+    return Outcome(results, extra)
 
 
 # --- Mutation testing (tools/mutants.py) -------------------------------------------
 
-def run_mutants() -> tuple[list[Result], str]:
+def run_mutants() -> Outcome:
     """host/mutants/check: every mutant applies; host/mutants/<name>: each of
     TEST_MUTANTS is killed by the simulator."""
     log_path = TEST_DIR / "host" / "mutants.log"
@@ -571,138 +552,191 @@ def run_mutants() -> tuple[list[Result], str]:
             results.append(Result(f"host/mutants/{name}", "FAIL",
                                   f"{m['result']}: {by}"[:300], log))
     failed = any(r.status == "FAIL" for r in results)
-    return results, tail(output) if failed else ""
+    return Outcome(results, tail(output) if failed else "")
+
+# --- Judges: one per kind of configuration ----------------------------------------------
+
+@dataclasses.dataclass
+class Booted:
+    """One finished boot of a configuration, as a judge sees it."""
+    tc: TestConfig
+    result: boot.RunResult
+    run_dir: Path
+    err: str = ""          # why the boot did not do what the kind needs
+
+    @property
+    def log(self) -> str:
+        return rel(self.run_dir / "serial.log")
+
+    @functools.cached_property
+    def missing(self) -> list[str]:
+        """The `expect` strings the serial log lacks."""
+        text = "\n".join(clean_lines(self.result.serial))
+        return [e for e in self.tc.expect if e not in text]
+
+    @property
+    def summary(self) -> str:
+        r = self.result
+        return (f"{r.duration:.1f} s, "
+                + ("timed out" if r.timed_out else f"exit status {r.status}")
+                + (", shutdown" if r.ending is boot.Ending.SHUTDOWN else ""))
+
+    def ok(self, name: str, summary: str = "") -> Outcome:
+        return Outcome([Result(name, "ok")], "", summary or self.summary)
+
+    def fail(self, name: str, why: str, show_tail: bool = True, log: str = "") -> Outcome:
+        return Outcome([Result(name, "FAIL", why, log or self.log)],
+                       tail(self.result.serial) if show_tail else "", self.summary)
 
 
-# --- Kernel configurations ------------------------------------------------------------
-
-def test_cmdline(extra: list[str]) -> list[str]:
-    """test=all unless the user's words already choose the suites."""
-    if any(w.startswith("test=") for w in extra):
-        return list(extra)
-    return ["test=all", *extra]
+def did_not_start(name: str, e: Exception, log: str, show_tail: bool = True) -> Outcome:
+    message = str(e).strip()
+    why = (message.splitlines() or [repr(e)])[-1][:300]
+    return Outcome([Result(name, "FAIL", why, log)], tail(message) if show_tail else "",
+                   "did not start")
 
 
-def run_config(tc: TestConfig, kernel: str) -> tuple[list[Result], str, str]:
-    """Boot one configuration. Returns (results, log tail to show, summary)."""
-    run_dir = TEST_DIR / tc.name
-    log = rel(run_dir / "serial.log")
-    s = dataclasses.replace(tc.settings)
-    if tc.kind in ("bench", "bench-compare"):
-        return run_bench_config(tc, kernel)
-    try:
-        if tc.kind == "screendump":
-            s.cmdline = ["done=halt", *s.cmdline]
-            ppm = run_dir / "screen.ppm"
-            result, err = boot.screendump(s, kernel, run_dir, ppm, wait_for=SCREEN_WAIT_FOR)
-        elif tc.kind in ("crash", "bug"):
-            result, err = boot.run(s, kernel, run_dir), ""
-        elif tc.kind == "message":
-            # The kernel halts after its message: stop it once it is seen.
-            result = boot.run(s, kernel, run_dir, wait_for=tc.expect[0],
-                              on_seen=lambda proc, text: proc.kill())
-            err = result.error
-        else:
-            s.cmdline = test_cmdline(s.cmdline)
-            result, err = boot.run(s, kernel, run_dir), ""
-    except (boot.ConfigError, RuntimeError, OSError) as e:
-        return [Result(tc.name, "FAIL", str(e).strip().splitlines()[-1][:300], log)], \
-            tail(str(e)), "did not start"
+class Judge:
+    """Boots a configuration once and judges the run. A kind says which
+    kernel options it adds (options), how it boots (boot) and what passes
+    (judge)."""
 
-    summary = (f"{result.duration:.1f} s, " +
-               ("timed out" if result.timed_out else f"exit status {result.status}") +
-               (", shutdown" if result.shutdown else ""))
-    emulator_log = run_dir / ("bochs.log" if s.emu == "bochs" else "qemu.log")
+    def options(self, words: list[str]) -> list[str]:
+        return list(words)
 
-    serial_text = "\n".join(clean_lines(result.serial))
-    missing = [e for e in tc.expect if e not in serial_text]
+    def boot(self, s: boot.Settings, kernel: str, run_dir: Path,
+             tc: TestConfig) -> tuple[boot.RunResult, str]:
+        return boot.run(s, kernel, run_dir), ""
 
-    if tc.kind in ("crash", "message"):
-        name = f"{tc.name}/{tc.kind}"
-        if tc.kind == "crash" and not result.timed_out and \
-                result.status != boot.EXIT_FAILURE:
-            return [Result(name, "FAIL", f"{exit_note(result)}; expected the "
-                           f"failure status {boot.EXIT_FAILURE}", log)], \
-                tail(result.serial), summary
-        if err or missing:
-            why = err or f"serial log lacks {missing[0]!r}"
-            return [Result(name, "FAIL", why, log)], tail(result.serial), summary
-        return [Result(name, "ok")], "", summary
+    def judge(self, b: Booted) -> Outcome:
+        raise NotImplementedError
 
-    if tc.kind == "bug":
-        return judge_bug(tc, result, log, summary, missing)
+    def run(self, tc: TestConfig, kernel: str, run_dir: Path) -> Outcome:
+        s = dataclasses.replace(tc.settings, cmdline=self.options(tc.settings.cmdline))
+        try:
+            result, err = self.boot(s, kernel, run_dir, tc)
+        except (boot.ConfigError, RuntimeError, OSError) as e:
+            return did_not_start(tc.name, e, rel(run_dir / "serial.log"))
+        return self.judge(Booted(tc, result, run_dir, err))
 
-    if tc.kind == "exit":
-        if result.passed_exit():
-            return [Result(f"{tc.name}/exit", "ok")], "", summary
-        why = result.error or f"{exit_note(result)}; expected {boot.EXIT_SUCCESS}"
-        return [Result(f"{tc.name}/exit", "FAIL", why, rel(emulator_log))], \
-            tail(_read(emulator_log)), summary
 
-    if tc.kind == "screendump":
-        name = f"{tc.name}/screendump"
-        if err:
-            return [Result(name, "FAIL", err, log)], tail(result.serial), summary
+class KtapJudge(Judge):
+    """"ktap": boot with test=all (unless the options choose the suites) and
+    judge the KTAP on serial, one result per case; the way the run ended
+    must agree with it."""
+
+    def options(self, words: list[str]) -> list[str]:
+        if any(w.startswith("test=") for w in words):
+            return list(words)
+        return ["test=all", *words]
+
+    def judge(self, b: Booted) -> Outcome:
+        name, r = b.tc.name, b.result
+        results, complete = ktap_results(name, r.serial, b.log)
+        results += [Result(f"{name}/(serial)", "FAIL", f"serial log lacks {text!r}", b.log)
+                    for text in b.missing]
+        if not results:
+            return b.fail(name, r.error or f"no KTAP output on serial ({r.note()})")
+        end, show_end = self.end_result(b, not has_failure(results), complete)
+        results += [end] if end else []
+        return Outcome(results, tail(r.serial) if show_end or not complete else "", b.summary)
+
+    @staticmethod
+    def end_result(b: Booted, all_passed: bool, complete: bool) -> tuple[Result | None, bool]:
+        """A failure for an ending that contradicts the KTAP (a panic or a
+        triple fault after the last case, say), and whether to show the tail."""
+        name, r = b.tc.name, b.result
+        if r.timed_out:
+            return Result(f"{name}/(run)", "FAIL", r.error, b.log), True
+        if r.backend.verdict_in_status:
+            if all_passed and not r.clean:
+                return Result(f"{name}/(exit)", "FAIL",
+                              f"{r.note()}; expected {boot.EXIT_SUCCESS}", b.log), True
+            if not all_passed and r.clean:
+                return Result(f"{name}/(exit)", "FAIL",
+                              "cases failed but the kernel exited with success (33)", b.log), False
+        elif not r.clean and complete:
+            return Result(f"{name}/(exit)", "FAIL", r.note(), rel(r.emulator_log)), True
+        return None, False
+
+
+class ExitJudge(Judge):
+    """"exit": the way the run ended alone (a clean end passes): one result.
+    For machines without a serial port."""
+
+    def judge(self, b: Booted) -> Outcome:
+        name, r = f"{b.tc.name}/exit", b.result
+        if r.clean:
+            return b.ok(name)
+        why = r.error or f"{r.note()}; expected {boot.EXIT_SUCCESS}"
+        return Outcome([Result(name, "FAIL", why, rel(r.emulator_log))],
+                       tail(_read(r.emulator_log)), b.summary)
+
+
+class ScreendumpJudge(Judge):
+    """"screendump": boot with done=halt, screendump once the default job
+    has ended on serial, and check that its closing line is on the screen:
+    one result."""
+
+    def options(self, words: list[str]) -> list[str]:
+        return ["done=halt", *words]
+
+    def boot(self, s, kernel, run_dir, tc):
+        return boot.screendump(s, kernel, run_dir, run_dir / "screen.ppm",
+                               wait_for=SCREEN_WAIT_FOR)
+
+    def judge(self, b: Booted) -> Outcome:
+        name = f"{b.tc.name}/screendump"
+        if b.err:
+            return b.fail(name, b.err)
         if not CHECK_SCREENDUMP.is_file():
-            return [Result(name, "FAIL", f"{rel(CHECK_SCREENDUMP)} is missing", log)], "", summary
-        check = subprocess.run([sys.executable, str(CHECK_SCREENDUMP), str(ppm), str(FONT),
-                                SCREEN_TEXT], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            return b.fail(name, f"{rel(CHECK_SCREENDUMP)} is missing", show_tail=False)
+        check = subprocess.run([sys.executable, str(CHECK_SCREENDUMP),
+                                str(b.run_dir / "screen.ppm"), str(FONT), SCREEN_TEXT],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, timeout=120)
-        (run_dir / "check-screendump.log").write_text(check.stdout)
+        check_log = b.run_dir / "check-screendump.log"
+        check_log.write_text(check.stdout)
         if check.returncode == 0:
-            return [Result(name, "ok")], "", summary
+            return b.ok(name)
         # Its first line says what is wrong; the rest draws the screen.
         why = (check.stdout.strip().splitlines() or ["text not found on screen"])[0]
-        return [Result(name, "FAIL", why[:300], rel(run_dir / "check-screendump.log"))], \
-            "", summary
-
-    # kind == "ktap"
-    results, complete = ktap_results(tc.name, result.serial, log)
-    for text in missing:
-        results.append(Result(f"{tc.name}/(serial)", "FAIL",
-                              f"serial log lacks {text!r}", log))
-    show_tail = not complete
-    if not results:
-        why = result.error or f"no KTAP output on serial ({exit_note(result)})"
-        return [Result(tc.name, "FAIL", why, log)], tail(result.serial), summary
-    all_passed = all(r.status != "FAIL" for r in results)
-    if result.timed_out:
-        results.append(Result(f"{tc.name}/(run)", "FAIL", result.error, log))
-        show_tail = True
-    elif s.emu == "qemu" and all_passed and result.status != boot.EXIT_SUCCESS:
-        # Every case passed, yet the kernel did not end with success (e.g. a
-        # panic after the tests, or a triple fault: status 0).
-        results.append(Result(f"{tc.name}/(exit)", "FAIL",
-                              f"{exit_note(result)}; expected {boot.EXIT_SUCCESS}", log))
-        show_tail = True
-    elif s.emu == "qemu" and not all_passed and result.status == boot.EXIT_SUCCESS:
-        results.append(Result(f"{tc.name}/(exit)", "FAIL",
-                              "cases failed but the kernel exited with success (33)", log))
-    elif s.emu == "bochs" and not result.shutdown and complete:
-        results.append(Result(f"{tc.name}/(exit)", "FAIL", exit_note(result),
-                              rel(emulator_log)))
-        show_tail = True
-    return results, tail(result.serial) if show_tail else "", summary
+        return b.fail(name, why[:300], show_tail=False, log=rel(check_log))
 
 
-def run_bench_config(tc: TestConfig, kernel: str) -> tuple[list[Result], str, str]:
-    """A benchmark configuration: tools/bench.py boots and judges it."""
-    run_dir = TEST_DIR / tc.name
-    log = rel(run_dir / ("A" if tc.kind == "bench-compare" else "") / "serial.log")
-    started = time.monotonic()
-    try:
-        if tc.kind == "bench":
-            verdicts = bench.test_run(tc.settings, kernel, run_dir)
-        else:
-            verdicts = bench.test_compare(tc.settings, kernel, run_dir, *tc.compare)
-    except (boot.ConfigError, RuntimeError, OSError) as e:
-        return [Result(tc.name, "FAIL", str(e).strip().splitlines()[-1][:300], log)], \
-            "", "did not start"
-    results = [Result(f"{tc.name}/{name}", "ok" if ok else "FAIL", why[:300], log)
-               for name, ok, why in verdicts]
-    summary = f"{time.monotonic() - started:.1f} s"
-    failed = any(r.status == "FAIL" for r in results)
-    return results, tail(_read(run_dir / "serial.log")) if failed else "", summary
+class CrashJudge(Judge):
+    """"crash": the options make the kernel crash or inject a bug: the run
+    must end with the failure status (35) or time out, and the serial log
+    must hold every string of `expect`: one result (the proof that the
+    tests can fail)."""
+
+    def judge(self, b: Booted) -> Outcome:
+        name, r = f"{b.tc.name}/crash", b.result
+        if not r.timed_out and r.ending not in (boot.Ending.FAILURE, boot.Ending.PANIC):
+            return b.fail(name, f"{r.note()}; expected the failure status {boot.EXIT_FAILURE}")
+        return expect_all(b, name)
+
+
+class MessageJudge(Judge):
+    """"message": the kernel cannot start (e.g. no long mode) and halts: the
+    first string of `expect` must appear on serial, then the run is
+    stopped: one result."""
+
+    def boot(self, s, kernel, run_dir, tc):
+        result = boot.run(s, kernel, run_dir, wait_for=tc.expect[0],
+                          on_seen=lambda proc, text: proc.kill())
+        return result, result.error
+
+    def judge(self, b: Booted) -> Outcome:
+        return expect_all(b, f"{b.tc.name}/message")
+
+
+def expect_all(b: Booted, name: str) -> Outcome:
+    """ok if the boot went as the kind needs and the serial log holds every
+    string of `expect`."""
+    if b.err or b.missing:
+        return b.fail(name, b.err or f"serial log lacks {b.missing[0]!r}")
+    return b.ok(name)
 
 
 # A tlb case that reported a failure ("not ok 3 TLB0003 ..."); a case cut
@@ -710,53 +744,85 @@ def run_bench_config(tc: TestConfig, kernel: str) -> tuple[list[Result], str, st
 FAILED_TLB_CASE = re.compile(r"^\s*not ok \d+ (TLB\d+)\b", re.M)
 
 
-def judge_bug(tc: TestConfig, result: boot.RunResult, log: str, summary: str,
-              missing: list[str]) -> tuple[list[Result], str, str]:
-    """kind "bug": caught if a tlb case failed or the kernel panicked."""
-    name = f"{tc.name}/bug"
-    bug = next((w.split("=", 1)[1] for w in tc.settings.cmdline
-                if w.startswith("tlb_bug=")), "?")
-    text = "\n".join(clean_lines(result.serial))
-    failed = FAILED_TLB_CASE.findall(text)
-    panicked = "PANIC: " in text
-    if missing:
-        return [Result(name, "FAIL", f"serial log lacks {missing[0]!r}", log)], \
-            tail(result.serial), summary
-    if failed or panicked:
-        how = ", ".join(failed) + (" and a panic" if failed and panicked else "")
-        return [Result(name, "ok")], "", f"{summary}; bug caught by {how or 'a panic'}"
-    _, complete = ktap_results(tc.name, result.serial, log)
-    if complete and not result.timed_out:
-        return [Result(name, "FAIL", f"bug missed: the tlb suite passed with tlb_bug={bug}",
-                       log)], "", summary
-    why = result.error or f"no verdict: the tlb suite did not end ({exit_note(result)})"
-    return [Result(name, "FAIL", why, log)], tail(result.serial), summary
+class BugJudge(Judge):
+    """"bug": test=tlb with an injected protocol bug (tlb_bug=): passes
+    ("bug caught") only if a tlb case reports a failure or the kernel
+    panics, fails ("bug missed") if the suite passes: one result."""
+
+    def judge(self, b: Booted) -> Outcome:
+        name, r = f"{b.tc.name}/bug", b.result
+        bug = next((w.split("=", 1)[1] for w in b.tc.settings.cmdline
+                    if w.startswith("tlb_bug=")), "?")
+        text = "\n".join(clean_lines(r.serial))
+        failed = FAILED_TLB_CASE.findall(text)
+        panicked = boot.panicked(text)
+        if b.missing:
+            return b.fail(name, f"serial log lacks {b.missing[0]!r}")
+        if failed or panicked:
+            how = ", ".join(failed) + (" and a panic" if failed and panicked else "")
+            return b.ok(name, f"{b.summary}; bug caught by {how or 'a panic'}")
+        _, complete = ktap_results(b.tc.name, r.serial, b.log)
+        if complete and not r.timed_out:
+            return b.fail(name, f"bug missed: the tlb suite passed with tlb_bug={bug}",
+                          show_tail=False)
+        return b.fail(name, r.error or f"no verdict: the tlb suite did not end ({r.note()})")
 
 
-def exit_note(result: boot.RunResult) -> str:
-    """How the emulator ended, with the likely reason when it is not clean."""
-    if result.emu == "bochs":
-        if result.shutdown:
-            return "Bochs: shutdown by the kernel"
-        panics = [line.split(">>PANIC<<", 1)[1].strip()
-                  for line in _read(result.run_dir / "bochs.log").splitlines()
-                  if ">>PANIC<<" in line and "[TERM" not in line]
-        return f"Bochs stopped: {panics[-1]}" if panics else f"Bochs exit status {result.status}"
-    if result.status == 0:
-        return "exit status 0: QEMU ended without isa-debug-exit, e.g. on a triple fault"
-    return f"exit status {result.status}"
+class BenchJudge:
+    """"bench": boot with bench=all: every benchmark must run to its end and
+    print results that parse (tools/bench.py), and the kernel must end the
+    run cleanly: one result per benchmark."""
+    log_dir = ""
+
+    def verdicts(self, tc: TestConfig, kernel: str, run_dir: Path):
+        return bench.test_run(tc.settings, kernel, run_dir)
+
+    def run(self, tc: TestConfig, kernel: str, run_dir: Path) -> Outcome:
+        log = rel(run_dir / self.log_dir / "serial.log")
+        started = time.monotonic()
+        try:
+            verdicts = self.verdicts(tc, kernel, run_dir)
+        except (boot.ConfigError, RuntimeError, OSError) as e:
+            return did_not_start(tc.name, e, log, show_tail=False)
+        results = [Result(f"{tc.name}/{name}", "ok" if ok else "FAIL", why[:300], log)
+                   for name, ok, why in verdicts]
+        return Outcome(results,
+                       tail(_read(run_dir / "serial.log")) if has_failure(results) else "",
+                       f"{time.monotonic() - started:.1f} s")
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
+class BenchCompareJudge(BenchJudge):
+    """"bench-compare": two boots, A and B, with the kernel options of
+    `compare` added: the side-by-side table must have both columns (make
+    bench-compare): one result."""
+    log_dir = "A"
+
+    def verdicts(self, tc: TestConfig, kernel: str, run_dir: Path):
+        return bench.test_compare(tc.settings, kernel, run_dir, *tc.compare)
 
 
-# --- Main --------------------------------------------------------------------------------
+JUDGES: dict[str, Judge | BenchJudge] = {
+    "ktap": KtapJudge(),
+    "exit": ExitJudge(),
+    "screendump": ScreendumpJudge(),
+    "crash": CrashJudge(),
+    "message": MessageJudge(),
+    "bug": BugJudge(),
+    "bench": BenchJudge(),
+    "bench-compare": BenchCompareJudge(),
+}
+
+
+def run_config(tc: TestConfig, kernel: str) -> Outcome:
+    """Boot one configuration and judge it by its kind."""
+    return JUDGES[tc.kind].run(tc, kernel, TEST_DIR / tc.name)
+
+
+# --- Choosing what runs ----------------------------------------------------------------
 
 def select_configs() -> list[TestConfig]:
+    """The table, or the one `custom` machine the run variables describe;
+    TIMEOUT applies to every configuration."""
     overrides = boot.env_overrides()
     if not any(v in overrides for v in boot.MACHINE_VARS):
         configs = [dataclasses.replace(tc, settings=dataclasses.replace(tc.settings))
@@ -774,59 +840,73 @@ def select_configs() -> list[TestConfig]:
     return configs
 
 
-def main(argv: list[str]) -> int:
-    boot.interrupt_on_sigterm()
-    if len(argv) < 2:
-        print(f"usage: {argv[0]} <kernel.elf> [host test binaries...]", file=sys.stderr)
-        return 2
-    kernel, host_bins = argv[1], argv[2:]
-    try:
-        configs = select_configs()
-    except boot.ConfigError as e:
-        print(f"run-tests: {e}", file=sys.stderr)
-        return 2
-    started = time.monotonic()
-    passed = failed = 0
+def matches(name: str, patterns: list[str]) -> bool:
+    """No patterns select everything."""
+    return not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
-    def report(results: list[Result], extra: str = "", print_lines: bool = True) -> None:
-        nonlocal passed, failed
-        for r in results:
+
+def list_configs(configs: list[TestConfig]) -> None:
+    """--list: one line per configuration, with what its judge expects."""
+    for tc in configs:
+        s = tc.settings.resolve()
+        words = " ".join(s.cmdline)
+        print(f"{tc.name:<34} {tc.kind:<13} {s.describe()}, {s.timeout:g} s"
+              + (f", needs {tc.needs}" if tc.needs else "")
+              + (f", options: {words}" if words else "")
+              + "".join(f"\n{'':<48}expect {e!r}" for e in tc.expect))
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog=Path(argv[0]).name,
+                                description="Run the host tests and the kernel configurations.")
+    p.add_argument("--list", action="store_true", help="print the configurations and stop")
+    p.add_argument("--only", metavar="PATTERN", default=os.environ.get("ONLY", ""),
+                   help="comma-separated shell patterns: run only the configurations "
+                        "and host binaries (host/<binary>) they match (default: $ONLY)")
+    p.add_argument("kernel", nargs="?", help="the kernel ELF")
+    p.add_argument("host_bins", nargs="*", help="host test binaries")
+    args = p.parse_args(argv[1:])
+    if not args.list and not args.kernel:
+        p.error("the kernel is required")
+    args.patterns = [w.strip() for w in args.only.split(",") if w.strip()]
+    return args
+
+
+# --- Main --------------------------------------------------------------------------------
+
+class Tally:
+    """Counts and prints results as they come, in table order."""
+
+    def __init__(self) -> None:
+        self.passed = self.failed = 0
+
+    def report(self, outcome: Outcome, print_lines: bool = True) -> None:
+        for r in outcome.results:
             if print_lines:
                 print(r.line())
             if r.status == "FAIL":
-                failed += 1
+                self.failed += 1
             else:
-                passed += 1
-        if extra:
-            print(extra)
+                self.passed += 1
+        if outcome.tail:
+            print(outcome.tail)
         sys.stdout.flush()
 
-    for binary in host_bins:
-        report(*run_host_test(binary))
-    if any(Path(b).name == "tlb_sim" for b in host_bins):
-        mutants_started = time.monotonic()
-        report(*run_mutants())
-        print(f"# mutants: {time.monotonic() - mutants_started:.0f} s")
 
-    if not os.path.isfile(kernel):
-        report([Result("kernel", "FAIL", f"no kernel at {kernel}")])
-        configs = []
-
-    # KVM configurations run only on real hardware virtualization.
+def run_configs(configs: list[TestConfig], kernel: str, tally: Tally) -> None:
+    """QEMU configurations two at a time; Bochs (slow, and its emulated time
+    is only steady on an idle host) alone afterwards. Everything prints in
+    table order. KVM configurations run only on hardware virtualization."""
     kvm_ok, kvm_why = boot.kvm_status()
 
-    def show(tc: TestConfig, outcome) -> None:
+    def show(tc: TestConfig, outcome: Outcome | None) -> None:
         if outcome is None:
             print(f"skip {tc.name}: {kvm_why}")
-            report([Result(tc.name, "skip", kvm_why)], print_lines=False)
+            tally.report(Outcome([Result(tc.name, "skip", kvm_why)]), print_lines=False)
             return
-        results, extra, summary = outcome
-        print(f"# {tc.name}: {tc.settings.resolve().describe()}; {summary}")
-        report(results, extra)
+        print(f"# {tc.name}: {tc.settings.resolve().describe()}; {outcome.summary}")
+        tally.report(outcome)
 
-    # QEMU configurations two at a time; Bochs (slow, and its emulated time
-    # is only steady on an idle host) alone afterwards. Everything prints
-    # in table order.
     skipped = {tc.name for tc in configs if tc.needs == "kvm" and not kvm_ok}
     qemu_runs = [tc for tc in configs if tc.settings.emu != "bochs"]
     bochs_runs = [tc for tc in configs if tc.settings.emu == "bochs"]
@@ -845,9 +925,38 @@ def main(argv: list[str]) -> int:
     for tc in bochs_runs:
         show(tc, None if tc.name in skipped else run_config(tc, kernel))
 
+
+def main(argv: list[str]) -> int:
+    boot.interrupt_on_sigterm()
+    args = parse_args(argv)
+    try:
+        configs = [tc for tc in select_configs() if matches(tc.name, args.patterns)]
+    except boot.ConfigError as e:
+        print(f"run-tests: {e}", file=sys.stderr)
+        return 2
+    if args.list:
+        list_configs(configs)
+        return 0
+    host_bins = [b for b in args.host_bins if matches(f"host/{Path(b).name}", args.patterns)]
+    if args.patterns and not configs and not host_bins:
+        print(f"run-tests: nothing matches {args.only!r} (--list shows the names)",
+              file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    tally = Tally()
+    for binary in host_bins:
+        tally.report(run_host_test(binary))
+    if any(Path(b).name == "tlb_sim" for b in host_bins):
+        mutants_started = time.monotonic()
+        tally.report(run_mutants())
+        print(f"# mutants: {time.monotonic() - mutants_started:.0f} s")
+    if configs and not os.path.isfile(args.kernel):
+        tally.report(Outcome([Result("kernel", "FAIL", f"no kernel at {args.kernel}")]))
+    elif configs:
+        run_configs(configs, args.kernel, tally)
     print(f"# all tests took {time.monotonic() - started:.0f} s")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"{tally.passed} passed, {tally.failed} failed")
+    return 1 if tally.failed else 0
 
 
 if __name__ == "__main__":
