@@ -255,7 +255,8 @@ def _opt(path: Path | str) -> str:
 # --- How a run ended ------------------------------------------------------------
 
 class Ending(enum.Enum):
-    """How one emulator run ended, decided once, in ending_of()."""
+    """How one emulator run ended: decided once, in ending_of() (or where
+    the emulator cannot start)."""
     SUCCESS = "the kernel reported success"        # QEMU: status 33
     FAILURE = "the kernel reported failure"        # QEMU: status 35
     PANIC = "the kernel panicked"                  # QEMU: status 35 after "PANIC: "
