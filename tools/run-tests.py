@@ -598,13 +598,13 @@ def did_not_start(name: str, e: Exception, log: str, show_tail: bool = True) -> 
 
 class Judge:
     """Boots a configuration once and judges the run. A kind says which
-    kernel options it adds (options), how it boots (boot) and what passes
+    kernel options it adds (options), how it boots (start) and what passes
     (judge)."""
 
     def options(self, words: list[str]) -> list[str]:
         return list(words)
 
-    def boot(self, s: boot.Settings, kernel: str, run_dir: Path,
+    def start(self, s: boot.Settings, kernel: str, run_dir: Path,
              tc: TestConfig) -> tuple[boot.RunResult, str]:
         return boot.run(s, kernel, run_dir), ""
 
@@ -614,7 +614,7 @@ class Judge:
     def run(self, tc: TestConfig, kernel: str, run_dir: Path) -> Outcome:
         s = dataclasses.replace(tc.settings, cmdline=self.options(tc.settings.cmdline))
         try:
-            result, err = self.boot(s, kernel, run_dir, tc)
+            result, err = self.start(s, kernel, run_dir, tc)
         except (boot.ConfigError, RuntimeError, OSError) as e:
             return did_not_start(tc.name, e, rel(run_dir / "serial.log"))
         return self.judge(Booted(tc, result, run_dir, err))
@@ -681,7 +681,7 @@ class ScreendumpJudge(Judge):
     def options(self, words: list[str]) -> list[str]:
         return ["done=halt", *words]
 
-    def boot(self, s, kernel, run_dir, tc):
+    def start(self, s, kernel, run_dir, tc):
         return boot.screendump(s, kernel, run_dir, run_dir / "screen.ppm",
                                wait_for=SCREEN_WAIT_FOR)
 
@@ -722,7 +722,7 @@ class MessageJudge(Judge):
     first string of `expect` must appear on serial, then the run is
     stopped: one result."""
 
-    def boot(self, s, kernel, run_dir, tc):
+    def start(self, s, kernel, run_dir, tc):
         result = boot.run(s, kernel, run_dir, wait_for=tc.expect[0],
                           on_seen=lambda proc, text: proc.kill())
         return result, result.error
