@@ -853,6 +853,7 @@ def list_configs(configs: list[TestConfig]) -> None:
         print(f"{tc.name:<34} {tc.kind:<13} {s.describe()}, {s.timeout:g} s"
               + (f", needs {tc.needs}" if tc.needs else "")
               + (f", options: {words}" if words else "")
+              + (f", A: {tc.compare[0]}, B: {tc.compare[1]}" if any(tc.compare) else "")
               + "".join(f"\n{'':<48}expect {e!r}" for e in tc.expect))
 
 
