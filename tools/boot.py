@@ -1,15 +1,14 @@
 #!/usr/bin/env python3
 """Boot the kernel in QEMU or Bochs: a CLI for `make run` / `make qemu-gdb`
-and a library for tools/run-tests.py.
+and a library for tools/run-tests.py and tools/bench.py.
 
     tools/boot.py run build/shootdown.elf     boot, stream serial, map the exit
     tools/boot.py gdb build/shootdown.elf     boot halted, wait for gdb on :1234
 
 Settings come from environment variables (all optional; see Settings):
 EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT.
-
-How a run ends is each back end's business (Qemu, Bochs below);
-ending_of() turns it into one Ending.
+Each back end (Qemu, Bochs) owns its command line, its logs and what its
+exit means; ending_of() turns that into one Ending per run.
 
 Python 3.11 standard library only.
 """
@@ -55,7 +54,7 @@ BOCHS_SHUTDOWN = "Shutdown port: shutdown requested"
 ENV_VARS = ("EMU", "SMP", "MEM", "ACCEL", "CPU", "FIRMWARE", "MACHINE",
             "CMDLINE", "QEMU_ARGS", "ICOUNT", "TIMEOUT")
 # The variables that pick a machine (TIMEOUT only changes patience).
-MACHINE_VARS = tuple(v for v in ENV_VARS if v != "TIMEOUT")
+MACHINE_VARS = ENV_VARS[:-1]
 
 
 class ConfigError(Exception):
@@ -65,30 +64,23 @@ class ConfigError(Exception):
 # --- Host facts -------------------------------------------------------------
 
 def kvm_status() -> tuple[bool, str]:
-    """Whether KVM is real hardware virtualization here, and if not, why.
-
-    /dev/kvm can exist without VT-x/AMD-V (e.g. a software emulator such as
-    kvm_pvm); it is then slower than TCG for us, so it only counts with
-    vmx/svm among the CPU flags as well.
-    """
+    """Whether KVM is hardware virtualization here, and if not, why. /dev/kvm
+    without vmx/svm (a software KVM such as kvm_pvm) is slower than TCG."""
     try:
         cpuinfo = Path("/proc/cpuinfo").read_text()
     except OSError:
         cpuinfo = ""
-    flags = set()
-    for line in cpuinfo.splitlines():
-        if line.startswith("flags"):
-            flags.update(line.split(":", 1)[1].split())
+    flags = {f for line in cpuinfo.splitlines() if line.startswith("flags")
+             for f in line.split(":", 1)[1].split()}
     if not os.path.exists("/dev/kvm"):
         return False, "no /dev/kvm on this host"
     if not flags & {"vmx", "svm"}:
         return False, ("/dev/kvm here is not hardware virtualization "
                        "(no vmx/svm in /proc/cpuinfo)")
     try:
-        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+        os.close(os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC))
     except OSError as e:
         return False, f"/dev/kvm cannot be opened read-write ({e.strerror})"
-    os.close(fd)
     return True, "KVM available"
 
 
@@ -141,14 +133,13 @@ class Settings:
         """Fill in defaults and check combinations; returns a new copy."""
         s = dataclasses.replace(self, cmdline=list(self.cmdline),
                                 qemu_args=list(self.qemu_args))
-        if s.emu not in ("qemu", "bochs"):
-            raise ConfigError(f"EMU={s.emu!r}: expected qemu or bochs")
-        if s.firmware not in ("bios", "uefi"):
-            raise ConfigError(f"FIRMWARE={s.firmware!r}: expected bios or uefi")
-        if s.machine not in ("pc", "q35"):
-            raise ConfigError(f"MACHINE={s.machine!r}: expected pc or q35")
-        if s.serial not in ("file", "stdio", "none"):
-            raise ConfigError(f"serial={s.serial!r}: expected file, stdio or none")
+        for var, value, allowed in (("EMU", s.emu, ("qemu", "bochs")),
+                                    ("FIRMWARE", s.firmware, ("bios", "uefi")),
+                                    ("MACHINE", s.machine, ("pc", "q35")),
+                                    ("serial", s.serial, ("file", "stdio", "none"))):
+            if value not in allowed:
+                raise ConfigError(f"{var}={value!r}: expected "
+                                  f"{', '.join(allowed[:-1])} or {allowed[-1]}")
         if s.smp is None:
             s.smp = max(2, host_cpus())
         if s.smp < 1:
@@ -181,32 +172,32 @@ class Settings:
                 f"smp={self.smp} mem={self.mem_mib}M" + (" icount" if self.icount else ""))
 
 
-def env_overrides(env=os.environ) -> dict[str, str]:
+def env_overrides() -> dict[str, str]:
     """The run variables that are set and non-empty."""
-    return {v: env[v] for v in ENV_VARS if env.get(v, "").strip()}
+    return {v: os.environ[v] for v in ENV_VARS if os.environ.get(v, "").strip()}
 
 
-def settings_from_env(base: Settings | None = None, env=os.environ) -> Settings:
+def settings_from_env(base: Settings | None = None) -> Settings:
     """`base` with every variable that is set in the environment applied."""
     s = dataclasses.replace(base) if base else Settings()
-    o = env_overrides(env)
-    if "EMU" in o:
-        s.emu = o["EMU"].strip().lower()
-    if "SMP" in o:
+    o = env_overrides()
+
+    def number(var: str, kind, what: str):
         try:
-            s.smp = int(o["SMP"])
+            return kind(o[var])
         except ValueError:
-            raise ConfigError(f"SMP={o['SMP']!r}: expected a number") from None
+            raise ConfigError(f"{var}={o[var]!r}: expected {what}") from None
+
+    for var, field in (("EMU", "emu"), ("ACCEL", "accel"), ("FIRMWARE", "firmware"),
+                       ("MACHINE", "machine")):
+        if var in o:
+            setattr(s, field, o[var].strip().lower())
+    if "SMP" in o:
+        s.smp = number("SMP", int, "a number")
     if "MEM" in o:
         s.mem_mib = parse_mem(o["MEM"])
-    if "ACCEL" in o:
-        s.accel = o["ACCEL"].strip().lower()
     if "CPU" in o:
         s.cpu = o["CPU"].strip()
-    if "FIRMWARE" in o:
-        s.firmware = o["FIRMWARE"].strip().lower()
-    if "MACHINE" in o:
-        s.machine = o["MACHINE"].strip().lower()
     if "CMDLINE" in o:
         s.cmdline = s.cmdline + shlex.split(o["CMDLINE"])
     if "QEMU_ARGS" in o:
@@ -214,27 +205,20 @@ def settings_from_env(base: Settings | None = None, env=os.environ) -> Settings:
     if "ICOUNT" in o:
         s.icount = o["ICOUNT"].strip().lower() not in ("0", "no", "false", "off")
     if "TIMEOUT" in o:
-        try:
-            s.timeout = float(o["TIMEOUT"])
-        except ValueError:
-            raise ConfigError(f"TIMEOUT={o['TIMEOUT']!r}: expected seconds") from None
+        s.timeout = number("TIMEOUT", float, "seconds")
     return s
 
 
-# --- Images and command lines ------------------------------------------------
+# --- Images -------------------------------------------------------------------
 
 def user_programs(kernel: str | Path) -> list[Path]:
-    """The user programs built with `kernel`: <build>/user/*.elf, sorted.
-
-    The Makefile puts them next to the kernel (build/shootdown.elf,
-    build/user/hello.elf), also for another BUILD= directory.
-    """
+    """The user programs the Makefile builds next to the kernel: <build>/user/*.elf."""
     return sorted(Path(kernel).resolve().parent.glob("user/*.elf"))
 
 
 def build_iso(kernel: str | Path, iso: str | Path, cmdline: list[str]) -> Path:
-    """Build a boot-at-once ISO for `kernel` with these command-line words,
-    carrying every user program as a multiboot2 module."""
+    """A boot-at-once ISO for `kernel` with these command-line words, carrying
+    every user program as a multiboot2 module."""
     iso = Path(iso)
     iso.parent.mkdir(parents=True, exist_ok=True)
     # An empty word tells mkiso.sh "no menu" even for an empty command line.
@@ -252,10 +236,18 @@ def _opt(path: Path | str) -> str:
     return str(path).replace(",", ",,")
 
 
+def read(path: Path) -> str:
+    """A log's text; "" if there is none."""
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 # --- How a run ended ------------------------------------------------------------
 
 class Ending(enum.Enum):
-    """How one emulator run ended: decided once, in ending_of() (or where
+    """How one emulator run ended: decided in ending_of() alone (or where
     the emulator cannot start)."""
     SUCCESS = "the kernel reported success"        # QEMU: status 33
     FAILURE = "the kernel reported failure"        # QEMU: status 35
@@ -275,7 +267,7 @@ class RunResult:
     duration: float          # seconds
     cmd: list[str]
     run_dir: Path
-    backend: "Backend"
+    backend: Qemu | Bochs
     ending: Ending
     error: str = ""          # why it could not run or was stopped
 
@@ -284,114 +276,86 @@ class RunResult:
         return self.run_dir / "serial.log"
 
     @property
-    def clean(self) -> bool:
-        """The kernel ended the run itself and, where the exit status can
-        say so (QEMU), said success."""
-        return self.ending in self.backend.clean_endings
-
-    @property
     def emulator_log(self) -> Path:
         """Where the emulator says why it stopped."""
         return self.run_dir / self.backend.emulator_log
 
+    @property
+    def clean(self) -> bool:
+        """The kernel ended the run itself, with success where the exit
+        status can say so (QEMU)."""
+        return self.ending is self.backend.clean_ending
+
     def note(self) -> str:
-        """How the emulator ended, with the likely reason when it is not clean."""
+        """How the emulator ended, with the likely reason when not cleanly."""
         return self.backend.note(self)
 
 
 def panicked(serial: str) -> bool:
-    """The kernel's panic report begins with "PANIC: "."""
-    return "PANIC: " in serial
+    return "PANIC: " in serial  # how the kernel's panic report begins
 
 
-def ending_of(backend: "Backend", status: int | None, timed_out: bool,
+def ending_of(backend: Qemu | Bochs, status: int | None, timed_out: bool,
               run_dir: Path, serial: str) -> Ending:
-    """The one place that decides how a run ended: what the back end's exit
-    channel says, unless we stopped it at the deadline. A clean end still
-    counts then: Bochs logs the kernel's shutdown before its own teardown,
-    which can outlive the deadline on a loaded host."""
+    """What the back end's exit says, unless we stopped it at the deadline.
+    A clean end still counts then: Bochs logs the kernel's shutdown before
+    its own teardown, which can outlive the deadline on a loaded host."""
     ending = backend.ending(status, run_dir, serial)
-    if timed_out and ending not in backend.clean_endings:
-        return Ending.TIMEOUT
-    return ending
+    return Ending.TIMEOUT if timed_out and ending is not backend.clean_ending else ending
 
 
 # --- Back ends ------------------------------------------------------------------
-
-@dataclasses.dataclass
-class Launch:
-    """How to start one emulator process."""
-    cmd: list[str]
-    cwd: Path | None = None
-    env: dict[str, str] = dataclasses.field(default_factory=lambda: dict(os.environ))
-
+# launch() gives (command, working directory, environment); None: ours.
 
 class Qemu:
-    """QEMU under TCG or KVM (Settings.accel picks the variant).
-
-    The kernel writes to the isa-debug-exit port 0xf4 and QEMU exits with
-    (value << 1) | 1: 33 = success, 35 = failure. With -no-reboot a triple
-    fault becomes a plain exit with status 0. The exit status carries the
-    kernel's verdict, so the judges check that it agrees with the KTAP.
-    """
+    """QEMU under TCG or KVM. The kernel writes to the isa-debug-exit port
+    0xf4 and QEMU exits with (value << 1) | 1: 33 = success, 35 = failure;
+    under -no-reboot a triple fault exits with 0. The status carries the
+    kernel's verdict, so the judges check that it agrees with the KTAP."""
     name = "qemu"
-    output_log = "qemu.log"        # QEMU's own stdout and stderr
-    emulator_log = "qemu.log"
-    clean_endings = frozenset({Ending.SUCCESS})
+    output_log = emulator_log = "qemu.log"  # QEMU's own stdout and stderr
+    clean_ending = Ending.SUCCESS
     verdict_in_status = True
 
     def interactive(self, s: Settings) -> bool:
         """With the serial port on the terminal QEMU owns it: input, Ctrl-C."""
         return s.serial == "stdio"
 
-    def launch(self, s: Settings, iso: Path, run_dir: Path, extra_args: list[str] = (),
-               monitor: str | None = None) -> Launch:
-        accel = "kvm" if s.accel == "kvm" else "tcg"
-        cmd = [QEMU, "-accel", accel, "-cpu", s.cpu, "-machine", s.machine,
+    def launch(self, s: Settings, iso: Path, run_dir: Path, extra_args=(), monitor=None):
+        cmd = [QEMU, "-accel", s.accel, "-cpu", s.cpu, "-machine", s.machine,
                "-smp", f"{s.smp},{s.topology}" if s.topology else str(s.smp),
                "-m", f"{s.mem_mib}M"]
         if s.icount:
             cmd += ["-icount", "shift=1"]
         if s.firmware == "uefi":
-            cmd += self._ovmf_drives(run_dir)
+            # OVMF writes its variable store: each run gets its own copy.
+            code, vars_template = find_ovmf()
+            shutil.copyfile(vars_template, run_dir / "ovmf-vars.fd")
+            cmd += ["-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={_opt(code)}",
+                    "-drive", f"if=pflash,format=raw,unit=1,"
+                              f"file={_opt(run_dir / 'ovmf-vars.fd')}"]
         cmd += ["-drive", f"file={_opt(iso)},media=cdrom,format=raw,readonly=on",
                 "-boot", "order=d"]
-        cmd += self._serial(s, run_dir)
+        serial = run_dir / "serial.log"
+        if s.serial == "stdio":
+            # Shown on the terminal and kept in serial.log; signal=on lets
+            # Ctrl-C end QEMU.
+            cmd += ["-chardev", f"stdio,id=com1,signal=on,logfile={_opt(serial)}",
+                    "-serial", "chardev:com1"]
+        else:  # a file: path has no option parsing
+            cmd += ["-serial", f"file:{serial}" if s.serial == "file" else "none"]
         cmd += ["-display", "none", "-no-reboot", "-device", DEBUG_EXIT_DEVICE]
         if monitor:
             cmd += ["-monitor", f"unix:{_opt(monitor)},server=on,wait=off"]
         # The user's arguments come last so that they can override ours.
-        return Launch(cmd + list(extra_args) + list(s.qemu_args))
-
-    @staticmethod
-    def _ovmf_drives(run_dir: Path) -> list[str]:
-        """OVMF writes its variable store: each run gets its own copy."""
-        code, vars_template = find_ovmf()
-        vars_copy = run_dir / "ovmf-vars.fd"
-        shutil.copyfile(vars_template, vars_copy)
-        return ["-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={_opt(code)}",
-                "-drive", f"if=pflash,format=raw,unit=1,file={_opt(vars_copy)}"]
-
-    @staticmethod
-    def _serial(s: Settings, run_dir: Path) -> list[str]:
-        if s.serial == "stdio":
-            # Shown on the terminal and kept in serial.log; signal=on lets
-            # Ctrl-C end QEMU.
-            return ["-chardev",
-                    f"stdio,id=com1,signal=on,logfile={_opt(run_dir / 'serial.log')}",
-                    "-serial", "chardev:com1"]
-        if s.serial == "file":
-            return ["-serial", f"file:{run_dir / 'serial.log'}"]  # no option parsing here
-        return ["-serial", "none"]
+        return cmd + list(extra_args) + list(s.qemu_args), None, None
 
     def ending(self, status: int | None, run_dir: Path, serial: str) -> Ending:
         if status == EXIT_SUCCESS:
             return Ending.SUCCESS
         if status == EXIT_FAILURE:
             return Ending.PANIC if panicked(serial) else Ending.FAILURE
-        if status == 0:
-            return Ending.TRIPLE_FAULT
-        return Ending.STOPPED
+        return Ending.TRIPLE_FAULT if status == 0 else Ending.STOPPED
 
     def note(self, result: RunResult) -> str:
         if result.status == 0:
@@ -400,44 +364,33 @@ class Qemu:
 
 
 class Bochs:
-    """Bochs with its own BIOS, under script(1).
-
-    The kernel writes "Shutdown" to port 0x8900; Bochs then "panics" on
-    purpose and exits with status 1, the same as for any other fatal error,
-    so a clean end is recognised from bochs.log instead, and the verdict
-    is the KTAP's alone.
-    """
+    """Bochs with its own BIOS. The kernel writes "Shutdown" to port 0x8900;
+    Bochs then "panics" on purpose and exits with status 1, as for any
+    fatal error, so a clean end is read from bochs.log instead, and the
+    verdict is the KTAP's alone."""
     name = "bochs"
     output_log = "bochs.out"       # the screen drawing script(1) copies
     emulator_log = "bochs.log"
-    clean_endings = frozenset({Ending.SHUTDOWN})
+    clean_ending = Ending.SHUTDOWN
     verdict_in_status = False
 
     def interactive(self, s: Settings) -> bool:
         return False
 
-    def launch(self, s: Settings, iso: Path, run_dir: Path, extra_args: list[str] = (),
-               monitor: str | None = None) -> Launch:
-        """Write bochsrc and the debugger rc file next to the ISO; Bochs runs
-        in run_dir (bochsrc has no quoting for paths with spaces or commas).
-
-        Debian's Bochs has no `nogui` display library; `term` (bochs-term)
-        needs a terminal, so Bochs runs under script(1), which gives it a
-        pty and copies the screen drawing to bochs.out.
-        """
+    def launch(self, s: Settings, iso: Path, run_dir: Path, extra_args=(), monitor=None):
+        """Bochs runs in run_dir (bochsrc cannot quote paths). Debian's Bochs
+        has no `nogui` display; `term` needs a terminal, so Bochs runs under
+        script(1), which gives it a pty and copies the screen to bochs.out."""
         (run_dir / "bochs.rc").write_text("c\nquit\n")  # Bochs starts in its debugger
         (run_dir / "bochsrc").write_text(self.bochsrc(s))
         # script -e: return Bochs's status; -f: flush; -q: no banner.
         cmd = ["script", "-qfec", shlex.join(["bochs", "-f", "bochsrc", "-rc", "bochs.rc"]),
                "/dev/null"]
-        env = dict(os.environ, TERM="xterm")  # the term GUI (ncurses) needs a known TERM
-        return Launch(cmd, cwd=run_dir, env=env)
+        # The term GUI (ncurses) needs a known TERM.
+        return cmd, run_dir, dict(os.environ, TERM="xterm")
 
     @staticmethod
     def bochsrc(s: Settings) -> str:
-        """The term GUI cannot draw the 32-bpp mode GRUB sets and panics;
-        that one panic is made a report so the run goes on (the framebuffer
-        still works, it is just not shown)."""
         serial = "com1: enabled=1, mode=file, dev=serial.log" \
             if s.serial != "none" else "com1: enabled=0"
         return "\n".join([
@@ -453,6 +406,8 @@ class Bochs:
             # Reading port 0xe9 gives 0xe9: how the kernel detects Bochs.
             "port_e9_hack: enabled=1",
             "display_library: term",
+            # The term GUI cannot draw the 32-bpp mode GRUB sets and panics:
+            # that panic only reports, so the run goes on (unseen framebuffer).
             "panic: action=fatal, term=report",
             "log: bochs.log",
             "mouse: enabled=0",
@@ -463,21 +418,19 @@ class Bochs:
         ])
 
     def ending(self, status: int | None, run_dir: Path, serial: str) -> Ending:
-        if BOCHS_SHUTDOWN in _read(run_dir / "bochs.log"):
-            return Ending.SHUTDOWN
-        return Ending.STOPPED
+        return Ending.SHUTDOWN if BOCHS_SHUTDOWN in read(run_dir / "bochs.log") \
+            else Ending.STOPPED
 
     def note(self, result: RunResult) -> str:
         if result.ending is Ending.SHUTDOWN:
             return "Bochs: shutdown by the kernel"
         panics = [line.split(">>PANIC<<", 1)[1].strip()
-                  for line in _read(result.emulator_log).splitlines()
+                  for line in read(result.emulator_log).splitlines()
                   if ">>PANIC<<" in line and "[TERM" not in line]
         return f"Bochs stopped: {panics[-1]}" if panics else f"Bochs exit status {result.status}"
 
 
-Backend = Qemu | Bochs
-BACKENDS: dict[str, Backend] = {"qemu": Qemu(), "bochs": Bochs()}
+BACKENDS = {"qemu": Qemu(), "bochs": Bochs()}
 
 
 # --- Running ------------------------------------------------------------------
@@ -493,17 +446,9 @@ def stop_all() -> None:
         _stop(proc, group)
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
 def _stop(proc: subprocess.Popen, group: bool) -> None:
     """End the emulator: politely (QEMU restores the terminal on SIGTERM),
-    then by force. group: it runs in its own session, so end everything it
-    started too (script and Bochs)."""
+    then by force. group: end its whole session too (script and Bochs)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             if group:
@@ -516,7 +461,7 @@ def _stop(proc: subprocess.Popen, group: bool) -> None:
             proc.wait(5.0)
             return
         except subprocess.TimeoutExpired:
-            continue
+            pass
 
 
 def line_seen(serial: str, prefix: str) -> bool:
@@ -524,69 +469,15 @@ def line_seen(serial: str, prefix: str) -> bool:
     return any(line.lstrip("\r").startswith(prefix) for line in serial.split("\n"))
 
 
-@dataclasses.dataclass
-class _Watch:
-    """Polls serial.log while the emulator runs: streams it, and calls
-    on_seen(proc, text) once a line starts with wait_for."""
-    path: Path
-    stream: bool
-    wait_for: str | None
-    on_seen: object
-    streamed: int = 0
-    seen: bool = False
+def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
+        stream: bool = False, wait_for: str | None = None, on_seen=None,
+        monitor: str | None = None, announce=None) -> RunResult:
+    """Boot `kernel` once with settings `s` (resolved here); the ISO,
+    serial.log, cmd and the emulator's logs go to run_dir.
 
-    def poll(self, proc: subprocess.Popen) -> None:
-        if not (self.stream or (self.wait_for and not self.seen)):
-            return
-        text = _read(self.path)
-        self.flush(text)
-        if self.wait_for and not self.seen and line_seen(text, self.wait_for):
-            self.seen = True
-            if self.on_seen:
-                self.on_seen(proc, text)
-
-    def flush(self, text: str) -> None:
-        if self.stream and len(text) > self.streamed:
-            sys.stdout.write(text[self.streamed:])
-            sys.stdout.flush()
-            self.streamed = len(text)
-
-
-def _wait(proc: subprocess.Popen, watch: _Watch, timeout: float, group: bool) -> bool:
-    """Wait for the emulator to end, watching its serial port; stop it at
-    the timeout (0: none). Returns whether it timed out."""
-    deadline = time.monotonic() + timeout if timeout else None
-    try:
-        while True:
-            try:
-                proc.wait(0.1)
-                watch.poll(proc)
-                return False
-            except subprocess.TimeoutExpired:
-                watch.poll(proc)
-            if deadline and time.monotonic() > deadline:
-                _stop(proc, group)
-                return True
-    except KeyboardInterrupt:
-        _stop(proc, group)
-        raise
-    finally:
-        if proc.poll() is None:
-            _stop(proc, group)
-        _live.pop(proc, None)
-
-
-def run(s: Settings, kernel: str | Path, run_dir: str | Path, *,
-        extra_args: list[str] = (), stream: bool = False,
-        wait_for: str | None = None, on_seen=None, monitor: str | None = None,
-        announce=None) -> RunResult:
-    """Boot `kernel` once with settings `s` (resolved here) in `run_dir`.
-
-    The ISO, serial.log, cmd and emulator logs all go to run_dir. stream:
-    copy new serial output to stdout as it comes (Bochs; QEMU streams by
-    itself with serial=stdio). wait_for/on_seen: once a serial line starts
-    with wait_for, call on_seen(proc, serial_text) (e.g. for a screendump).
-    announce(cmd_text) is called with the command line before the start.
+    stream: copy serial output to stdout as it comes (QEMU does so itself
+    with serial=stdio). Once a serial line starts with wait_for, call
+    on_seen(proc, serial_text). announce(command) comes before the start.
     """
     s = s.resolve()
     backend = BACKENDS[s.emu]
@@ -595,62 +486,90 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *,
     for stale in ("serial.log", "bochs.log", "bochs.out", "qemu.log"):
         (run_dir / stale).unlink(missing_ok=True)
     iso = build_iso(kernel, run_dir / "shootdown.iso", s.cmdline)
-    launch = backend.launch(s, iso, run_dir, extra_args, monitor)
-    shown = (f"cd {shlex.quote(str(launch.cwd))} && " if launch.cwd else "") \
-        + shlex.join(launch.cmd)
+    cmd, cwd, env = backend.launch(s, iso, run_dir, extra_args, monitor)
+    shown = (f"cd {shlex.quote(str(cwd))} && " if cwd else "") + shlex.join(cmd)
     (run_dir / "cmd").write_text(shown + "\n")
     if announce:
         announce(shown)
 
-    interactive = backend.interactive(s)
-    out = None if interactive else open(run_dir / backend.output_log, "wb")
+    group = not backend.interactive(s)  # in a session of its own, off the terminal
+    out = open(run_dir / backend.output_log, "wb") if group else None
     start = time.monotonic()
     try:
-        proc = subprocess.Popen(launch.cmd, stdin=None if interactive else subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT if out else None,
-                                cwd=launch.cwd, env=launch.env,
-                                start_new_session=not interactive)
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if group else None, stdout=out,
+                                stderr=subprocess.STDOUT if group else None,
+                                cwd=cwd, env=env, start_new_session=group)
     except OSError as e:
         if out:
             out.close()
-        return RunResult(None, "", False, 0.0, launch.cmd, run_dir, backend, Ending.NOT_STARTED,
-                         error=f"cannot start {launch.cmd[0]}: {e}")
-    _live[proc] = not interactive
-    watch = _Watch(run_dir / "serial.log", stream, wait_for, on_seen)
+        return RunResult(None, "", False, 0.0, cmd, run_dir, backend, Ending.NOT_STARTED,
+                         f"cannot start {cmd[0]}: {e}")
+    _live[proc] = group
+    streamed, seen = 0, False
+
+    def flush(text: str) -> None:
+        nonlocal streamed
+        if stream and len(text) > streamed:
+            sys.stdout.write(text[streamed:])
+            sys.stdout.flush()
+            streamed = len(text)
+
+    def watch() -> None:
+        nonlocal seen
+        if not (stream or (wait_for and not seen)):
+            return
+        text = read(run_dir / "serial.log")
+        flush(text)
+        if wait_for and not seen and line_seen(text, wait_for):
+            seen = True
+            if on_seen:
+                on_seen(proc, text)
+
+    timed_out = False
     try:
-        timed_out = _wait(proc, watch, s.timeout, group=not interactive)
+        while True:
+            try:
+                proc.wait(0.1)
+            except subprocess.TimeoutExpired:
+                pass
+            watch()
+            if proc.returncode is not None:
+                break
+            if s.timeout and time.monotonic() > start + s.timeout:
+                _stop(proc, group)
+                timed_out = True
+                break
     finally:
+        if proc.poll() is None:
+            _stop(proc, group)
+        _live.pop(proc, None)
         if out:
             out.close()
     duration = time.monotonic() - start
 
-    serial = _read(run_dir / "serial.log")
-    watch.flush(serial)
+    serial = read(run_dir / "serial.log")
+    flush(serial)
     status = None if timed_out else proc.returncode
     error = f"timed out after {s.timeout:g} s" if timed_out else ""
-    if wait_for and not watch.seen and not error:
+    if wait_for and not seen and not error:
         error = f"no serial line starting with {wait_for!r}"
-    return RunResult(status, serial, timed_out, duration, launch.cmd, run_dir, backend,
+    return RunResult(status, serial, timed_out, duration, cmd, run_dir, backend,
                      ending_of(backend, status, timed_out, run_dir, serial), error)
 
 
-def _monitor_command(sock_path: str, commands: list[str], timeout: float = 30.0) -> str:
+def _monitor(sock_path: str, commands: list[str], timeout: float = 30.0) -> None:
     """Send HMP commands over QEMU's monitor socket, one prompt at a time."""
-    prompt = b"(qemu) "
-    transcript = b""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         sock.connect(sock_path)
 
         def until_prompt() -> None:
-            nonlocal transcript
             buf = b""
-            while not buf.endswith(prompt):
+            while not buf.endswith(b"(qemu) "):
                 chunk = sock.recv(4096)
                 if not chunk:
                     raise ConnectionError("monitor closed")
                 buf += chunk
-            transcript += buf
 
         until_prompt()
         for command in commands:
@@ -660,21 +579,16 @@ def _monitor_command(sock_path: str, commands: list[str], timeout: float = 30.0)
                 # it first can make QEMU drop the command unread.
                 while sock.recv(4096):
                     pass
-                break
+                return
             until_prompt()
-    return transcript.decode("utf-8", "replace")
 
 
 def screendump(s: Settings, kernel: str | Path, run_dir: str | Path, ppm: str | Path,
-               wait_for: str = "boot: ", settle: float = 1.0,
-               announce=None) -> tuple[RunResult, str]:
-    """Boot, wait for a serial line starting with wait_for, screendump, quit.
-
-    Returns the run and "" on success or why no screendump was taken. Give
-    the kernel `done=halt` so that it is still on screen when we look.
-    settle: seconds of serial silence to wait for before the screendump, so
-    the framebuffer has caught up with the serial port.
-    """
+               wait_for: str) -> tuple[RunResult, str]:
+    """Boot, wait for a serial line starting with wait_for and for a second
+    of serial silence (the screen catches up), screendump, quit.
+    Returns the run and "" or why there is no screendump. Give the kernel
+    `done=halt` so that it is still on screen when we look."""
     ppm = Path(ppm).resolve()
     ppm.unlink(missing_ok=True)
     # A Unix socket path is limited to ~107 bytes: keep it short, in /tmp.
@@ -689,34 +603,25 @@ def screendump(s: Settings, kernel: str | Path, run_dir: str | Path, ppm: str | 
             now_size = serial_path.stat().st_size if serial_path.exists() else 0
             if now_size != size:
                 size, quiet_since = now_size, time.monotonic()
-            elif time.monotonic() - quiet_since >= settle:
+            elif time.monotonic() - quiet_since >= 1.0:
                 break
             time.sleep(0.1)
         try:
-            _monitor_command(sock_path, [f"screendump {ppm}", "quit"])
+            _monitor(sock_path, [f"screendump {ppm}", "quit"])
         except OSError as e:
             problem.append(f"monitor: {e}")
 
     try:
-        result = run(dataclasses.replace(s), kernel, run_dir, wait_for=wait_for,
-                     on_seen=take, monitor=sock_path, announce=announce)
+        result = run(s, kernel, run_dir, wait_for=wait_for, on_seen=take, monitor=sock_path)
     finally:
         shutil.rmtree(sock_dir, ignore_errors=True)
-    if problem:
-        return result, problem[0]
-    if result.error:
-        return result, result.error
-    if not ppm.is_file() or ppm.stat().st_size == 0:
-        return result, "QEMU wrote no screendump"
-    return result, ""
+    why = problem[0] if problem else result.error
+    if not why and (not ppm.is_file() or ppm.stat().st_size == 0):
+        why = "QEMU wrote no screendump"
+    return result, why
 
 
 # --- CLI ----------------------------------------------------------------------
-
-def top_level_failure(serial: str) -> bool:
-    """A suite of the KTAP reported "not ok" (Bochs's only verdict)."""
-    return re.search(r"^not ok ", serial.replace("\r", ""), re.M) is not None
-
 
 def cli_verdict(result: RunResult) -> tuple[int, str]:
     """`make run`'s exit status for a finished run, and what to tell the user."""
@@ -726,8 +631,8 @@ def cli_verdict(result: RunResult) -> tuple[int, str]:
                      f"(TIMEOUT=seconds changes the limit, 0 = none)")
     if e is Ending.NOT_STARTED:
         return 1, f"boot.py: {result.error}"
-    if e is Ending.SHUTDOWN:
-        return (1 if top_level_failure(result.serial) else 0), ""
+    if e is Ending.SHUTDOWN:  # the verdict is the KTAP's: a suite that reported "not ok"
+        return (1 if re.search(r"^not ok ", result.serial.replace("\r", ""), re.M) else 0), ""
     if e is Ending.SUCCESS:
         return 0, ""
     if e in (Ending.FAILURE, Ending.PANIC):
@@ -760,27 +665,22 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         s = settings_from_env(Settings(serial="stdio")).resolve()
-        if mode == "gdb":
-            if s.emu != "qemu":
-                raise ConfigError("gdb mode needs EMU=qemu")
-            s.timeout = 0  # the user takes as long as they like
+        if mode == "gdb" and s.emu != "qemu":
+            raise ConfigError("gdb mode needs EMU=qemu")
     except ConfigError as e:
         print(f"boot.py: {e}", file=sys.stderr)
         return 2
-
-    extra = ["-s", "-S"] if mode == "gdb" else []
     if mode == "gdb":
+        s.timeout = 0  # the user takes as long as they like
         print("QEMU waits for gdb on localhost:1234. Attach with:\n"
               f"    gdb {kernel} -ex 'target remote :1234'\n"
               "(the kernel starts in 32-bit mode: use hbreak for early breakpoints)",
               flush=True)
-
-    def announce(cmd: str) -> None:
-        print(f"# {s.describe()}\n{cmd}", flush=True)
-
     try:
-        result = run(s, kernel, ROOT / "build" / "run", extra_args=extra,
-                     stream=(s.emu == "bochs"), announce=announce)
+        result = run(s, kernel, ROOT / "build" / "run",
+                     extra_args=["-s", "-S"] if mode == "gdb" else [],
+                     stream=(s.emu == "bochs"),
+                     announce=lambda cmd: print(f"# {s.describe()}\n{cmd}", flush=True))
     except KeyboardInterrupt:
         print("\nboot.py: interrupted", file=sys.stderr)
         return 130

@@ -6,24 +6,22 @@ configuration of CONFIGS. Prints one line per result and ends with exactly
     tools/run-tests.py [--only PATTERN] <kernel.elf> [host test binaries...]
     tools/run-tests.py --list
 
-Both the host binaries and the kernel (booted with test=...) print KTAP
-version 1, the format Linux KUnit prints. With the TLB simulator among the
-host binaries, tools/mutants.py checks that every mutant in tests/mutants/
-applies (host/mutants/check) and that a few are killed (host/mutants/<name>).
-Every leaf test case is one result: host/<binary>/<case> and
-<config>/<suite>.<case>. A suite that stops midway (a crash) counts its
-missing cases as failed; a run without KTAP fails as a whole, with the tail
-of its serial log. Each configuration's kind names its judge (JUDGES).
+The host binaries and the kernel (booted with test=...) print KTAP version 1,
+as Linux KUnit does. Every leaf case is one result: host/<binary>/<case> and
+<config>/<suite>.<case>; a suite that stops midway (a crash) counts its
+missing cases as failed, a run without KTAP fails as a whole. With the TLB
+simulator among the host binaries, tools/mutants.py checks that every mutant
+of tests/mutants/ applies (host/mutants/check) and that a few are killed.
+Each configuration's kind names its judge (JUDGES).
 
---only PATTERN (or ONLY=PATTERN in the environment): run only the
-configurations and host binaries (host/<binary>) whose names match one of
-these comma-separated shell patterns. --list: print the configurations.
+--only PATTERN (or ONLY=PATTERN): run only the configurations and host
+binaries (host/<binary>) that match one of these comma-separated shell
+patterns. --list: print the configurations.
 
 Setting any of EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT
 runs one configuration, `custom`, built from them (test=all plus CMDLINE)
 instead of the table. TIMEOUT changes every configuration's time limit.
-Logs: build/test/<config>/ (serial.log, cmd, emulator logs) and
-build/test/host/<binary>.log.
+Logs: build/test/<config>/ and build/test/host/<binary>.log.
 """
 
 from __future__ import annotations
@@ -74,12 +72,9 @@ PARALLEL = 2        # QEMU runs at once (the machine has 2 cores)
 
 @dataclasses.dataclass
 class TestConfig:
-    """One way to boot the kernel for testing.
-
-    kind: a key of JUDGES; each judge's docstring says what it boots and
-    what passes. needs: "kvm" = run only where KVM is hardware
-    virtualization. expect: strings the serial log must contain.
-    """
+    """One way to boot the kernel. kind: a key of JUDGES, whose docstring
+    says what it boots and what passes. needs "kvm": only where KVM is
+    hardware virtualization. expect: strings the serial log must hold."""
     name: str
     kind: str
     settings: boot.Settings
@@ -89,119 +84,106 @@ class TestConfig:
 
 
 def cfg(name: str, kind: str = "ktap", needs: str = "", expect: tuple[str, ...] = (),
-        **settings) -> TestConfig:
+        compare: tuple[str, str] = ("", ""), mem_mib: int = 128, **settings) -> TestConfig:
     # The boot summary must count exactly the CPUs the machine has.
-    if kind == "ktap" and isinstance(settings.get("smp"), int):
+    if kind == "ktap":
         expect = (f"boot: cpus={settings['smp']} ", *expect)
-    return TestConfig(name, kind, boot.Settings(**settings), needs, expect)
+    # Many vCPUs on a 2-core host spin on each other: give them room.
+    if settings.get("emu") != "bochs" and settings["smp"] > 2:
+        settings.setdefault("timeout", SMP_TIMEOUT)
+    return TestConfig(name, kind, boot.Settings(mem_mib=mem_mib, **settings), needs, expect,
+                      compare)
 
 
 TCG = dict(accel="tcg", cpu="max")
-# Many vCPUs on a 2-core host spin on each other: give them room.
+BOCHS = dict(emu="bochs", cpu="corei7_skylake_x")
 SMP_TIMEOUT = 300
 CRASH_REPORT = ("PANIC: ", "rip=", "backtrace:", "<kmain+")
 
 
-# One line per configuration. Settings fields: see boot.Settings.
+# One line per configuration (128 MiB unless said). Settings fields: see boot.Settings.
 CONFIGS = [
-    cfg("tcg-bios", accel="tcg", cpu="max", firmware="bios", mem_mib=128, smp=1),
-    cfg("tcg-uefi", accel="tcg", cpu="max", firmware="uefi", mem_mib=128, smp=1),
-    cfg("tcg-5g", accel="tcg", cpu="max", mem_mib=5 * 1024, smp=1),
-    cfg("tcg-q35", accel="tcg", cpu="max", machine="q35", mem_mib=256, smp=1),
-    cfg("tcg-serial-none", "exit", accel="tcg", mem_mib=128, smp=1, serial="none"),
-    cfg("tcg-screendump", "screendump", accel="tcg", mem_mib=128, smp=1),
-    cfg("tcg-uefi-screendump", "screendump", accel="tcg", firmware="uefi", mem_mib=128, smp=1),
-    cfg("tcg-smp2", **TCG, mem_mib=128, smp=2),
-    cfg("tcg-smp3", **TCG, mem_mib=128, smp=3, timeout=SMP_TIMEOUT),
-    cfg("tcg-smp4", **TCG, mem_mib=128, smp=4, timeout=SMP_TIMEOUT),
-    cfg("tcg-smp8", **TCG, mem_mib=128, smp=8, timeout=SMP_TIMEOUT),
-    cfg("tcg-smp16", **TCG, mem_mib=256, smp=16, timeout=SMP_TIMEOUT),
+    cfg("tcg-bios", **TCG, firmware="bios", smp=1),
+    cfg("tcg-uefi", **TCG, firmware="uefi", smp=1),
+    cfg("tcg-5g", **TCG, mem_mib=5 * 1024, smp=1),
+    cfg("tcg-q35", **TCG, machine="q35", mem_mib=256, smp=1),
+    cfg("tcg-serial-none", "exit", accel="tcg", smp=1, serial="none"),
+    cfg("tcg-screendump", "screendump", accel="tcg", smp=1),
+    cfg("tcg-uefi-screendump", "screendump", accel="tcg", firmware="uefi", smp=1),
+    cfg("tcg-smp2", **TCG, smp=2),
+    cfg("tcg-smp3", **TCG, smp=3),
+    cfg("tcg-smp4", **TCG, smp=4),
+    cfg("tcg-smp8", **TCG, smp=8),
+    cfg("tcg-smp16", **TCG, mem_mib=256, smp=16),
     # APIC IDs 0,1,2,4,5,6: gaps in the ID space.
-    cfg("tcg-smp6-gaps", **TCG, mem_mib=128, smp=6, topology="sockets=2,cores=3,threads=1",
-        timeout=SMP_TIMEOUT),
+    cfg("tcg-smp6-gaps", **TCG, smp=6, topology="sockets=2,cores=3,threads=1"),
     # The MADT lists 4 CPUs, 2 of them not enabled (absent).
-    cfg("tcg-smp2-max4", **TCG, mem_mib=128, smp=2, topology="maxcpus=4",
+    cfg("tcg-smp2-max4", **TCG, smp=2, topology="maxcpus=4",
         expect=("absent (not enabled in the MADT)",)),
-    cfg("tcg-uefi-smp4", **TCG, firmware="uefi", mem_mib=256, smp=4,
-        timeout=SMP_TIMEOUT),
-    cfg("tcg-x2apic-typo", **TCG, mem_mib=128, smp=2, cmdline=["x2apic=maybe"],
+    cfg("tcg-uefi-smp4", **TCG, firmware="uefi", mem_mib=256, smp=4),
+    cfg("tcg-x2apic-typo", **TCG, smp=2, cmdline=["x2apic=maybe"],
         expect=("cmdline: warning: option x2apic: bad value 'maybe'",)),
-    cfg("tcg-crash-panic", "crash", **TCG, mem_mib=128, smp=2, cmdline=["crash=panic"],
+    cfg("tcg-crash-panic", "crash", **TCG, smp=2, cmdline=["crash=panic"],
         expect=CRASH_REPORT + ("crash=panic: a deliberate panic",)),
-    cfg("tcg-crash-pagefault", "crash", **TCG, mem_mib=128, smp=1,
-        cmdline=["crash=pagefault"],
+    cfg("tcg-crash-pagefault", "crash", **TCG, smp=1, cmdline=["crash=pagefault"],
         expect=CRASH_REPORT + ("#PF page fault (vector 14)", "cr2=0xbadbad")),
-    cfg("tcg-crash-stack", "crash", **TCG, mem_mib=128, smp=1, cmdline=["crash=stack"],
+    cfg("tcg-crash-stack", "crash", **TCG, smp=1, cmdline=["crash=stack"],
         expect=CRASH_REPORT + ("#DF double fault", "stack's guard page")),
     # Bugs injected into the cross-CPU call protocol must be caught.
-    cfg("tcg-smp4-call-bug-drop", "crash", **TCG, mem_mib=128, smp=4,
-        cmdline=["test=smp", "call_bug=drop"], timeout=SMP_TIMEOUT,
+    cfg("tcg-smp4-call-bug-drop", "crash", **TCG, smp=4, cmdline=["test=smp", "call_bug=drop"],
         expect=("not ok 4 SMP0004",)),
-    cfg("tcg-smp2-call-bug-no-ipi", "crash", **TCG, mem_mib=128, smp=2,
-        cmdline=["test=smp", "call_bug=no-ipi"], timeout=SMP_TIMEOUT,
+    cfg("tcg-smp2-call-bug-no-ipi", "crash", **TCG, smp=2, timeout=SMP_TIMEOUT,
+        cmdline=["test=smp", "call_bug=no-ipi"],
         expect=("has not looked at a call from CPU", "it is dead or an IPI was lost")),
-    cfg("tcg-no-long-mode", "message", accel="tcg", cpu="qemu32", mem_mib=128, smp=1,
-        timeout=60, expect=("shootdown: this CPU has no 64-bit long mode",)),
-    cfg("bochs", emu="bochs", cpu="corei7_skylake_x", mem_mib=128, smp=1),
-    cfg("bochs-smp2", emu="bochs", cpu="corei7_skylake_x", mem_mib=128, smp=2,
-        expect=("apic: x2apic",)),
-    cfg("bochs-smp4", emu="bochs", cpu="corei7_skylake_x", mem_mib=128, smp=4,
-        expect=("apic: x2apic", "timer=tsc-deadline")),
-    cfg("bochs-xapic", emu="bochs", cpu="corei7_skylake_x", mem_mib=128, smp=2,
-        cmdline=["x2apic=off"], expect=("apic: xapic",)),
+    cfg("tcg-no-long-mode", "message", accel="tcg", cpu="qemu32", smp=1, timeout=60,
+        expect=("shootdown: this CPU has no 64-bit long mode",)),
+    cfg("bochs", **BOCHS, smp=1),
+    cfg("bochs-smp2", **BOCHS, smp=2, expect=("apic: x2apic",)),
+    cfg("bochs-smp4", **BOCHS, smp=4, expect=("apic: x2apic", "timer=tsc-deadline")),
+    cfg("bochs-xapic", **BOCHS, smp=2, cmdline=["x2apic=off"], expect=("apic: xapic",)),
     cfg("kvm", needs="kvm", accel="kvm", cpu="host", mem_mib=256, smp=2),
     # Every benchmark, with a tenth of the samples (no timing thresholds).
-    cfg("bench-tcg", "bench", **TCG, mem_mib=128, smp=2, cmdline=["bench_scale=10"]),
-    cfg("bench-tcg-icount", "bench", **TCG, mem_mib=128, smp=2, icount=True,
-        cmdline=["bench_scale=10"]),
-    cfg("bench-bochs", "bench", emu="bochs", cpu="corei7_skylake_x", mem_mib=128, smp=2,
-        cmdline=["bench_scale=10"]),
-    TestConfig("bench-compare", "bench-compare",
-               boot.Settings(**TCG, mem_mib=128, smp=2,
-                             cmdline=["bench=switch", "bench_scale=10"]),
-               compare=("lazy=skip", "lazy=off")),
+    cfg("bench-tcg", "bench", **TCG, smp=2, cmdline=["bench_scale=10"]),
+    cfg("bench-tcg-icount", "bench", **TCG, smp=2, icount=True, cmdline=["bench_scale=10"]),
+    cfg("bench-bochs", "bench", **BOCHS, smp=2, cmdline=["bench_scale=10"]),
+    cfg("bench-compare", "bench-compare", **TCG, smp=2, compare=("lazy=skip", "lazy=off"),
+        cmdline=["bench=switch", "bench_scale=10"]),
 ]
 
 
 # --- The TLB oracle (tests/kernel/test_tlb.c) -----------------------------------
-# test=all above runs it with every policy at its default (TCG with 1 to 16
-# CPUs, Bochs). These run it alone under each alternative value, several
-# compatible ones to a line, so that every value runs on TCG with 2, 4 and 8
-# CPUs and on Bochs with PCID on and off. TCG has no PCID: pcid=, invpcid=
-# and asid_slots= vary on Bochs only, with a CPU model that has PCID and
-# INVPCID but no SMAP. With SMAP on, Bochs walks the page tables afresh for
-# every kernel access to a user page, which hides the stale user
-# translations the oracle looks for (docs/tlb-bugs.md).
+# test=all above runs it with every policy at its default. These run it alone
+# under each alternative value, several compatible ones to a line, so that
+# every value runs on TCG with 2, 4 and 8 CPUs and on Bochs with PCID on and
+# off. TCG has no PCID: pcid=, invpcid= and asid_slots= vary on Bochs only,
+# with a CPU model that has PCID and INVPCID but no SMAP: with SMAP on, Bochs
+# walks the page tables afresh for every kernel access to a user page, which
+# hides the stale translations the oracle looks for (docs/tlb-bugs.md).
 # Serial output only: drawing every KTAP line on the emulated screen would
 # cost Bochs most of the run (the screen has configurations of its own).
 TLB = ["test=tlb", "console=serial"]
-BOCHS_TLB = dict(emu="bochs", cpu="corei7_haswell_4770", mem_mib=128, smp=2)
+BOCHS_TLB = dict(emu="bochs", cpu="corei7_haswell_4770", smp=2)
 PCID_IN_FORCE = "pcid=1 invpcid=1 "  # in the boot summary
 TLB_CONFIGS = [
-    cfg("tcg-smp2-tlb-lazy-ipi", **TCG, mem_mib=128, smp=2,
+    cfg("tcg-smp2-tlb-lazy-ipi", **TCG, smp=2,
         cmdline=TLB + ["lazy=ipi", "flush_info=stack", "flush_ceiling=0"]),
-    cfg("tcg-smp2-tlb-lazy-dynamic", **TCG, mem_mib=128, smp=2,
+    cfg("tcg-smp2-tlb-lazy-dynamic", **TCG, smp=2,
         cmdline=TLB + ["lazy=dynamic", "lazy_backoff=1", "flush_concurrent=off"]),
-    cfg("tcg-smp2-tlb-lazy-off", **TCG, mem_mib=128, smp=2,
+    cfg("tcg-smp2-tlb-lazy-off", **TCG, smp=2,
         cmdline=TLB + ["lazy=off", "kernel_mm_mask=touch", "lazy_mm=refcount"]),
-    cfg("tcg-smp4-tlb-lazy-ipi", **TCG, mem_mib=128, smp=4, timeout=SMP_TIMEOUT,
-        cmdline=TLB + ["lazy=ipi", "flush_concurrent=off", "flush_ceiling=4096",
-                       "lazy_mm=refcount"]),
-    cfg("tcg-smp4-tlb-lazy-dynamic", **TCG, mem_mib=128, smp=4, timeout=SMP_TIMEOUT,
-        cmdline=TLB + ["lazy=dynamic", "lazy_backoff=1", "flush_info=stack",
-                       "kernel_mm_mask=touch"]),
-    cfg("tcg-smp4-tlb-lazy-off", **TCG, mem_mib=128, smp=4, timeout=SMP_TIMEOUT,
+    cfg("tcg-smp4-tlb-lazy-ipi", **TCG, smp=4, cmdline=TLB + [
+        "lazy=ipi", "flush_concurrent=off", "flush_ceiling=4096", "lazy_mm=refcount"]),
+    cfg("tcg-smp4-tlb-lazy-dynamic", **TCG, smp=4, cmdline=TLB + [
+        "lazy=dynamic", "lazy_backoff=1", "flush_info=stack", "kernel_mm_mask=touch"]),
+    cfg("tcg-smp4-tlb-lazy-off", **TCG, smp=4,
         cmdline=TLB + ["lazy=off", "flush_ceiling=0", "flush_concurrent=off"]),
-    cfg("tcg-smp8-tlb-lazy-dynamic", **TCG, mem_mib=128, smp=8, timeout=SMP_TIMEOUT,
-        cmdline=TLB + ["lazy=dynamic", "lazy_backoff=1", "lazy_mm=refcount",
-                       "flush_info=stack", "flush_ceiling=0"]),
-    cfg("tcg-smp8-tlb-lazy-off", **TCG, mem_mib=128, smp=8, timeout=SMP_TIMEOUT,
-        cmdline=TLB + ["lazy=off", "kernel_mm_mask=touch", "flush_concurrent=off",
-                       "flush_ceiling=4096"]),
-    cfg("tcg-smp8-tlb-lazy-ipi", **TCG, mem_mib=128, smp=8, timeout=SMP_TIMEOUT,
-        cmdline=TLB + ["lazy=ipi"]),
-    cfg("bochs-smp2-tlb", **BOCHS_TLB, cmdline=TLB + ["tlb_stats"],
-        expect=(PCID_IN_FORCE,)),
+    cfg("tcg-smp8-tlb-lazy-dynamic", **TCG, smp=8, cmdline=TLB + [
+        "lazy=dynamic", "lazy_backoff=1", "lazy_mm=refcount", "flush_info=stack",
+        "flush_ceiling=0"]),
+    cfg("tcg-smp8-tlb-lazy-off", **TCG, smp=8, cmdline=TLB + [
+        "lazy=off", "kernel_mm_mask=touch", "flush_concurrent=off", "flush_ceiling=4096"]),
+    cfg("tcg-smp8-tlb-lazy-ipi", **TCG, smp=8, cmdline=TLB + ["lazy=ipi"]),
+    cfg("bochs-smp2-tlb", **BOCHS_TLB, cmdline=TLB + ["tlb_stats"], expect=(PCID_IN_FORCE,)),
     cfg("bochs-smp2-tlb-invpcid-off", **BOCHS_TLB,
         cmdline=TLB + ["invpcid=off", "asid_slots=1", "lazy=ipi", "flush_info=stack"],
         expect=("pcid=1 invpcid=0 ",)),
@@ -228,12 +210,9 @@ def tlb_bug(name: str, bug: str, **settings) -> TestConfig:
 # Only the bugs each emulator shows every time (docs/tlb-bugs.md: which bug
 # shows where, and why the others need the host simulator).
 TLB_BUG_CONFIGS = [
-    tlb_bug("tcg-smp4-bug-skip-remote", "skip_remote", **TCG, mem_mib=128, smp=4,
-            timeout=SMP_TIMEOUT),
-    tlb_bug("tcg-smp4-bug-no-wait", "no_wait", **TCG, mem_mib=128, smp=4,
-            timeout=SMP_TIMEOUT),
-    tlb_bug("tcg-smp4-bug-no-gen-check", "no_gen_check", **TCG, mem_mib=128, smp=4,
-            timeout=SMP_TIMEOUT),
+    tlb_bug("tcg-smp4-bug-skip-remote", "skip_remote", **TCG, smp=4),
+    tlb_bug("tcg-smp4-bug-no-wait", "no_wait", **TCG, smp=4),
+    tlb_bug("tcg-smp4-bug-no-gen-check", "no_gen_check", **TCG, smp=4),
     tlb_bug("bochs-smp2-bug-skip-remote", "skip_remote", **BOCHS_TLB),
     tlb_bug("bochs-smp2-bug-no-gen-check", "no_gen_check", **BOCHS_TLB),
 ]
@@ -269,6 +248,10 @@ class Outcome:
     summary: str = ""   # for the "# <config>: ..." line
 
 
+def has_failure(results: list[Result]) -> bool:
+    return any(r.status == "FAIL" for r in results)
+
+
 def rel(path: Path) -> str:
     try:
         return str(path.relative_to(ROOT))
@@ -277,15 +260,7 @@ def rel(path: Path) -> str:
 
 
 def tail(text: str, lines: int = 25) -> str:
-    kept = clean_lines(text.rstrip())[-lines:]
-    return "\n".join("    | " + line for line in kept)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
+    return "\n".join("    | " + line for line in clean_lines(text.rstrip())[-lines:])
 
 
 # --- KTAP ----------------------------------------------------------------------------
@@ -296,10 +271,10 @@ def _read(path: Path) -> str:
 # result they explain; the suite's own result line follows, back at the top.
 
 ANSI = re.compile(r"\x1b\[[0-9;?=]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b.")
-VERSION = re.compile(r"K?TAP version \d+$")
-PLAN = re.compile(r"1\.\.(\d+)\b")
-RESULT = re.compile(r"(not ok|ok)\s+(\d+)\b(?:\s*-)?\s*([^#]*?)\s*(?:#\s*(.*))?$")
-SUBTEST = re.compile(r"#\s*Subtest:\s*(.*?)\s*$")
+LINE_KINDS = (("version", re.compile(r"K?TAP version \d+$")),
+              ("subtest", re.compile(r"#\s*Subtest:\s*(.*?)\s*$")),
+              ("plan", re.compile(r"1\.\.(\d+)\b")),
+              ("result", re.compile(r"(not ok|ok)\s+(\d+)\b(?:\s*-)?\s*([^#]*?)\s*(?:#\s*(.*))?$")))
 
 
 def clean_lines(text: str) -> list[str]:
@@ -316,7 +291,7 @@ class Case:
     ok: bool
     directive: str                      # e.g. "SKIP no hpet"
     diagnostics: list[str]              # the "# ..." lines before it
-    suite: "Suite | None" = None        # the subtest this line reports
+    suite: Suite | None = None          # the subtest this line reports
 
     @property
     def skipped(self) -> bool:
@@ -331,12 +306,9 @@ class Suite:
     plan: int | None = None
     cases: list[Case] = dataclasses.field(default_factory=list)
     ended: bool = False                 # its result line (or, at the top, its plan) was met
-    running: "Suite | None" = None      # the subtest open where the output stopped
+    running: Suite | None = None        # the subtest open where the output stopped
     diagnostics: list[str] = dataclasses.field(default_factory=list)  # for the next result
-    reported: "Suite | None" = None     # a finished subtest, for the next result
-
-
-LINE_KINDS = (("version", VERSION), ("subtest", SUBTEST), ("plan", PLAN), ("result", RESULT))
+    reported: Suite | None = None       # a finished subtest, for the next result
 
 
 def _classify(line: str) -> tuple[str, re.Match | None]:
@@ -348,20 +320,17 @@ def _classify(line: str) -> tuple[str, re.Match | None]:
 
 
 def read_ktap(text: str) -> Suite | None:
-    """The first KTAP document in `text`, or None.
-
-    Nesting comes from indentation. Lines that are not KTAP, such as kernel
-    log messages, are ignored, as the KTAP spec asks; what precedes the
-    version line is firmware noise (also on its line). Where the output
-    stops (crash, hang), the suites still open are chained by `running`.
-    """
+    """The first KTAP document in `text`, or None. Nesting comes from
+    indentation; lines that are not KTAP (kernel log messages) are ignored,
+    as the spec asks, and what precedes the version line (also on its line)
+    is firmware noise. Where the output stops (crash, hang), the suites
+    still open are chained by `running`."""
     open_: list[Suite] = []
     for raw in clean_lines(text):
         line = raw.lstrip(" ")
         indent, line = len(raw) - len(line), line.rstrip()
         if not open_:
-            m = re.search(r"K?TAP version \d+$", line)
-            if m:
+            if m := re.search(r"K?TAP version \d+$", line):
                 open_.append(Suite(indent if m.start() == 0 else 0))
             continue
         if indent < open_[0].indent:
@@ -377,7 +346,19 @@ def read_ktap(text: str) -> Suite | None:
         elif kind == "plan" and indent == top.indent and top.plan is None:
             top.plan = int(m.group(1))
         elif kind == "result":
-            _add_result(open_, indent, m)
+            # One shallower than the open subtest reports that subtest.
+            while open_[-1].indent > indent:
+                child = open_.pop()
+                child.ended = True
+                open_[-1].reported = child
+            top = open_[-1]
+            if indent == top.indent:
+                case = Case(int(m.group(2)), m.group(3).strip(), m.group(1) == "ok",
+                            (m.group(4) or "").strip(), top.diagnostics, top.reported)
+                if case.suite is not None and not case.suite.name:
+                    case.suite.name = case.name
+                top.cases.append(case)
+                top.diagnostics, top.reported = [], None
         elif kind == "diagnostic":
             # Explains the result that follows at its level (KUnit prints
             # "# case: EXPECTATION FAILED ..." before "not ok").
@@ -392,28 +373,7 @@ def read_ktap(text: str) -> Suite | None:
     return root
 
 
-def _add_result(open_: list[Suite], indent: int, m: re.Match) -> None:
-    """A result line; one shallower than the open subtest reports that subtest."""
-    while open_[-1].indent > indent:
-        child = open_.pop()
-        child.ended = True
-        open_[-1].reported = child
-    top = open_[-1]
-    if indent != top.indent:
-        return
-    case = Case(int(m.group(2)), m.group(3).strip(), m.group(1) == "ok",
-                (m.group(4) or "").strip(), top.diagnostics, top.reported)
-    if case.suite is not None and not case.suite.name:
-        case.suite.name = case.name
-    top.cases.append(case)
-    top.diagnostics, top.reported = [], None
-
-
-def has_failure(results: list[Result]) -> bool:
-    return any(r.status == "FAIL" for r in results)
-
-
-def case_result(case: Case, name: str, log: str) -> list[Result]:
+def case_results(case: Case, name: str, log: str) -> list[Result]:
     """The results of one case: itself, or its subtest's leaves."""
     # The first diagnostics name the first failed check: the cause.
     why = "; ".join(case.diagnostics[:2])
@@ -437,7 +397,7 @@ def case_result(case: Case, name: str, log: str) -> list[Result]:
 def leaf_results(suite: Suite, prefix: str, sep: str, log: str) -> list[Result]:
     """One Result per leaf case of `suite`; missing cases count as failed."""
     results = [r for case in suite.cases
-               for r in case_result(case, f"{prefix}{sep}{case.name or f'#{case.number}'}", log)]
+               for r in case_results(case, f"{prefix}{sep}{case.name or f'#{case.number}'}", log)]
     reported = len(suite.cases)
     if suite.running is not None:
         reported += 1
@@ -458,15 +418,27 @@ def leaf_results(suite: Suite, prefix: str, sep: str, log: str) -> list[Result]:
 
 
 def ktap_results(prefix: str, text: str, log: str) -> tuple[list[Result], bool]:
-    """The results of the KTAP in `text`, and whether it was complete.
-    No KTAP at all gives no results."""
+    """The results of the KTAP in `text` (none without KTAP), and whether it
+    was complete."""
     root = read_ktap(text)
     if root is None:
         return [], False
     results = leaf_results(root, prefix, "/", log) or [
         Result(prefix, "FAIL", "KTAP with no results", log)]
     return results, root.ended
-# --- Host tests --------------------------------------------------------------------
+
+
+# --- Host tests and mutants --------------------------------------------------------
+
+def _run(cmd: list[str], timeout: float) -> tuple[str, int | None]:
+    """Output and exit status (None: timed out) of a host command."""
+    try:
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=timeout)
+        return proc.stdout.decode("utf-8", "replace"), proc.returncode
+    except subprocess.TimeoutExpired as e:
+        return (e.output or b"").decode("utf-8", "replace"), None
+
 
 def run_host_test(binary: str) -> Outcome:
     """host/<binary>: its KTAP, its exit status and its time limit."""
@@ -477,31 +449,21 @@ def run_host_test(binary: str) -> Outcome:
     log = rel(log_path)
     limit = HOST_TIMEOUTS.get(name, HOST_TIMEOUT)
     try:
-        proc = subprocess.run([binary], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=limit)
-        output, status, timed_out = proc.stdout.decode("utf-8", "replace"), proc.returncode, False
-    except subprocess.TimeoutExpired as e:
-        output = (e.output or b"").decode("utf-8", "replace")
-        status, timed_out = None, True
+        output, status = _run([binary], limit)
     except OSError as e:
         return Outcome([Result(prefix, "FAIL", f"cannot run: {e}")])
     log_path.write_text(output)
     results, complete = ktap_results(prefix, output, log)
     if not results:
-        why = "timed out" if timed_out else f"no KTAP output (exit status {status})"
+        why = "timed out" if status is None else f"no KTAP output (exit status {status})"
         return Outcome([Result(prefix, "FAIL", why, log)], tail(output))
-    extra = ""
-    if timed_out:
+    if status is None:
         results.append(Result(prefix, "FAIL", f"timed out after {limit} s", log))
-    elif status != 0 and all(r.status != "FAIL" for r in results):
+    elif status != 0 and not has_failure(results):
         # e.g. a sanitizer report after the last case
         results.append(Result(prefix, "FAIL", f"exit status {status}", log))
-    if not complete or timed_out or (status != 0):
-        extra = tail(output)
-    return Outcome(results, extra)
+    return Outcome(results, tail(output) if not complete or status != 0 else "")
 
-
-# --- Mutation testing (tools/mutants.py) -------------------------------------------
 
 def run_mutants() -> Outcome:
     """host/mutants/check: every mutant applies; host/mutants/<name>: each of
@@ -515,14 +477,8 @@ def run_mutants() -> Outcome:
 
     def mutants(*args: str) -> tuple[str, int | None]:
         nonlocal output
-        cmd = [sys.executable, str(MUTANTS), *args]
-        try:
-            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, timeout=MUTANTS_TIMEOUT)
-            text, status = proc.stdout.decode("utf-8", "replace"), proc.returncode
-        except subprocess.TimeoutExpired as e:
-            text, status = (e.output or b"").decode("utf-8", "replace"), None
-        output += f"$ {' '.join(cmd[1:])}\n{text}"
+        text, status = _run([sys.executable, str(MUTANTS), *args], MUTANTS_TIMEOUT)
+        output += f"$ {' '.join([str(MUTANTS), *args])}\n{text}"
         log_path.write_text(output)
         return text, status
 
@@ -531,8 +487,7 @@ def run_mutants() -> Outcome:
     if status == 0:
         results = [Result("host/mutants/check", "ok")]
     else:
-        why = errors[0] if errors else ("timed out" if status is None
-                                        else f"exit status {status}")
+        why = errors[0] if errors else "timed out" if status is None else f"exit status {status}"
         results = [Result("host/mutants/check", "FAIL", why[:300], log)]
 
     text, status = mutants("--no-baseline", "--json", str(json_path), *TEST_MUTANTS)
@@ -551,8 +506,8 @@ def run_mutants() -> Outcome:
             by = f"{m['case']}: {m['reason']}" if m["case"] else m["reason"]
             results.append(Result(f"host/mutants/{name}", "FAIL",
                                   f"{m['result']}: {by}"[:300], log))
-    failed = any(r.status == "FAIL" for r in results)
-    return Outcome(results, tail(output) if failed else "")
+    return Outcome(results, tail(output) if has_failure(results) else "")
+
 
 # --- Judges: one per kind of configuration ----------------------------------------------
 
@@ -597,19 +552,14 @@ def did_not_start(name: str, e: Exception, log: str, show_tail: bool = True) -> 
 
 
 class Judge:
-    """Boots a configuration once and judges the run. A kind says which
-    kernel options it adds (options), how it boots (start) and what passes
-    (judge)."""
+    """A kind of configuration: the kernel options it adds (options), how it
+    boots (start) and what passes (judge)."""
 
     def options(self, words: list[str]) -> list[str]:
         return list(words)
 
-    def start(self, s: boot.Settings, kernel: str, run_dir: Path,
-             tc: TestConfig) -> tuple[boot.RunResult, str]:
+    def start(self, s, kernel, run_dir, tc) -> tuple[boot.RunResult, str]:
         return boot.run(s, kernel, run_dir), ""
-
-    def judge(self, b: Booted) -> Outcome:
-        raise NotImplementedError
 
     def run(self, tc: TestConfig, kernel: str, run_dir: Path) -> Outcome:
         s = dataclasses.replace(tc.settings, cmdline=self.options(tc.settings.cmdline))
@@ -626,9 +576,7 @@ class KtapJudge(Judge):
     must agree with it."""
 
     def options(self, words: list[str]) -> list[str]:
-        if any(w.startswith("test=") for w in words):
-            return list(words)
-        return ["test=all", *words]
+        return list(words) if any(w.startswith("test=") for w in words) else ["test=all", *words]
 
     def judge(self, b: Booted) -> Outcome:
         name, r = b.tc.name, b.result
@@ -637,27 +585,21 @@ class KtapJudge(Judge):
                     for text in b.missing]
         if not results:
             return b.fail(name, r.error or f"no KTAP output on serial ({r.note()})")
-        end, show_end = self.end_result(b, not has_failure(results), complete)
-        results += [end] if end else []
-        return Outcome(results, tail(r.serial) if show_end or not complete else "", b.summary)
-
-    @staticmethod
-    def end_result(b: Booted, all_passed: bool, complete: bool) -> tuple[Result | None, bool]:
-        """A failure for an ending that contradicts the KTAP (a panic or a
-        triple fault after the last case, say), and whether to show the tail."""
-        name, r = b.tc.name, b.result
+        # An ending that contradicts the KTAP (a panic after the last case, say).
+        all_passed, end, show_end = not has_failure(results), None, True
         if r.timed_out:
-            return Result(f"{name}/(run)", "FAIL", r.error, b.log), True
-        if r.backend.verdict_in_status:
-            if all_passed and not r.clean:
-                return Result(f"{name}/(exit)", "FAIL",
-                              f"{r.note()}; expected {boot.EXIT_SUCCESS}", b.log), True
-            if not all_passed and r.clean:
-                return Result(f"{name}/(exit)", "FAIL",
-                              "cases failed but the kernel exited with success (33)", b.log), False
-        elif not r.clean and complete:
-            return Result(f"{name}/(exit)", "FAIL", r.note(), rel(r.emulator_log)), True
-        return None, False
+            end = Result(f"{name}/(run)", "FAIL", r.error, b.log)
+        elif r.backend.verdict_in_status and all_passed and not r.clean:
+            end = Result(f"{name}/(exit)", "FAIL", f"{r.note()}; expected {boot.EXIT_SUCCESS}",
+                         b.log)
+        elif r.backend.verdict_in_status and not all_passed and r.clean:
+            end, show_end = Result(f"{name}/(exit)", "FAIL", "cases failed but the kernel "
+                                   "exited with success (33)", b.log), False
+        elif not r.backend.verdict_in_status and not r.clean and complete:
+            end = Result(f"{name}/(exit)", "FAIL", r.note(), rel(r.emulator_log))
+        show_tail = (end is not None and show_end) or not complete
+        return Outcome(results + ([end] if end else []), tail(r.serial) if show_tail else "",
+                       b.summary)
 
 
 class ExitJudge(Judge):
@@ -670,7 +612,7 @@ class ExitJudge(Judge):
             return b.ok(name)
         why = r.error or f"{r.note()}; expected {boot.EXIT_SUCCESS}"
         return Outcome([Result(name, "FAIL", why, rel(r.emulator_log))],
-                       tail(_read(r.emulator_log)), b.summary)
+                       tail(boot.read(r.emulator_log)), b.summary)
 
 
 class ScreendumpJudge(Judge):
@@ -682,8 +624,7 @@ class ScreendumpJudge(Judge):
         return ["done=halt", *words]
 
     def start(self, s, kernel, run_dir, tc):
-        return boot.screendump(s, kernel, run_dir, run_dir / "screen.ppm",
-                               wait_for=SCREEN_WAIT_FOR)
+        return boot.screendump(s, kernel, run_dir, run_dir / "screen.ppm", SCREEN_WAIT_FOR)
 
     def judge(self, b: Booted) -> Outcome:
         name = f"{b.tc.name}/screendump"
@@ -704,11 +645,19 @@ class ScreendumpJudge(Judge):
         return b.fail(name, why[:300], show_tail=False, log=rel(check_log))
 
 
+def expect_all(b: Booted, name: str) -> Outcome:
+    """ok if the boot went as the kind needs and the serial log holds every
+    string of `expect`."""
+    if b.err or b.missing:
+        return b.fail(name, b.err or f"serial log lacks {b.missing[0]!r}")
+    return b.ok(name)
+
+
 class CrashJudge(Judge):
     """"crash": the options make the kernel crash or inject a bug: the run
     must end with the failure status (35) or time out, and the serial log
-    must hold every string of `expect`: one result (the proof that the
-    tests can fail)."""
+    hold every string of `expect`: one result (the proof that the tests can
+    fail)."""
 
     def judge(self, b: Booted) -> Outcome:
         name, r = f"{b.tc.name}/crash", b.result
@@ -719,8 +668,8 @@ class CrashJudge(Judge):
 
 class MessageJudge(Judge):
     """"message": the kernel cannot start (e.g. no long mode) and halts: the
-    first string of `expect` must appear on serial, then the run is
-    stopped: one result."""
+    first string of `expect` must appear on serial, then the run is stopped:
+    one result."""
 
     def start(self, s, kernel, run_dir, tc):
         result = boot.run(s, kernel, run_dir, wait_for=tc.expect[0],
@@ -729,14 +678,6 @@ class MessageJudge(Judge):
 
     def judge(self, b: Booted) -> Outcome:
         return expect_all(b, f"{b.tc.name}/message")
-
-
-def expect_all(b: Booted, name: str) -> Outcome:
-    """ok if the boot went as the kind needs and the serial log holds every
-    string of `expect`."""
-    if b.err or b.missing:
-        return b.fail(name, b.err or f"serial log lacks {b.missing[0]!r}")
-    return b.ok(name)
 
 
 # A tlb case that reported a failure ("not ok 3 TLB0003 ..."); a case cut
@@ -751,18 +692,16 @@ class BugJudge(Judge):
 
     def judge(self, b: Booted) -> Outcome:
         name, r = f"{b.tc.name}/bug", b.result
-        bug = next((w.split("=", 1)[1] for w in b.tc.settings.cmdline
-                    if w.startswith("tlb_bug=")), "?")
         text = "\n".join(clean_lines(r.serial))
-        failed = FAILED_TLB_CASE.findall(text)
-        panicked = boot.panicked(text)
+        failed, panicked = FAILED_TLB_CASE.findall(text), boot.panicked(text)
         if b.missing:
             return b.fail(name, f"serial log lacks {b.missing[0]!r}")
         if failed or panicked:
             how = ", ".join(failed) + (" and a panic" if failed and panicked else "")
             return b.ok(name, f"{b.summary}; bug caught by {how or 'a panic'}")
-        _, complete = ktap_results(b.tc.name, r.serial, b.log)
-        if complete and not r.timed_out:
+        if ktap_results(b.tc.name, r.serial, b.log)[1] and not r.timed_out:
+            bug = next((w.split("=", 1)[1] for w in b.tc.settings.cmdline
+                        if w.startswith("tlb_bug=")), "?")
             return b.fail(name, f"bug missed: the tlb suite passed with tlb_bug={bug}",
                           show_tail=False)
         return b.fail(name, r.error or f"no verdict: the tlb suite did not end ({r.note()})")
@@ -771,11 +710,12 @@ class BugJudge(Judge):
 class BenchJudge:
     """"bench": boot with bench=all: every benchmark must run to its end and
     print results that parse (tools/bench.py), and the kernel must end the
-    run cleanly: one result per benchmark."""
-    log_dir = ""
+    run cleanly: one result per benchmark. "bench-compare": two boots, A
+    and B, with the kernel options of `compare` added: the side-by-side
+    table must have both columns (make bench-compare): one result."""
 
-    def verdicts(self, tc: TestConfig, kernel: str, run_dir: Path):
-        return bench.test_run(tc.settings, kernel, run_dir)
+    def __init__(self, verdicts, log_dir: str = "") -> None:
+        self.verdicts, self.log_dir = verdicts, log_dir
 
     def run(self, tc: TestConfig, kernel: str, run_dir: Path) -> Outcome:
         log = rel(run_dir / self.log_dir / "serial.log")
@@ -787,18 +727,8 @@ class BenchJudge:
         results = [Result(f"{tc.name}/{name}", "ok" if ok else "FAIL", why[:300], log)
                    for name, ok, why in verdicts]
         return Outcome(results,
-                       tail(_read(run_dir / "serial.log")) if has_failure(results) else "",
+                       tail(boot.read(run_dir / "serial.log")) if has_failure(results) else "",
                        f"{time.monotonic() - started:.1f} s")
-
-
-class BenchCompareJudge(BenchJudge):
-    """"bench-compare": two boots, A and B, with the kernel options of
-    `compare` added: the side-by-side table must have both columns (make
-    bench-compare): one result."""
-    log_dir = "A"
-
-    def verdicts(self, tc: TestConfig, kernel: str, run_dir: Path):
-        return bench.test_compare(tc.settings, kernel, run_dir, *tc.compare)
 
 
 JUDGES: dict[str, Judge | BenchJudge] = {
@@ -808,8 +738,9 @@ JUDGES: dict[str, Judge | BenchJudge] = {
     "crash": CrashJudge(),
     "message": MessageJudge(),
     "bug": BugJudge(),
-    "bench": BenchJudge(),
-    "bench-compare": BenchCompareJudge(),
+    "bench": BenchJudge(lambda tc, kernel, d: bench.test_run(tc.settings, kernel, d)),
+    "bench-compare": BenchJudge(lambda tc, kernel, d: bench.test_compare(
+        tc.settings, kernel, d, *tc.compare), log_dir="A"),
 }
 
 
@@ -834,7 +765,7 @@ def select_configs() -> list[TestConfig]:
             configs[0].settings.smp = 1
     if "TIMEOUT" in overrides:
         for tc in configs:
-            tc.settings.timeout = boot.settings_from_env(boot.Settings()).timeout
+            tc.settings.timeout = boot.settings_from_env().timeout
     for tc in configs:
         tc.settings.resolve()  # report a bad setting before anything runs
     return configs
@@ -877,9 +808,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 class Tally:
     """Counts and prints results as they come, in table order."""
-
-    def __init__(self) -> None:
-        self.passed = self.failed = 0
+    passed = failed = 0
 
     def report(self, outcome: Outcome, print_lines: bool = True) -> None:
         for r in outcome.results:
@@ -895,8 +824,8 @@ class Tally:
 
 
 def run_configs(configs: list[TestConfig], kernel: str, tally: Tally) -> None:
-    """QEMU configurations two at a time; Bochs (slow, and its emulated time
-    is only steady on an idle host) alone afterwards. Everything prints in
+    """QEMU configurations two at a time, then Bochs alone (slow, and its
+    emulated time is only steady on an idle host); everything prints in
     table order. KVM configurations run only on hardware virtualization."""
     kvm_ok, kvm_why = boot.kvm_status()
 
@@ -904,17 +833,15 @@ def run_configs(configs: list[TestConfig], kernel: str, tally: Tally) -> None:
         if outcome is None:
             print(f"skip {tc.name}: {kvm_why}")
             tally.report(Outcome([Result(tc.name, "skip", kvm_why)]), print_lines=False)
-            return
-        print(f"# {tc.name}: {tc.settings.resolve().describe()}; {outcome.summary}")
-        tally.report(outcome)
+        else:
+            print(f"# {tc.name}: {tc.settings.resolve().describe()}; {outcome.summary}")
+            tally.report(outcome)
 
     skipped = {tc.name for tc in configs if tc.needs == "kvm" and not kvm_ok}
-    qemu_runs = [tc for tc in configs if tc.settings.emu != "bochs"]
-    bochs_runs = [tc for tc in configs if tc.settings.emu == "bochs"]
     with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
         try:
             futures = [(tc, None if tc.name in skipped else pool.submit(run_config, tc, kernel))
-                       for tc in qemu_runs]
+                       for tc in configs if tc.settings.emu != "bochs"]
             for tc, future in futures:
                 show(tc, future.result() if future else None)
         except KeyboardInterrupt:
@@ -923,7 +850,7 @@ def run_configs(configs: list[TestConfig], kernel: str, tally: Tally) -> None:
             pool.shutdown(wait=False, cancel_futures=True)
             boot.stop_all()
             raise
-    for tc in bochs_runs:
+    for tc in (tc for tc in configs if tc.settings.emu == "bochs"):
         show(tc, None if tc.name in skipped else run_config(tc, kernel))
 
 
