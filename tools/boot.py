@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Boot the kernel in QEMU or Bochs: a CLI for `make run` / `make qemu-gdb`
-and a library for tools/run-tests.py and tools/bench.py.
+"""Boot the kernel in QEMU or Bochs: `make run` / `make qemu-gdb`, and the
+library of tools/run-tests.py and tools/bench.py. Python 3.11 stdlib only.
 
     tools/boot.py run build/shootdown.elf     boot, stream serial, map the exit
     tools/boot.py gdb build/shootdown.elf     boot halted, wait for gdb on :1234
@@ -9,12 +9,11 @@ Settings come from environment variables (all optional; see Settings):
 EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT.
 Each back end (Qemu, Bochs) owns its command line, its logs and what its
 exit means; ending_of() turns that into one Ending per run.
-
-Python 3.11 standard library only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import os
@@ -211,20 +210,13 @@ def settings_from_env(base: Settings | None = None) -> Settings:
 
 # --- Images -------------------------------------------------------------------
 
-def user_programs(kernel: str | Path) -> list[Path]:
-    """The user programs the Makefile builds next to the kernel: <build>/user/*.elf."""
-    return sorted(Path(kernel).resolve().parent.glob("user/*.elf"))
-
-
-def build_iso(kernel: str | Path, iso: str | Path, cmdline: list[str]) -> Path:
+def build_iso(kernel: str | Path, iso: Path, cmdline: list[str]) -> Path:
     """A boot-at-once ISO for `kernel` with these command-line words, carrying
-    every user program as a multiboot2 module."""
-    iso = Path(iso)
-    iso.parent.mkdir(parents=True, exist_ok=True)
+    as multiboot2 modules the user programs built next to it (<build>/user/)."""
+    programs = sorted(Path(kernel).resolve().parent.glob("user/*.elf"))
+    modules = [arg for elf in programs for arg in ("--module", str(elf))]
     # An empty word tells mkiso.sh "no menu" even for an empty command line.
-    words = list(cmdline) or [""]
-    modules = [arg for elf in user_programs(kernel) for arg in ("--module", str(elf))]
-    proc = subprocess.run([str(MKISO), *modules, str(iso), str(kernel), *words],
+    proc = subprocess.run([str(MKISO), *modules, str(iso), str(kernel), *(cmdline or [""])],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"mkiso.sh failed:\n{proc.stdout}")
@@ -312,7 +304,6 @@ class Qemu:
     0xf4 and QEMU exits with (value << 1) | 1: 33 = success, 35 = failure;
     under -no-reboot a triple fault exits with 0. The status carries the
     kernel's verdict, so the judges check that it agrees with the KTAP."""
-    name = "qemu"
     output_log = emulator_log = "qemu.log"  # QEMU's own stdout and stderr
     clean_ending = Ending.SUCCESS
     verdict_in_status = True
@@ -368,7 +359,6 @@ class Bochs:
     Bochs then "panics" on purpose and exits with status 1, as for any
     fatal error, so a clean end is read from bochs.log instead, and the
     verdict is the KTAP's alone."""
-    name = "bochs"
     output_log = "bochs.out"       # the screen drawing script(1) copies
     emulator_log = "bochs.log"
     clean_ending = Ending.SHUTDOWN
@@ -493,19 +483,7 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
         announce(shown)
 
     group = not backend.interactive(s)  # in a session of its own, off the terminal
-    out = open(run_dir / backend.output_log, "wb") if group else None
-    start = time.monotonic()
-    try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if group else None, stdout=out,
-                                stderr=subprocess.STDOUT if group else None,
-                                cwd=cwd, env=env, start_new_session=group)
-    except OSError as e:
-        if out:
-            out.close()
-        return RunResult(None, "", False, 0.0, cmd, run_dir, backend, Ending.NOT_STARTED,
-                         f"cannot start {cmd[0]}: {e}")
-    _live[proc] = group
-    streamed, seen = 0, False
+    streamed, seen, timed_out = 0, False, False
 
     def flush(text: str) -> None:
         nonlocal streamed
@@ -516,8 +494,6 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
 
     def watch() -> None:
         nonlocal seen
-        if not (stream or (wait_for and not seen)):
-            return
         text = read(run_dir / "serial.log")
         flush(text)
         if wait_for and not seen and line_seen(text, wait_for):
@@ -525,26 +501,34 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
             if on_seen:
                 on_seen(proc, text)
 
-    timed_out = False
-    try:
-        while True:
-            try:
-                proc.wait(0.1)
-            except subprocess.TimeoutExpired:
-                pass
-            watch()
-            if proc.returncode is not None:
-                break
-            if s.timeout and time.monotonic() > start + s.timeout:
+    start = time.monotonic()
+    with open(run_dir / backend.output_log, "wb") if group else contextlib.nullcontext() as out:
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if group else None,
+                                    stdout=out, stderr=subprocess.STDOUT if group else None,
+                                    cwd=cwd, env=env, start_new_session=group)
+        except OSError as e:
+            return RunResult(None, "", False, 0.0, cmd, run_dir, backend, Ending.NOT_STARTED,
+                             f"cannot start {cmd[0]}: {e}")
+        _live[proc] = group
+        try:
+            while True:
+                try:
+                    proc.wait(0.1)
+                except subprocess.TimeoutExpired:
+                    pass
+                if stream or (wait_for and not seen):
+                    watch()
+                if proc.returncode is not None:
+                    break
+                if s.timeout and time.monotonic() > start + s.timeout:
+                    _stop(proc, group)
+                    timed_out = True
+                    break
+        finally:
+            if proc.poll() is None:
                 _stop(proc, group)
-                timed_out = True
-                break
-    finally:
-        if proc.poll() is None:
-            _stop(proc, group)
-        _live.pop(proc, None)
-        if out:
-            out.close()
+            _live.pop(proc, None)
     duration = time.monotonic() - start
 
     serial = read(run_dir / "serial.log")
@@ -558,29 +542,22 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
 
 
 def _monitor(sock_path: str, commands: list[str], timeout: float = 30.0) -> None:
-    """Send HMP commands over QEMU's monitor socket, one prompt at a time."""
+    """Send HMP commands over QEMU's monitor socket, each after a prompt, then
+    wait for QEMU to close it (closing it first can make QEMU drop a quit
+    unread)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         sock.connect(sock_path)
-
-        def until_prompt() -> None:
+        for command in commands:
             buf = b""
             while not buf.endswith(b"(qemu) "):
                 chunk = sock.recv(4096)
                 if not chunk:
                     raise ConnectionError("monitor closed")
                 buf += chunk
-
-        until_prompt()
-        for command in commands:
             sock.sendall(command.encode() + b"\n")
-            if command == "quit":
-                # No prompt follows: wait for QEMU to close the socket. Closing
-                # it first can make QEMU drop the command unread.
-                while sock.recv(4096):
-                    pass
-                return
-            until_prompt()
+        while sock.recv(4096):
+            pass
 
 
 def screendump(s: Settings, kernel: str | Path, run_dir: str | Path, ppm: str | Path,
@@ -640,7 +617,7 @@ def cli_verdict(result: RunResult) -> tuple[int, str]:
     if e is Ending.TRIPLE_FAULT:
         return 1, ("\nboot.py: QEMU exited without the kernel's isa-debug-exit "
                    "(a triple fault ends QEMU this way under -no-reboot)")
-    if result.backend.name == "bochs":
+    if isinstance(result.backend, Bochs):
         return 1, (f"\nboot.py: Bochs stopped without the kernel's shutdown "
                    f"(see {result.emulator_log})")
     status = result.status

@@ -1,27 +1,18 @@
 #!/usr/bin/env python3
-"""Run every test: host unit-test binaries, then the kernel in each machine
-configuration of CONFIGS. Prints one line per result and ends with exactly
-`N passed, N failed` (skips count as passed); exits 1 if anything failed.
+"""Run every test: the host test binaries, then the kernel in each machine
+configuration of CONFIGS, judged by its kind (JUDGES). One line per result,
+then exactly `N passed, N failed` (skips count as passed); exits 1 on failure.
 
-    tools/run-tests.py [--only PATTERN] <kernel.elf> [host test binaries...]
+    tools/run-tests.py [--only PATTERNS] <kernel.elf> [host test binaries...]
     tools/run-tests.py --list
 
-The host binaries and the kernel (booted with test=...) print KTAP version 1,
-as Linux KUnit does. Every leaf case is one result: host/<binary>/<case> and
-<config>/<suite>.<case>; a suite that stops midway (a crash) counts its
-missing cases as failed, a run without KTAP fails as a whole. With the TLB
-simulator among the host binaries, tools/mutants.py checks that every mutant
-of tests/mutants/ applies (host/mutants/check) and that a few are killed.
-Each configuration's kind names its judge (JUDGES).
-
---only PATTERN (or ONLY=PATTERN): run only the configurations and host
-binaries (host/<binary>) that match one of these comma-separated shell
-patterns. --list: print the configurations.
-
-Setting any of EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT
-runs one configuration, `custom`, built from them (test=all plus CMDLINE)
-instead of the table. TIMEOUT changes every configuration's time limit.
-Logs: build/test/<config>/ and build/test/host/<binary>.log.
+Both print KTAP (as Linux KUnit does): every leaf case is one result,
+host/<binary>/<case> or <config>/<suite>.<case>; the cases a crash cut off
+fail. With the TLB simulator among the host binaries, tools/mutants.py
+checks that every mutant applies and that a few are killed. ONLY=PATTERNS
+works as --only. Setting any of EMU SMP MEM ACCEL CPU FIRMWARE MACHINE
+CMDLINE QEMU_ARGS ICOUNT runs one configuration, `custom`, built from them,
+instead of the table; TIMEOUT changes every time limit. Logs: build/test/.
 """
 
 from __future__ import annotations
@@ -58,11 +49,10 @@ HOST_TIMEOUT = 120  # seconds for one host test binary
 # 2-core host, more beside the emulator runs): its own limit.
 HOST_TIMEOUTS = {"tlb_sim": 1200}
 MUTANTS = ROOT / "tools" / "mutants.py"
-# With the simulator's host test: every mutant in tests/mutants/ must apply
-# (mutants.py --check), and these, quick to kill, must be killed, to show the
-# machinery works (make mutants runs them all): a shootdown that does not
-# wait, a batch that frees before its flush, a PCID that collides with the
-# kernel's.
+# With the simulator's host test: every mutant in tests/mutants/ must apply,
+# and these, quick to kill, be killed (make mutants runs them all): a
+# shootdown that does not wait, a batch freed before its flush, a PCID that
+# collides with the kernel's.
 TEST_MUTANTS = ["no-wait", "batch-free-before-flush", "pcid-equals-asid"]
 MUTANTS_TIMEOUT = 300  # seconds for the check and for the named mutants
 PARALLEL = 2        # QEMU runs at once (the machine has 2 cores)
@@ -293,10 +283,6 @@ class Case:
     diagnostics: list[str]              # the "# ..." lines before it
     suite: Suite | None = None          # the subtest this line reports
 
-    @property
-    def skipped(self) -> bool:
-        return self.directive.upper().startswith(("SKIP", "TODO"))
-
 
 @dataclasses.dataclass
 class Suite:
@@ -309,14 +295,6 @@ class Suite:
     running: Suite | None = None        # the subtest open where the output stopped
     diagnostics: list[str] = dataclasses.field(default_factory=list)  # for the next result
     reported: Suite | None = None       # a finished subtest, for the next result
-
-
-def _classify(line: str) -> tuple[str, re.Match | None]:
-    """version, subtest, plan, result, diagnostic or other (not KTAP)."""
-    for kind, pattern in LINE_KINDS:
-        if m := pattern.match(line):
-            return kind, m
-    return ("diagnostic" if line.startswith("#") else "other"), None
 
 
 def read_ktap(text: str) -> Suite | None:
@@ -335,7 +313,11 @@ def read_ktap(text: str) -> Suite | None:
             continue
         if indent < open_[0].indent:
             continue
-        kind, m = _classify(line)
+        for kind, pattern in LINE_KINDS:  # version, subtest, plan, result
+            if m := pattern.match(line):
+                break
+        else:
+            kind = "diagnostic" if line.startswith("#") else "other"  # other: not KTAP
         if kind not in ("diagnostic", "other") and indent > open_[-1].indent:
             open_.append(Suite(indent))  # a KTAP line deeper opens a subtest
         top = open_[-1]
@@ -376,6 +358,7 @@ def read_ktap(text: str) -> Suite | None:
 def case_results(case: Case, name: str, log: str) -> list[Result]:
     """The results of one case: itself, or its subtest's leaves."""
     # The first diagnostics name the first failed check: the cause.
+    skipped = case.directive.upper().startswith(("SKIP", "TODO"))
     why = "; ".join(case.diagnostics[:2])
     if len(case.diagnostics) > 2:
         why += f" (+{len(case.diagnostics) - 2} more lines)"
@@ -383,10 +366,10 @@ def case_results(case: Case, name: str, log: str) -> list[Result]:
         sub = leaf_results(case.suite, name, ".", log)
         # A suite that says "not ok" while no case failed (its setup
         # failed, say) must not vanish.
-        if not case.ok and not case.skipped and not has_failure(sub):
+        if not case.ok and not skipped and not has_failure(sub):
             sub.append(Result(name, "FAIL", why or "suite reported not ok", log))
         return sub
-    if case.skipped:
+    if skipped:
         return [Result(name, "skip", case.directive.partition(" ")[2].lstrip())]
     if case.ok:
         return [Result(name, "ok")]
@@ -511,17 +494,34 @@ def run_mutants() -> Outcome:
 
 # --- Judges: one per kind of configuration ----------------------------------------------
 
-@dataclasses.dataclass
-class Booted:
-    """One finished boot of a configuration, as a judge sees it."""
-    tc: TestConfig
-    result: boot.RunResult
-    run_dir: Path
-    err: str = ""          # why the boot did not do what the kind needs
+def did_not_start(name: str, e: Exception, log: str, show_tail: bool = True) -> Outcome:
+    message = str(e).strip()
+    why = (message.splitlines() or [repr(e)])[-1][:300]
+    return Outcome([Result(name, "FAIL", why, log)], tail(message) if show_tail else "",
+                   "did not start")
 
-    @property
-    def log(self) -> str:
-        return rel(self.run_dir / "serial.log")
+
+class Judge:
+    """One boot of a configuration, judged by its kind: the kernel options
+    the kind adds (options), how it boots (start) and what passes (judge)."""
+
+    def __init__(self, tc: TestConfig, run_dir: Path) -> None:
+        self.tc, self.run_dir, self.log = tc, run_dir, rel(run_dir / "serial.log")
+        self.err = ""          # why the boot did not do what the kind needs
+
+    def options(self, words: list[str]) -> list[str]:
+        return list(words)
+
+    def start(self, s: boot.Settings, kernel: str) -> tuple[boot.RunResult, str]:
+        return boot.run(s, kernel, self.run_dir), ""
+
+    def run(self, kernel: str) -> Outcome:
+        s = dataclasses.replace(self.tc.settings, cmdline=self.options(self.tc.settings.cmdline))
+        try:
+            self.result, self.err = self.start(s, kernel)
+        except (boot.ConfigError, RuntimeError, OSError) as e:
+            return did_not_start(self.tc.name, e, self.log)
+        return self.judge()
 
     @functools.cached_property
     def missing(self) -> list[str]:
@@ -532,8 +532,7 @@ class Booted:
     @property
     def summary(self) -> str:
         r = self.result
-        return (f"{r.duration:.1f} s, "
-                + ("timed out" if r.timed_out else f"exit status {r.status}")
+        return (f"{r.duration:.1f} s, " + ("timed out" if r.timed_out else f"exit status {r.status}")
                 + (", shutdown" if r.ending is boot.Ending.SHUTDOWN else ""))
 
     def ok(self, name: str, summary: str = "") -> Outcome:
@@ -543,127 +542,100 @@ class Booted:
         return Outcome([Result(name, "FAIL", why, log or self.log)],
                        tail(self.result.serial) if show_tail else "", self.summary)
 
-
-def did_not_start(name: str, e: Exception, log: str, show_tail: bool = True) -> Outcome:
-    message = str(e).strip()
-    why = (message.splitlines() or [repr(e)])[-1][:300]
-    return Outcome([Result(name, "FAIL", why, log)], tail(message) if show_tail else "",
-                   "did not start")
-
-
-class Judge:
-    """A kind of configuration: the kernel options it adds (options), how it
-    boots (start) and what passes (judge)."""
-
-    def options(self, words: list[str]) -> list[str]:
-        return list(words)
-
-    def start(self, s, kernel, run_dir, tc) -> tuple[boot.RunResult, str]:
-        return boot.run(s, kernel, run_dir), ""
-
-    def run(self, tc: TestConfig, kernel: str, run_dir: Path) -> Outcome:
-        s = dataclasses.replace(tc.settings, cmdline=self.options(tc.settings.cmdline))
-        try:
-            result, err = self.start(s, kernel, run_dir, tc)
-        except (boot.ConfigError, RuntimeError, OSError) as e:
-            return did_not_start(tc.name, e, rel(run_dir / "serial.log"))
-        return self.judge(Booted(tc, result, run_dir, err))
+    def expect_all(self, name: str) -> Outcome:
+        """ok if the boot went as the kind needs and the serial log holds
+        every string of `expect`."""
+        if self.err or self.missing:
+            return self.fail(name, self.err or f"serial log lacks {self.missing[0]!r}")
+        return self.ok(name)
 
 
 class KtapJudge(Judge):
     """"ktap": boot with test=all (unless the options choose the suites) and
     judge the KTAP on serial, one result per case; the way the run ended
-    must agree with it."""
+    must agree with it (no panic after the last case, say)."""
 
     def options(self, words: list[str]) -> list[str]:
         return list(words) if any(w.startswith("test=") for w in words) else ["test=all", *words]
 
-    def judge(self, b: Booted) -> Outcome:
-        name, r = b.tc.name, b.result
-        results, complete = ktap_results(name, r.serial, b.log)
-        results += [Result(f"{name}/(serial)", "FAIL", f"serial log lacks {text!r}", b.log)
-                    for text in b.missing]
+    def judge(self) -> Outcome:
+        name, r = self.tc.name, self.result
+        results, complete = ktap_results(name, r.serial, self.log)
+        results += [Result(f"{name}/(serial)", "FAIL", f"serial log lacks {text!r}", self.log)
+                    for text in self.missing]
         if not results:
-            return b.fail(name, r.error or f"no KTAP output on serial ({r.note()})")
-        # An ending that contradicts the KTAP (a panic after the last case, say).
-        all_passed, end, show_end = not has_failure(results), None, True
+            return self.fail(name, r.error or f"no KTAP output on serial ({r.note()})")
+        passed, end, show_tail = not has_failure(results), None, not complete
         if r.timed_out:
-            end = Result(f"{name}/(run)", "FAIL", r.error, b.log)
-        elif r.backend.verdict_in_status and all_passed and not r.clean:
+            end = Result(f"{name}/(run)", "FAIL", r.error, self.log)
+        elif not r.backend.verdict_in_status:
+            if not r.clean and complete:
+                end = Result(f"{name}/(exit)", "FAIL", r.note(), rel(r.emulator_log))
+        elif passed and not r.clean:
             end = Result(f"{name}/(exit)", "FAIL", f"{r.note()}; expected {boot.EXIT_SUCCESS}",
-                         b.log)
-        elif r.backend.verdict_in_status and not all_passed and r.clean:
-            end, show_end = Result(f"{name}/(exit)", "FAIL", "cases failed but the kernel "
-                                   "exited with success (33)", b.log), False
-        elif not r.backend.verdict_in_status and not r.clean and complete:
-            end = Result(f"{name}/(exit)", "FAIL", r.note(), rel(r.emulator_log))
-        show_tail = (end is not None and show_end) or not complete
-        return Outcome(results + ([end] if end else []), tail(r.serial) if show_tail else "",
-                       b.summary)
+                         self.log)
+        elif not passed and r.clean:
+            results.append(Result(f"{name}/(exit)", "FAIL",
+                                  "cases failed but the kernel exited with success (33)", self.log))
+        if end:
+            results.append(end)
+            show_tail = True
+        return Outcome(results, tail(r.serial) if show_tail else "", self.summary)
 
 
 class ExitJudge(Judge):
-    """"exit": the way the run ended alone (a clean end passes): one result.
-    For machines without a serial port."""
+    """"exit": the way the run ended alone (a clean end passes), for machines
+    without a serial port: one result."""
 
-    def judge(self, b: Booted) -> Outcome:
-        name, r = f"{b.tc.name}/exit", b.result
+    def judge(self) -> Outcome:
+        name, r = f"{self.tc.name}/exit", self.result
         if r.clean:
-            return b.ok(name)
+            return self.ok(name)
         why = r.error or f"{r.note()}; expected {boot.EXIT_SUCCESS}"
         return Outcome([Result(name, "FAIL", why, rel(r.emulator_log))],
-                       tail(boot.read(r.emulator_log)), b.summary)
+                       tail(boot.read(r.emulator_log)), self.summary)
 
 
 class ScreendumpJudge(Judge):
-    """"screendump": boot with done=halt, screendump once the default job
-    has ended on serial, and check that its closing line is on the screen:
-    one result."""
+    """"screendump": boot with done=halt, screendump once the default job has
+    ended on serial, and find its closing line on the screen: one result."""
 
     def options(self, words: list[str]) -> list[str]:
         return ["done=halt", *words]
 
-    def start(self, s, kernel, run_dir, tc):
-        return boot.screendump(s, kernel, run_dir, run_dir / "screen.ppm", SCREEN_WAIT_FOR)
+    def start(self, s: boot.Settings, kernel: str) -> tuple[boot.RunResult, str]:
+        return boot.screendump(s, kernel, self.run_dir, self.run_dir / "screen.ppm",
+                               SCREEN_WAIT_FOR)
 
-    def judge(self, b: Booted) -> Outcome:
-        name = f"{b.tc.name}/screendump"
-        if b.err:
-            return b.fail(name, b.err)
+    def judge(self) -> Outcome:
+        name = f"{self.tc.name}/screendump"
+        if self.err:
+            return self.fail(name, self.err)
         if not CHECK_SCREENDUMP.is_file():
-            return b.fail(name, f"{rel(CHECK_SCREENDUMP)} is missing", show_tail=False)
+            return self.fail(name, f"{rel(CHECK_SCREENDUMP)} is missing", show_tail=False)
         check = subprocess.run([sys.executable, str(CHECK_SCREENDUMP),
-                                str(b.run_dir / "screen.ppm"), str(FONT), SCREEN_TEXT],
+                                str(self.run_dir / "screen.ppm"), str(FONT), SCREEN_TEXT],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, timeout=120)
-        check_log = b.run_dir / "check-screendump.log"
+        check_log = self.run_dir / "check-screendump.log"
         check_log.write_text(check.stdout)
         if check.returncode == 0:
-            return b.ok(name)
+            return self.ok(name)
         # Its first line says what is wrong; the rest draws the screen.
         why = (check.stdout.strip().splitlines() or ["text not found on screen"])[0]
-        return b.fail(name, why[:300], show_tail=False, log=rel(check_log))
-
-
-def expect_all(b: Booted, name: str) -> Outcome:
-    """ok if the boot went as the kind needs and the serial log holds every
-    string of `expect`."""
-    if b.err or b.missing:
-        return b.fail(name, b.err or f"serial log lacks {b.missing[0]!r}")
-    return b.ok(name)
+        return self.fail(name, why[:300], show_tail=False, log=rel(check_log))
 
 
 class CrashJudge(Judge):
     """"crash": the options make the kernel crash or inject a bug: the run
     must end with the failure status (35) or time out, and the serial log
-    hold every string of `expect`: one result (the proof that the tests can
-    fail)."""
+    hold every string of `expect` (the proof that tests can fail): one result."""
 
-    def judge(self, b: Booted) -> Outcome:
-        name, r = f"{b.tc.name}/crash", b.result
+    def judge(self) -> Outcome:
+        name, r = f"{self.tc.name}/crash", self.result
         if not r.timed_out and r.ending not in (boot.Ending.FAILURE, boot.Ending.PANIC):
-            return b.fail(name, f"{r.note()}; expected the failure status {boot.EXIT_FAILURE}")
-        return expect_all(b, name)
+            return self.fail(name, f"{r.note()}; expected the failure status {boot.EXIT_FAILURE}")
+        return self.expect_all(name)
 
 
 class MessageJudge(Judge):
@@ -671,13 +643,13 @@ class MessageJudge(Judge):
     first string of `expect` must appear on serial, then the run is stopped:
     one result."""
 
-    def start(self, s, kernel, run_dir, tc):
-        result = boot.run(s, kernel, run_dir, wait_for=tc.expect[0],
+    def start(self, s: boot.Settings, kernel: str) -> tuple[boot.RunResult, str]:
+        result = boot.run(s, kernel, self.run_dir, wait_for=self.tc.expect[0],
                           on_seen=lambda proc, text: proc.kill())
         return result, result.error
 
-    def judge(self, b: Booted) -> Outcome:
-        return expect_all(b, f"{b.tc.name}/message")
+    def judge(self) -> Outcome:
+        return self.expect_all(f"{self.tc.name}/message")
 
 
 # A tlb case that reported a failure ("not ok 3 TLB0003 ..."); a case cut
@@ -686,67 +658,70 @@ FAILED_TLB_CASE = re.compile(r"^\s*not ok \d+ (TLB\d+)\b", re.M)
 
 
 class BugJudge(Judge):
-    """"bug": test=tlb with an injected protocol bug (tlb_bug=): passes
-    ("bug caught") only if a tlb case reports a failure or the kernel
-    panics, fails ("bug missed") if the suite passes: one result."""
+    """"bug": test=tlb with an injected protocol bug (tlb_bug=): passes ("bug
+    caught") only if a tlb case fails or the kernel panics, fails ("bug
+    missed") if the suite passes: one result."""
 
-    def judge(self, b: Booted) -> Outcome:
-        name, r = f"{b.tc.name}/bug", b.result
+    def judge(self) -> Outcome:
+        name, r = f"{self.tc.name}/bug", self.result
         text = "\n".join(clean_lines(r.serial))
         failed, panicked = FAILED_TLB_CASE.findall(text), boot.panicked(text)
-        if b.missing:
-            return b.fail(name, f"serial log lacks {b.missing[0]!r}")
+        if self.missing:
+            return self.fail(name, f"serial log lacks {self.missing[0]!r}")
         if failed or panicked:
             how = ", ".join(failed) + (" and a panic" if failed and panicked else "")
-            return b.ok(name, f"{b.summary}; bug caught by {how or 'a panic'}")
-        if ktap_results(b.tc.name, r.serial, b.log)[1] and not r.timed_out:
-            bug = next((w.split("=", 1)[1] for w in b.tc.settings.cmdline
+            return self.ok(name, f"{self.summary}; bug caught by {how or 'a panic'}")
+        if ktap_results(self.tc.name, r.serial, self.log)[1] and not r.timed_out:
+            bug = next((w.split("=", 1)[1] for w in self.tc.settings.cmdline
                         if w.startswith("tlb_bug=")), "?")
-            return b.fail(name, f"bug missed: the tlb suite passed with tlb_bug={bug}",
-                          show_tail=False)
-        return b.fail(name, r.error or f"no verdict: the tlb suite did not end ({r.note()})")
+            return self.fail(name, f"bug missed: the tlb suite passed with tlb_bug={bug}",
+                             show_tail=False)
+        return self.fail(name, r.error or f"no verdict: the tlb suite did not end ({r.note()})")
 
 
-class BenchJudge:
+class BenchJudge(Judge):
     """"bench": boot with bench=all: every benchmark must run to its end and
-    print results that parse (tools/bench.py), and the kernel must end the
-    run cleanly: one result per benchmark. "bench-compare": two boots, A
-    and B, with the kernel options of `compare` added: the side-by-side
-    table must have both columns (make bench-compare): one result."""
+    print results that parse (tools/bench.py), and the kernel end the run
+    cleanly: one result per benchmark."""
+    log_dir = ""
 
-    def __init__(self, verdicts, log_dir: str = "") -> None:
-        self.verdicts, self.log_dir = verdicts, log_dir
+    def verdicts(self, kernel: str) -> list[tuple[str, bool, str]]:
+        return bench.test_run(self.tc.settings, kernel, self.run_dir)
 
-    def run(self, tc: TestConfig, kernel: str, run_dir: Path) -> Outcome:
-        log = rel(run_dir / self.log_dir / "serial.log")
+    def run(self, kernel: str) -> Outcome:
+        log = rel(self.run_dir / self.log_dir / "serial.log")
         started = time.monotonic()
         try:
-            verdicts = self.verdicts(tc, kernel, run_dir)
+            verdicts = self.verdicts(kernel)
         except (boot.ConfigError, RuntimeError, OSError) as e:
-            return did_not_start(tc.name, e, log, show_tail=False)
-        results = [Result(f"{tc.name}/{name}", "ok" if ok else "FAIL", why[:300], log)
+            return did_not_start(self.tc.name, e, log, show_tail=False)
+        results = [Result(f"{self.tc.name}/{name}", "ok" if ok else "FAIL", why[:300], log)
                    for name, ok, why in verdicts]
-        return Outcome(results,
-                       tail(boot.read(run_dir / "serial.log")) if has_failure(results) else "",
+        serial = boot.read(self.run_dir / "serial.log")
+        return Outcome(results, tail(serial) if has_failure(results) else "",
                        f"{time.monotonic() - started:.1f} s")
 
 
-JUDGES: dict[str, Judge | BenchJudge] = {
-    "ktap": KtapJudge(),
-    "exit": ExitJudge(),
-    "screendump": ScreendumpJudge(),
-    "crash": CrashJudge(),
-    "message": MessageJudge(),
-    "bug": BugJudge(),
-    "bench": BenchJudge(lambda tc, kernel, d: bench.test_run(tc.settings, kernel, d)),
-    "bench-compare": BenchJudge(lambda tc, kernel, d: bench.test_compare(
-        tc.settings, kernel, d, *tc.compare), log_dir="A"),
+class BenchCompareJudge(BenchJudge):
+    """"bench-compare": boots A and B with the options of `compare` added;
+    the side-by-side table (make bench-compare) must have both columns: one
+    result."""
+    log_dir = "A"
+
+    def verdicts(self, kernel: str) -> list[tuple[str, bool, str]]:
+        return bench.test_compare(self.tc.settings, kernel, self.run_dir, *self.tc.compare)
+
+
+JUDGES: dict[str, type[Judge]] = {
+    "ktap": KtapJudge, "exit": ExitJudge, "screendump": ScreendumpJudge, "crash": CrashJudge,
+    "message": MessageJudge, "bug": BugJudge, "bench": BenchJudge,
+    "bench-compare": BenchCompareJudge,
 }
 
 
 def run_config(tc: TestConfig, kernel: str) -> Outcome:
     """Boot one configuration and judge it by its kind."""
-    return JUDGES[tc.kind].run(tc, kernel, TEST_DIR / tc.name)
+    return JUDGES[tc.kind](tc, TEST_DIR / tc.name).run(kernel)
 
 
 # --- Choosing what runs ----------------------------------------------------------------
@@ -806,24 +781,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 # --- Main --------------------------------------------------------------------------------
 
-class Tally:
-    """Counts and prints results as they come, in table order."""
-    passed = failed = 0
-
-    def report(self, outcome: Outcome, print_lines: bool = True) -> None:
-        for r in outcome.results:
-            if print_lines:
-                print(r.line())
-            if r.status == "FAIL":
-                self.failed += 1
-            else:
-                self.passed += 1
-        if outcome.tail:
-            print(outcome.tail)
-        sys.stdout.flush()
+def report(outcome: Outcome, results: list[Result]) -> None:
+    """Print an outcome as it comes, and keep its results for the count."""
+    results += outcome.results
+    for r in outcome.results:
+        print(r.line())
+    if outcome.tail:
+        print(outcome.tail)
+    sys.stdout.flush()
 
 
-def run_configs(configs: list[TestConfig], kernel: str, tally: Tally) -> None:
+def run_configs(configs: list[TestConfig], kernel: str, results: list[Result]) -> None:
     """QEMU configurations two at a time, then Bochs alone (slow, and its
     emulated time is only steady on an idle host); everything prints in
     table order. KVM configurations run only on hardware virtualization."""
@@ -831,11 +799,11 @@ def run_configs(configs: list[TestConfig], kernel: str, tally: Tally) -> None:
 
     def show(tc: TestConfig, outcome: Outcome | None) -> None:
         if outcome is None:
-            print(f"skip {tc.name}: {kvm_why}")
-            tally.report(Outcome([Result(tc.name, "skip", kvm_why)]), print_lines=False)
+            print(f"skip {tc.name}: {kvm_why}", flush=True)
+            results.append(Result(tc.name, "skip", kvm_why))
         else:
             print(f"# {tc.name}: {tc.settings.resolve().describe()}; {outcome.summary}")
-            tally.report(outcome)
+            report(outcome, results)
 
     skipped = {tc.name for tc in configs if tc.needs == "kvm" and not kvm_ok}
     with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
@@ -871,20 +839,21 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return 2
     started = time.monotonic()
-    tally = Tally()
+    results: list[Result] = []
     for binary in host_bins:
-        tally.report(run_host_test(binary))
+        report(run_host_test(binary), results)
     if any(Path(b).name == "tlb_sim" for b in host_bins):
         mutants_started = time.monotonic()
-        tally.report(run_mutants())
+        report(run_mutants(), results)
         print(f"# mutants: {time.monotonic() - mutants_started:.0f} s")
     if configs and not os.path.isfile(args.kernel):
-        tally.report(Outcome([Result("kernel", "FAIL", f"no kernel at {args.kernel}")]))
+        report(Outcome([Result("kernel", "FAIL", f"no kernel at {args.kernel}")]), results)
     elif configs:
-        run_configs(configs, args.kernel, tally)
+        run_configs(configs, args.kernel, results)
     print(f"# all tests took {time.monotonic() - started:.0f} s")
-    print(f"{tally.passed} passed, {tally.failed} failed")
-    return 1 if tally.failed else 0
+    failed = sum(r.status == "FAIL" for r in results)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
