@@ -65,11 +65,7 @@ class ConfigError(Exception):
 def kvm_status() -> tuple[bool, str]:
     """Whether KVM is hardware virtualization here, and if not, why. /dev/kvm
     without vmx/svm (a software KVM such as kvm_pvm) is slower than TCG."""
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        cpuinfo = ""
-    flags = {f for line in cpuinfo.splitlines() if line.startswith("flags")
+    flags = {f for line in read(Path("/proc/cpuinfo")).splitlines() if line.startswith("flags")
              for f in line.split(":", 1)[1].split()}
     if not os.path.exists("/dev/kvm"):
         return False, "no /dev/kvm on this host"
@@ -81,13 +77,6 @@ def kvm_status() -> tuple[bool, str]:
     except OSError as e:
         return False, f"/dev/kvm cannot be opened read-write ({e.strerror})"
     return True, "KVM available"
-
-
-def host_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def find_ovmf() -> tuple[str, str]:
@@ -140,7 +129,7 @@ class Settings:
                 raise ConfigError(f"{var}={value!r}: expected "
                                   f"{', '.join(allowed[:-1])} or {allowed[-1]}")
         if s.smp is None:
-            s.smp = max(2, host_cpus())
+            s.smp = max(2, len(os.sched_getaffinity(0)))  # the CPUs we may use
         if s.smp < 1:
             raise ConfigError(f"SMP={s.smp}: need at least 1 CPU")
         if s.timeout is None:
@@ -372,18 +361,9 @@ class Bochs:
         has no `nogui` display; `term` needs a terminal, so Bochs runs under
         script(1), which gives it a pty and copies the screen to bochs.out."""
         (run_dir / "bochs.rc").write_text("c\nquit\n")  # Bochs starts in its debugger
-        (run_dir / "bochsrc").write_text(self.bochsrc(s))
-        # script -e: return Bochs's status; -f: flush; -q: no banner.
-        cmd = ["script", "-qfec", shlex.join(["bochs", "-f", "bochsrc", "-rc", "bochs.rc"]),
-               "/dev/null"]
-        # The term GUI (ncurses) needs a known TERM.
-        return cmd, run_dir, dict(os.environ, TERM="xterm")
-
-    @staticmethod
-    def bochsrc(s: Settings) -> str:
         serial = "com1: enabled=1, mode=file, dev=serial.log" \
             if s.serial != "none" else "com1: enabled=0"
-        return "\n".join([
+        (run_dir / "bochsrc").write_text("\n".join([
             f"megs: {s.mem_mib}",
             # reset_on_triple_fault=0: a triple fault ends the run (as QEMU's
             # -no-reboot does) instead of booting GRUB again in a loop.
@@ -405,7 +385,12 @@ class Bochs:
             # Emulated time follows the instruction count, not the host clock.
             "clock: sync=none, time0=local",
             "",
-        ])
+        ]))
+        # script -e: return Bochs's status; -f: flush; -q: no banner. The
+        # term GUI (ncurses) needs a known TERM.
+        cmd = ["script", "-qfec", shlex.join(["bochs", "-f", "bochsrc", "-rc", "bochs.rc"]),
+               "/dev/null"]
+        return cmd, run_dir, dict(os.environ, TERM="xterm")
 
     def ending(self, status: int | None, run_dir: Path, serial: str) -> Ending:
         return Ending.SHUTDOWN if BOCHS_SHUTDOWN in read(run_dir / "bochs.log") \

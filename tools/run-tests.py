@@ -466,12 +466,11 @@ def run_mutants() -> Outcome:
         return text, status
 
     text, status = mutants("--check")
-    errors = [line[len("error: "):] for line in text.splitlines() if line.startswith("error: ")]
-    if status == 0:
-        results = [Result("host/mutants/check", "ok")]
-    else:
-        why = errors[0] if errors else "timed out" if status is None else f"exit status {status}"
-        results = [Result("host/mutants/check", "FAIL", why[:300], log)]
+    error = next((line[len("error: "):] for line in text.splitlines()
+                  if line.startswith("error: ")), "")
+    why = error or ("timed out" if status is None else f"exit status {status}")
+    results = [Result("host/mutants/check", "ok") if status == 0
+               else Result("host/mutants/check", "FAIL", why[:300], log)]
 
     text, status = mutants("--no-baseline", "--json", str(json_path), *TEST_MUTANTS)
     try:
