@@ -526,12 +526,12 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
                      ending_of(backend, status, timed_out, run_dir, serial), error)
 
 
-def _monitor(sock_path: str, commands: list[str], timeout: float = 30.0) -> None:
+def _monitor(sock_path: str, commands: list[str]) -> None:
     """Send HMP commands over QEMU's monitor socket, each after a prompt, then
     wait for QEMU to close it (closing it first can make QEMU drop a quit
     unread)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout)
+        sock.settimeout(30.0)
         sock.connect(sock_path)
         for command in commands:
             buf = b""

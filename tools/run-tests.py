@@ -241,8 +241,9 @@ def rel(path: Path) -> str:
         return str(path)
 
 
-def tail(text: str, lines: int = 25) -> str:
-    return "\n".join("    | " + line for line in clean_lines(text.rstrip())[-lines:])
+def tail(text: str) -> str:
+    """The last 25 lines of a log, to show under its results."""
+    return "\n".join("    | " + line for line in clean_lines(text.rstrip())[-25:])
 
 
 # --- KTAP ----------------------------------------------------------------------------
