@@ -443,7 +443,7 @@ def verdicts(run: Run, result: boot.RunResult) -> list[tuple[str, bool, str]]:
         out.append(("(run)", False, result.error or "the benchmarks did not start"))
     elif not run.end:
         out.append(("(run)", False, result.error or "no `bench: end` line"))
-    elif not result.passed_exit():
+    elif not result.clean:
         out.append(("(exit)", False, f"the kernel did not end the run with success "
                                      f"(status {result.status})"))
     return out

@@ -1,27 +1,21 @@
 #!/usr/bin/env python3
-"""Boot the kernel in QEMU or Bochs: a CLI for `make run` / `make qemu-gdb`
-and a library for tools/run-tests.py.
+"""Boot the kernel in QEMU or Bochs: `make run` / `make qemu-gdb`, and the
+library of tools/run-tests.py and tools/bench.py. Python 3.11 stdlib only.
 
     tools/boot.py run build/shootdown.elf     boot, stream serial, map the exit
     tools/boot.py gdb build/shootdown.elf     boot halted, wait for gdb on :1234
 
 Settings come from environment variables (all optional; see Settings):
 EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT.
-
-How a run ends:
-- QEMU: the kernel writes to the isa-debug-exit port 0xf4 and QEMU exits
-  with (value << 1) | 1: 33 = success, 35 = failure. With -no-reboot a
-  triple fault becomes a plain exit with status 0.
-- Bochs: the kernel writes "Shutdown" to port 0x8900; Bochs then "panics"
-  on purpose and exits with status 1, the same as for any other fatal
-  error, so a clean end is recognised from bochs.log instead.
-
-Python 3.11 standard library only.
+Each back end (Qemu, Bochs) owns its command line, its logs and what its
+exit means; ending_of() turns that into one Ending per run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import enum
 import os
 import re
 import shlex
@@ -59,7 +53,7 @@ BOCHS_SHUTDOWN = "Shutdown port: shutdown requested"
 ENV_VARS = ("EMU", "SMP", "MEM", "ACCEL", "CPU", "FIRMWARE", "MACHINE",
             "CMDLINE", "QEMU_ARGS", "ICOUNT", "TIMEOUT")
 # The variables that pick a machine (TIMEOUT only changes patience).
-MACHINE_VARS = tuple(v for v in ENV_VARS if v != "TIMEOUT")
+MACHINE_VARS = ENV_VARS[:-1]
 
 
 class ConfigError(Exception):
@@ -69,38 +63,20 @@ class ConfigError(Exception):
 # --- Host facts -------------------------------------------------------------
 
 def kvm_status() -> tuple[bool, str]:
-    """Whether KVM is real hardware virtualization here, and if not, why.
-
-    /dev/kvm can exist without VT-x/AMD-V (e.g. a software emulator such as
-    kvm_pvm); it is then slower than TCG for us, so it only counts with
-    vmx/svm among the CPU flags as well.
-    """
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        cpuinfo = ""
-    flags = set()
-    for line in cpuinfo.splitlines():
-        if line.startswith("flags"):
-            flags.update(line.split(":", 1)[1].split())
+    """Whether KVM is hardware virtualization here, and if not, why. /dev/kvm
+    without vmx/svm (a software KVM such as kvm_pvm) is slower than TCG."""
+    flags = {f for line in read(Path("/proc/cpuinfo")).splitlines() if line.startswith("flags")
+             for f in line.split(":", 1)[1].split()}
     if not os.path.exists("/dev/kvm"):
         return False, "no /dev/kvm on this host"
     if not flags & {"vmx", "svm"}:
         return False, ("/dev/kvm here is not hardware virtualization "
                        "(no vmx/svm in /proc/cpuinfo)")
     try:
-        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+        os.close(os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC))
     except OSError as e:
         return False, f"/dev/kvm cannot be opened read-write ({e.strerror})"
-    os.close(fd)
     return True, "KVM available"
-
-
-def host_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def find_ovmf() -> tuple[str, str]:
@@ -145,16 +121,15 @@ class Settings:
         """Fill in defaults and check combinations; returns a new copy."""
         s = dataclasses.replace(self, cmdline=list(self.cmdline),
                                 qemu_args=list(self.qemu_args))
-        if s.emu not in ("qemu", "bochs"):
-            raise ConfigError(f"EMU={s.emu!r}: expected qemu or bochs")
-        if s.firmware not in ("bios", "uefi"):
-            raise ConfigError(f"FIRMWARE={s.firmware!r}: expected bios or uefi")
-        if s.machine not in ("pc", "q35"):
-            raise ConfigError(f"MACHINE={s.machine!r}: expected pc or q35")
-        if s.serial not in ("file", "stdio", "none"):
-            raise ConfigError(f"serial={s.serial!r}: expected file, stdio or none")
+        for var, value, allowed in (("EMU", s.emu, ("qemu", "bochs")),
+                                    ("FIRMWARE", s.firmware, ("bios", "uefi")),
+                                    ("MACHINE", s.machine, ("pc", "q35")),
+                                    ("serial", s.serial, ("file", "stdio", "none"))):
+            if value not in allowed:
+                raise ConfigError(f"{var}={value!r}: expected "
+                                  f"{', '.join(allowed[:-1])} or {allowed[-1]}")
         if s.smp is None:
-            s.smp = max(2, host_cpus())
+            s.smp = max(2, len(os.sched_getaffinity(0)))  # the CPUs we may use
         if s.smp < 1:
             raise ConfigError(f"SMP={s.smp}: need at least 1 CPU")
         if s.timeout is None:
@@ -185,32 +160,32 @@ class Settings:
                 f"smp={self.smp} mem={self.mem_mib}M" + (" icount" if self.icount else ""))
 
 
-def env_overrides(env=os.environ) -> dict[str, str]:
+def env_overrides() -> dict[str, str]:
     """The run variables that are set and non-empty."""
-    return {v: env[v] for v in ENV_VARS if env.get(v, "").strip()}
+    return {v: os.environ[v] for v in ENV_VARS if os.environ.get(v, "").strip()}
 
 
-def settings_from_env(base: Settings | None = None, env=os.environ) -> Settings:
+def settings_from_env(base: Settings | None = None) -> Settings:
     """`base` with every variable that is set in the environment applied."""
     s = dataclasses.replace(base) if base else Settings()
-    o = env_overrides(env)
-    if "EMU" in o:
-        s.emu = o["EMU"].strip().lower()
-    if "SMP" in o:
+    o = env_overrides()
+
+    def number(var: str, kind, what: str):
         try:
-            s.smp = int(o["SMP"])
+            return kind(o[var])
         except ValueError:
-            raise ConfigError(f"SMP={o['SMP']!r}: expected a number") from None
+            raise ConfigError(f"{var}={o[var]!r}: expected {what}") from None
+
+    for var, field in (("EMU", "emu"), ("ACCEL", "accel"), ("FIRMWARE", "firmware"),
+                       ("MACHINE", "machine")):
+        if var in o:
+            setattr(s, field, o[var].strip().lower())
+    if "SMP" in o:
+        s.smp = number("SMP", int, "a number")
     if "MEM" in o:
         s.mem_mib = parse_mem(o["MEM"])
-    if "ACCEL" in o:
-        s.accel = o["ACCEL"].strip().lower()
     if "CPU" in o:
         s.cpu = o["CPU"].strip()
-    if "FIRMWARE" in o:
-        s.firmware = o["FIRMWARE"].strip().lower()
-    if "MACHINE" in o:
-        s.machine = o["MACHINE"].strip().lower()
     if "CMDLINE" in o:
         s.cmdline = s.cmdline + shlex.split(o["CMDLINE"])
     if "QEMU_ARGS" in o:
@@ -218,33 +193,19 @@ def settings_from_env(base: Settings | None = None, env=os.environ) -> Settings:
     if "ICOUNT" in o:
         s.icount = o["ICOUNT"].strip().lower() not in ("0", "no", "false", "off")
     if "TIMEOUT" in o:
-        try:
-            s.timeout = float(o["TIMEOUT"])
-        except ValueError:
-            raise ConfigError(f"TIMEOUT={o['TIMEOUT']!r}: expected seconds") from None
+        s.timeout = number("TIMEOUT", float, "seconds")
     return s
 
 
-# --- Images and command lines ------------------------------------------------
+# --- Images -------------------------------------------------------------------
 
-def user_programs(kernel: str | Path) -> list[Path]:
-    """The user programs built with `kernel`: <build>/user/*.elf, sorted.
-
-    The Makefile puts them next to the kernel (build/shootdown.elf,
-    build/user/hello.elf), also for another BUILD= directory.
-    """
-    return sorted(Path(kernel).resolve().parent.glob("user/*.elf"))
-
-
-def build_iso(kernel: str | Path, iso: str | Path, cmdline: list[str]) -> Path:
-    """Build a boot-at-once ISO for `kernel` with these command-line words,
-    carrying every user program as a multiboot2 module."""
-    iso = Path(iso)
-    iso.parent.mkdir(parents=True, exist_ok=True)
+def build_iso(kernel: str | Path, iso: Path, cmdline: list[str]) -> Path:
+    """A boot-at-once ISO for `kernel` with these command-line words, carrying
+    as multiboot2 modules the user programs built next to it (<build>/user/)."""
+    programs = sorted(Path(kernel).resolve().parent.glob("user/*.elf"))
+    modules = [arg for elf in programs for arg in ("--module", str(elf))]
     # An empty word tells mkiso.sh "no menu" even for an empty command line.
-    words = list(cmdline) or [""]
-    modules = [arg for elf in user_programs(kernel) for arg in ("--module", str(elf))]
-    proc = subprocess.run([str(MKISO), *modules, str(iso), str(kernel), *words],
+    proc = subprocess.run([str(MKISO), *modules, str(iso), str(kernel), *(cmdline or [""])],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"mkiso.sh failed:\n{proc.stdout}")
@@ -256,101 +217,198 @@ def _opt(path: Path | str) -> str:
     return str(path).replace(",", ",,")
 
 
-def qemu_command(s: Settings, iso: Path, run_dir: Path,
-                 extra_args: list[str] = (), monitor: str | None = None) -> list[str]:
-    accel = "kvm" if s.accel == "kvm" else "tcg"
-    cmd = [QEMU, "-accel", accel, "-cpu", s.cpu, "-machine", s.machine,
-           "-smp", f"{s.smp},{s.topology}" if s.topology else str(s.smp),
-           "-m", f"{s.mem_mib}M"]
-    if s.icount:
-        cmd += ["-icount", "shift=1"]
-    if s.firmware == "uefi":
-        code, vars_template = find_ovmf()
-        # OVMF writes its variable store: give each run its own copy.
-        vars_copy = run_dir / "ovmf-vars.fd"
-        shutil.copyfile(vars_template, vars_copy)
-        cmd += ["-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={_opt(code)}",
-                "-drive", f"if=pflash,format=raw,unit=1,file={_opt(vars_copy)}"]
-    cmd += ["-drive", f"file={_opt(iso)},media=cdrom,format=raw,readonly=on",
-            "-boot", "order=d"]
-    if s.serial == "stdio":
-        # Shown on the terminal and kept in serial.log; signal=on lets
-        # Ctrl-C end QEMU.
-        cmd += ["-chardev", f"stdio,id=com1,signal=on,logfile={_opt(run_dir / 'serial.log')}",
-                "-serial", "chardev:com1"]
-    elif s.serial == "file":
-        cmd += ["-serial", f"file:{run_dir / 'serial.log'}"]  # no option parsing here
-    else:
-        cmd += ["-serial", "none"]
-    cmd += ["-display", "none", "-no-reboot", "-device", DEBUG_EXIT_DEVICE]
-    if monitor:
-        cmd += ["-monitor", f"unix:{_opt(monitor)},server=on,wait=off"]
-    # The user's arguments come last so that they can override ours.
-    return cmd + list(extra_args) + list(s.qemu_args)
+def read(path: Path) -> str:
+    """A log's text; "" if there is none."""
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
-def bochs_command(s: Settings, run_dir: Path) -> list[str]:
-    """Write bochsrc and the debugger rc file; return the command to run in
-    run_dir (file names in bochsrc are relative to it: its syntax has no
-    quoting for paths with spaces or commas).
+# --- How a run ended ------------------------------------------------------------
 
-    Debian's Bochs has no `nogui` display library; `term` (bochs-term) needs
-    a terminal, so Bochs runs under script(1), which gives it a pty and
-    copies the screen drawing to bochs.out. The term GUI cannot draw the
-    32-bpp mode GRUB sets and panics; that one panic is made a report so the
-    run goes on (the framebuffer still works, it is just not shown).
-    """
-    (run_dir / "bochs.rc").write_text("c\nquit\n")  # Bochs starts in its debugger
-    serial = "com1: enabled=1, mode=file, dev=serial.log" \
-        if s.serial != "none" else "com1: enabled=0"
-    (run_dir / "bochsrc").write_text("\n".join([
-        f"megs: {s.mem_mib}",
-        # reset_on_triple_fault=0: a triple fault ends the run (as QEMU's
-        # -no-reboot does) instead of booting GRUB again in a loop.
-        f"cpu: model={s.cpu}, count={s.smp}, ips={BOCHS_IPS}, reset_on_triple_fault=0",
-        f"romimage: file={BOCHS_ROM}",
-        f"vgaromimage: file={BOCHS_VGAROM}",
-        "ata0-master: type=cdrom, path=shootdown.iso, status=inserted",
-        "boot: cdrom",
-        serial,
-        # Reading port 0xe9 gives 0xe9: how the kernel detects Bochs.
-        "port_e9_hack: enabled=1",
-        "display_library: term",
-        "panic: action=fatal, term=report",
-        "log: bochs.log",
-        "mouse: enabled=0",
-        "speaker: enabled=0",  # else ALSA complains on a machine without sound
-        # Emulated time follows the instruction count, not the host clock.
-        "clock: sync=none, time0=local",
-        "",
-    ]))
-    return ["bochs", "-f", "bochsrc", "-rc", "bochs.rc"]
+class Ending(enum.Enum):
+    """How one emulator run ended: decided in ending_of() alone (or where
+    the emulator cannot start)."""
+    SUCCESS = "the kernel reported success"        # QEMU: status 33
+    FAILURE = "the kernel reported failure"        # QEMU: status 35
+    PANIC = "the kernel panicked"                  # QEMU: status 35 after "PANIC: "
+    TRIPLE_FAULT = "triple fault"                  # QEMU: status 0 under -no-reboot
+    SHUTDOWN = "the kernel shut Bochs down"        # the verdict is in the KTAP
+    STOPPED = "the emulator stopped on its own"    # a Bochs panic, another status
+    TIMEOUT = "timed out"
+    NOT_STARTED = "did not start"
 
-
-# --- Running ------------------------------------------------------------------
 
 @dataclasses.dataclass
 class RunResult:
     status: int | None       # the emulator's exit status; None if killed
     serial: str              # COM1 output ("" with serial none)
-    timed_out: bool
+    timed_out: bool          # we stopped it at the deadline
     duration: float          # seconds
     cmd: list[str]
     run_dir: Path
-    emu: str = "qemu"
-    shutdown: bool = False   # Bochs: the kernel wrote "Shutdown" to 0x8900
+    backend: Qemu | Bochs
+    ending: Ending
     error: str = ""          # why it could not run or was stopped
 
     @property
     def serial_path(self) -> Path:
         return self.run_dir / "serial.log"
 
-    def passed_exit(self) -> bool:
-        """The kernel ended the run itself and, under QEMU, said success."""
-        if self.emu == "bochs":
-            return self.shutdown
-        return self.status == EXIT_SUCCESS
+    @property
+    def emulator_log(self) -> Path:
+        """Where the emulator says why it stopped."""
+        return self.run_dir / self.backend.emulator_log
 
+    @property
+    def clean(self) -> bool:
+        """The kernel ended the run itself, with success where the exit
+        status can say so (QEMU)."""
+        return self.ending is self.backend.clean_ending
+
+    def note(self) -> str:
+        """How the emulator ended, with the likely reason when not cleanly."""
+        return self.backend.note(self)
+
+
+def panicked(serial: str) -> bool:
+    return "PANIC: " in serial  # how the kernel's panic report begins
+
+
+def ending_of(backend: Qemu | Bochs, status: int | None, timed_out: bool,
+              run_dir: Path, serial: str) -> Ending:
+    """What the back end's exit says, unless we stopped it at the deadline.
+    A clean end still counts then: Bochs logs the kernel's shutdown before
+    its own teardown, which can outlive the deadline on a loaded host."""
+    ending = backend.ending(status, run_dir, serial)
+    return Ending.TIMEOUT if timed_out and ending is not backend.clean_ending else ending
+
+
+# --- Back ends ------------------------------------------------------------------
+# launch() gives (command, working directory, environment); None: ours.
+
+class Qemu:
+    """QEMU under TCG or KVM. The kernel writes to the isa-debug-exit port
+    0xf4 and QEMU exits with (value << 1) | 1: 33 = success, 35 = failure;
+    under -no-reboot a triple fault exits with 0. The status carries the
+    kernel's verdict, so the judges check that it agrees with the KTAP."""
+    output_log = emulator_log = "qemu.log"  # QEMU's own stdout and stderr
+    clean_ending = Ending.SUCCESS
+    verdict_in_status = True
+
+    def interactive(self, s: Settings) -> bool:
+        """With the serial port on the terminal QEMU owns it: input, Ctrl-C."""
+        return s.serial == "stdio"
+
+    def launch(self, s: Settings, iso: Path, run_dir: Path, extra_args=(), monitor=None):
+        cmd = [QEMU, "-accel", s.accel, "-cpu", s.cpu, "-machine", s.machine,
+               "-smp", f"{s.smp},{s.topology}" if s.topology else str(s.smp),
+               "-m", f"{s.mem_mib}M"]
+        if s.icount:
+            cmd += ["-icount", "shift=1"]
+        if s.firmware == "uefi":
+            # OVMF writes its variable store: each run gets its own copy.
+            code, vars_template = find_ovmf()
+            shutil.copyfile(vars_template, run_dir / "ovmf-vars.fd")
+            cmd += ["-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={_opt(code)}",
+                    "-drive", f"if=pflash,format=raw,unit=1,"
+                              f"file={_opt(run_dir / 'ovmf-vars.fd')}"]
+        cmd += ["-drive", f"file={_opt(iso)},media=cdrom,format=raw,readonly=on",
+                "-boot", "order=d"]
+        serial = run_dir / "serial.log"
+        if s.serial == "stdio":
+            # Shown on the terminal and kept in serial.log; signal=on lets
+            # Ctrl-C end QEMU.
+            cmd += ["-chardev", f"stdio,id=com1,signal=on,logfile={_opt(serial)}",
+                    "-serial", "chardev:com1"]
+        else:  # a file: path has no option parsing
+            cmd += ["-serial", f"file:{serial}" if s.serial == "file" else "none"]
+        cmd += ["-display", "none", "-no-reboot", "-device", DEBUG_EXIT_DEVICE]
+        if monitor:
+            cmd += ["-monitor", f"unix:{_opt(monitor)},server=on,wait=off"]
+        # The user's arguments come last so that they can override ours.
+        return cmd + list(extra_args) + list(s.qemu_args), None, None
+
+    def ending(self, status: int | None, run_dir: Path, serial: str) -> Ending:
+        if status == EXIT_SUCCESS:
+            return Ending.SUCCESS
+        if status == EXIT_FAILURE:
+            return Ending.PANIC if panicked(serial) else Ending.FAILURE
+        return Ending.TRIPLE_FAULT if status == 0 else Ending.STOPPED
+
+    def note(self, result: RunResult) -> str:
+        if result.status == 0:
+            return "exit status 0: QEMU ended without isa-debug-exit, e.g. on a triple fault"
+        return f"exit status {result.status}"
+
+
+class Bochs:
+    """Bochs with its own BIOS. The kernel writes "Shutdown" to port 0x8900;
+    Bochs then "panics" on purpose and exits with status 1, as for any
+    fatal error, so a clean end is read from bochs.log instead, and the
+    verdict is the KTAP's alone."""
+    output_log = "bochs.out"       # the screen drawing script(1) copies
+    emulator_log = "bochs.log"
+    clean_ending = Ending.SHUTDOWN
+    verdict_in_status = False
+
+    def interactive(self, s: Settings) -> bool:
+        return False
+
+    def launch(self, s: Settings, iso: Path, run_dir: Path, extra_args=(), monitor=None):
+        """Bochs runs in run_dir (bochsrc cannot quote paths). Debian's Bochs
+        has no `nogui` display; `term` needs a terminal, so Bochs runs under
+        script(1), which gives it a pty and copies the screen to bochs.out."""
+        (run_dir / "bochs.rc").write_text("c\nquit\n")  # Bochs starts in its debugger
+        serial = "com1: enabled=1, mode=file, dev=serial.log" \
+            if s.serial != "none" else "com1: enabled=0"
+        (run_dir / "bochsrc").write_text("\n".join([
+            f"megs: {s.mem_mib}",
+            # reset_on_triple_fault=0: a triple fault ends the run (as QEMU's
+            # -no-reboot does) instead of booting GRUB again in a loop.
+            f"cpu: model={s.cpu}, count={s.smp}, ips={BOCHS_IPS}, reset_on_triple_fault=0",
+            f"romimage: file={BOCHS_ROM}",
+            f"vgaromimage: file={BOCHS_VGAROM}",
+            "ata0-master: type=cdrom, path=shootdown.iso, status=inserted",
+            "boot: cdrom",
+            serial,
+            # Reading port 0xe9 gives 0xe9: how the kernel detects Bochs.
+            "port_e9_hack: enabled=1",
+            "display_library: term",
+            # The term GUI cannot draw the 32-bpp mode GRUB sets and panics:
+            # that panic only reports, so the run goes on (unseen framebuffer).
+            "panic: action=fatal, term=report",
+            "log: bochs.log",
+            "mouse: enabled=0",
+            "speaker: enabled=0",  # else ALSA complains on a machine without sound
+            # Emulated time follows the instruction count, not the host clock.
+            "clock: sync=none, time0=local",
+            "",
+        ]))
+        # script -e: return Bochs's status; -f: flush; -q: no banner. The
+        # term GUI (ncurses) needs a known TERM.
+        cmd = ["script", "-qfec", shlex.join(["bochs", "-f", "bochsrc", "-rc", "bochs.rc"]),
+               "/dev/null"]
+        return cmd, run_dir, dict(os.environ, TERM="xterm")
+
+    def ending(self, status: int | None, run_dir: Path, serial: str) -> Ending:
+        return Ending.SHUTDOWN if BOCHS_SHUTDOWN in read(run_dir / "bochs.log") \
+            else Ending.STOPPED
+
+    def note(self, result: RunResult) -> str:
+        if result.ending is Ending.SHUTDOWN:
+            return "Bochs: shutdown by the kernel"
+        panics = [line.split(">>PANIC<<", 1)[1].strip()
+                  for line in read(result.emulator_log).splitlines()
+                  if ">>PANIC<<" in line and "[TERM" not in line]
+        return f"Bochs stopped: {panics[-1]}" if panics else f"Bochs exit status {result.status}"
+
+
+BACKENDS = {"qemu": Qemu(), "bochs": Bochs()}
+
+
+# --- Running ------------------------------------------------------------------
 
 # Emulators running now (process -> in a session of its own?), so that an
 # interrupted caller can end them all.
@@ -363,17 +421,9 @@ def stop_all() -> None:
         _stop(proc, group)
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
 def _stop(proc: subprocess.Popen, group: bool) -> None:
     """End the emulator: politely (QEMU restores the terminal on SIGTERM),
-    then by force. group: it runs in its own session, so end everything it
-    started too (script and Bochs)."""
+    then by force. group: end its whole session too (script and Bochs)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             if group:
@@ -386,7 +436,7 @@ def _stop(proc: subprocess.Popen, group: bool) -> None:
             proc.wait(5.0)
             return
         except subprocess.TimeoutExpired:
-            continue
+            pass
 
 
 def line_seen(serial: str, prefix: str) -> bool:
@@ -394,154 +444,113 @@ def line_seen(serial: str, prefix: str) -> bool:
     return any(line.lstrip("\r").startswith(prefix) for line in serial.split("\n"))
 
 
-def run(s: Settings, kernel: str | Path, run_dir: str | Path, *,
-        extra_args: list[str] = (), stream: bool = False,
-        wait_for: str | None = None, on_seen=None, monitor: str | None = None,
-        announce=None) -> RunResult:
-    """Boot `kernel` once with settings `s` (resolved here) in `run_dir`.
+def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
+        stream: bool = False, wait_for: str | None = None, on_seen=None,
+        monitor: str | None = None, announce=None) -> RunResult:
+    """Boot `kernel` once with settings `s` (resolved here); the ISO,
+    serial.log, cmd and the emulator's logs go to run_dir.
 
-    The ISO, serial.log, cmd and emulator logs all go to run_dir. stream:
-    copy new serial output to stdout as it comes (Bochs; QEMU streams by
-    itself with serial=stdio). wait_for/on_seen: once a serial line starts
-    with wait_for, call on_seen(proc, serial_text) (e.g. for a screendump).
-    announce(cmd_text) is called with the command line before the start.
+    stream: copy serial output to stdout as it comes (QEMU does so itself
+    with serial=stdio). Once a serial line starts with wait_for, call
+    on_seen(proc, serial_text). announce(command) comes before the start.
     """
     s = s.resolve()
+    backend = BACKENDS[s.emu]
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in ("serial.log", "bochs.log", "bochs.out", "qemu.log"):
         (run_dir / stale).unlink(missing_ok=True)
     iso = build_iso(kernel, run_dir / "shootdown.iso", s.cmdline)
-
-    env = dict(os.environ)
-    if s.emu == "qemu":
-        popen_cmd = qemu_command(s, iso, run_dir, extra_args, monitor)
-    else:
-        cmd = bochs_command(s, run_dir)
-        # script -e: return Bochs's status; -f: flush; -q: no banner.
-        popen_cmd = ["script", "-qfec", shlex.join(cmd), "/dev/null"]
-        env["TERM"] = "xterm"  # the term GUI (ncurses) needs a known TERM
-    cwd = run_dir if s.emu == "bochs" else None
-    shown = (f"cd {shlex.quote(str(run_dir))} && " if cwd else "") + shlex.join(popen_cmd)
+    cmd, cwd, env = backend.launch(s, iso, run_dir, extra_args, monitor)
+    shown = (f"cd {shlex.quote(str(cwd))} && " if cwd else "") + shlex.join(cmd)
     (run_dir / "cmd").write_text(shown + "\n")
     if announce:
         announce(shown)
 
-    interactive = s.serial == "stdio" and s.emu == "qemu"
-    if interactive:
-        # QEMU owns the terminal: serial in and out, Ctrl-C.
-        out = None
-        stdin = None
-    else:
-        out = open(run_dir / ("qemu.log" if s.emu == "qemu" else "bochs.out"), "wb")
-        stdin = subprocess.DEVNULL
-    start = time.monotonic()
-    try:
-        proc = subprocess.Popen(popen_cmd, stdin=stdin, stdout=out,
-                                stderr=subprocess.STDOUT if out else None,
-                                cwd=cwd, env=env, start_new_session=not interactive)
-    except OSError as e:
-        if out:
-            out.close()
-        return RunResult(None, "", False, 0.0, popen_cmd, run_dir, s.emu,
-                         error=f"cannot start {popen_cmd[0]}: {e}")
+    group = not backend.interactive(s)  # in a session of its own, off the terminal
+    streamed, seen, timed_out = 0, False, False
 
-    _live[proc] = not interactive
-    serial_path = run_dir / "serial.log"
-    streamed = 0
-    seen = False
-    timed_out = False
-    error = ""
-    deadline = start + s.timeout if s.timeout else None
-    try:
-        while True:
-            try:
-                proc.wait(0.1)
-                finished = True
-            except subprocess.TimeoutExpired:
-                finished = False
-            if stream or (wait_for and not seen):
-                text = _read(serial_path)
-                if stream and len(text) > streamed:
-                    sys.stdout.write(text[streamed:])
-                    sys.stdout.flush()
-                    streamed = len(text)
-                if wait_for and not seen and line_seen(text, wait_for):
-                    seen = True
-                    if on_seen:
-                        on_seen(proc, text)
-            if finished:
-                break
-            if deadline and time.monotonic() > deadline:
-                timed_out = True
-                error = f"timed out after {s.timeout:g} s"
-                _stop(proc, group=not interactive)
-                break
-    except KeyboardInterrupt:
-        error = "interrupted"
-        _stop(proc, group=not interactive)
-        raise
-    finally:
-        if out:
-            out.close()
-        if proc.poll() is None:
-            _stop(proc, group=not interactive)
-        _live.pop(proc, None)
+    def flush(text: str) -> None:
+        nonlocal streamed
+        if stream and len(text) > streamed:
+            sys.stdout.write(text[streamed:])
+            sys.stdout.flush()
+            streamed = len(text)
+
+    def watch() -> None:
+        nonlocal seen
+        text = read(run_dir / "serial.log")
+        flush(text)
+        if wait_for and not seen and line_seen(text, wait_for):
+            seen = True
+            if on_seen:
+                on_seen(proc, text)
+
+    start = time.monotonic()
+    with open(run_dir / backend.output_log, "wb") if group else contextlib.nullcontext() as out:
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if group else None,
+                                    stdout=out, stderr=subprocess.STDOUT if group else None,
+                                    cwd=cwd, env=env, start_new_session=group)
+        except OSError as e:
+            return RunResult(None, "", False, 0.0, cmd, run_dir, backend, Ending.NOT_STARTED,
+                             f"cannot start {cmd[0]}: {e}")
+        _live[proc] = group
+        try:
+            while True:
+                try:
+                    proc.wait(0.1)
+                except subprocess.TimeoutExpired:
+                    pass
+                if stream or (wait_for and not seen):
+                    watch()
+                if proc.returncode is not None:
+                    break
+                if s.timeout and time.monotonic() > start + s.timeout:
+                    _stop(proc, group)
+                    timed_out = True
+                    break
+        finally:
+            if proc.poll() is None:
+                _stop(proc, group)
+            _live.pop(proc, None)
     duration = time.monotonic() - start
 
-    serial = _read(serial_path)
-    if stream and len(serial) > streamed:
-        sys.stdout.write(serial[streamed:])
-        sys.stdout.flush()
-    shutdown = s.emu == "bochs" and BOCHS_SHUTDOWN in _read(run_dir / "bochs.log")
+    serial = read(run_dir / "serial.log")
+    flush(serial)
     status = None if timed_out else proc.returncode
+    error = f"timed out after {s.timeout:g} s" if timed_out else ""
     if wait_for and not seen and not error:
         error = f"no serial line starting with {wait_for!r}"
-    return RunResult(status, serial, timed_out, duration, popen_cmd, run_dir,
-                     s.emu, shutdown=shutdown, error=error)
+    return RunResult(status, serial, timed_out, duration, cmd, run_dir, backend,
+                     ending_of(backend, status, timed_out, run_dir, serial), error)
 
 
-def _monitor_command(sock_path: str, commands: list[str], timeout: float = 30.0) -> str:
-    """Send HMP commands over QEMU's monitor socket, one prompt at a time."""
-    prompt = b"(qemu) "
-    transcript = b""
+def _monitor(sock_path: str, commands: list[str]) -> None:
+    """Send HMP commands over QEMU's monitor socket, each after a prompt, then
+    wait for QEMU to close it (closing it first can make QEMU drop a quit
+    unread)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout)
+        sock.settimeout(30.0)
         sock.connect(sock_path)
-
-        def until_prompt() -> None:
-            nonlocal transcript
+        for command in commands:
             buf = b""
-            while not buf.endswith(prompt):
+            while not buf.endswith(b"(qemu) "):
                 chunk = sock.recv(4096)
                 if not chunk:
                     raise ConnectionError("monitor closed")
                 buf += chunk
-            transcript += buf
-
-        until_prompt()
-        for command in commands:
             sock.sendall(command.encode() + b"\n")
-            if command == "quit":
-                # No prompt follows: wait for QEMU to close the socket. Closing
-                # it first can make QEMU drop the command unread.
-                while sock.recv(4096):
-                    pass
-                break
-            until_prompt()
-    return transcript.decode("utf-8", "replace")
+        while sock.recv(4096):
+            pass
 
 
 def screendump(s: Settings, kernel: str | Path, run_dir: str | Path, ppm: str | Path,
-               wait_for: str = "boot: ", settle: float = 1.0,
-               announce=None) -> tuple[RunResult, str]:
-    """Boot, wait for a serial line starting with wait_for, screendump, quit.
-
-    Returns the run and "" on success or why no screendump was taken. Give
-    the kernel `done=halt` so that it is still on screen when we look.
-    settle: seconds of serial silence to wait for before the screendump, so
-    the framebuffer has caught up with the serial port.
-    """
+               wait_for: str) -> tuple[RunResult, str]:
+    """Boot, wait for a serial line starting with wait_for and for a second
+    of serial silence (the screen catches up), screendump, quit.
+    Returns the run and "" or why there is no screendump. Give the kernel
+    `done=halt` so that it is still on screen when we look."""
     ppm = Path(ppm).resolve()
     ppm.unlink(missing_ok=True)
     # A Unix socket path is limited to ~107 bytes: keep it short, in /tmp.
@@ -556,36 +565,48 @@ def screendump(s: Settings, kernel: str | Path, run_dir: str | Path, ppm: str | 
             now_size = serial_path.stat().st_size if serial_path.exists() else 0
             if now_size != size:
                 size, quiet_since = now_size, time.monotonic()
-            elif time.monotonic() - quiet_since >= settle:
+            elif time.monotonic() - quiet_since >= 1.0:
                 break
             time.sleep(0.1)
         try:
-            _monitor_command(sock_path, [f"screendump {ppm}", "quit"])
+            _monitor(sock_path, [f"screendump {ppm}", "quit"])
         except OSError as e:
             problem.append(f"monitor: {e}")
 
     try:
-        result = run(dataclasses.replace(s), kernel, run_dir, wait_for=wait_for,
-                     on_seen=take, monitor=sock_path, announce=announce)
+        result = run(s, kernel, run_dir, wait_for=wait_for, on_seen=take, monitor=sock_path)
     finally:
         shutil.rmtree(sock_dir, ignore_errors=True)
-    if problem:
-        return result, problem[0]
-    if result.error:
-        return result, result.error
-    if not ppm.is_file() or ppm.stat().st_size == 0:
-        return result, "QEMU wrote no screendump"
-    return result, ""
+    why = problem[0] if problem else result.error
+    if not why and (not ppm.is_file() or ppm.stat().st_size == 0):
+        why = "QEMU wrote no screendump"
+    return result, why
 
 
 # --- CLI ----------------------------------------------------------------------
 
-def bochs_verdict(result: RunResult) -> int:
-    """Bochs has no exit-status channel: judge from the shutdown and KTAP."""
-    if not result.shutdown:
-        return 1
-    top_level_failures = re.search(r"^not ok ", result.serial.replace("\r", ""), re.M)
-    return 1 if top_level_failures else 0
+def cli_verdict(result: RunResult) -> tuple[int, str]:
+    """`make run`'s exit status for a finished run, and what to tell the user."""
+    e = result.ending
+    if result.timed_out:
+        return 124, (f"\nboot.py: {result.error}; the guest was killed "
+                     f"(TIMEOUT=seconds changes the limit, 0 = none)")
+    if e is Ending.NOT_STARTED:
+        return 1, f"boot.py: {result.error}"
+    if e is Ending.SHUTDOWN:  # the verdict is the KTAP's: a suite that reported "not ok"
+        return (1 if re.search(r"^not ok ", result.serial.replace("\r", ""), re.M) else 0), ""
+    if e is Ending.SUCCESS:
+        return 0, ""
+    if e in (Ending.FAILURE, Ending.PANIC):
+        return 1, "\nboot.py: the kernel reported failure (exit status 35)"
+    if e is Ending.TRIPLE_FAULT:
+        return 1, ("\nboot.py: QEMU exited without the kernel's isa-debug-exit "
+                   "(a triple fault ends QEMU this way under -no-reboot)")
+    if isinstance(result.backend, Bochs):
+        return 1, (f"\nboot.py: Bochs stopped without the kernel's shutdown "
+                   f"(see {result.emulator_log})")
+    status = result.status
+    return (status if status and status > 0 else 1), f"\nboot.py: QEMU exited with status {status}"
 
 
 def interrupt_on_sigterm() -> None:
@@ -606,59 +627,32 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         s = settings_from_env(Settings(serial="stdio")).resolve()
-        if mode == "gdb":
-            if s.emu != "qemu":
-                raise ConfigError("gdb mode needs EMU=qemu")
-            s.timeout = 0  # the user takes as long as they like
+        if mode == "gdb" and s.emu != "qemu":
+            raise ConfigError("gdb mode needs EMU=qemu")
     except ConfigError as e:
         print(f"boot.py: {e}", file=sys.stderr)
         return 2
-
-    extra = ["-s", "-S"] if mode == "gdb" else []
     if mode == "gdb":
+        s.timeout = 0  # the user takes as long as they like
         print("QEMU waits for gdb on localhost:1234. Attach with:\n"
               f"    gdb {kernel} -ex 'target remote :1234'\n"
               "(the kernel starts in 32-bit mode: use hbreak for early breakpoints)",
               flush=True)
-
-    def announce(cmd: str) -> None:
-        print(f"# {s.describe()}\n{cmd}", flush=True)
-
-    run_dir = ROOT / "build" / "run"
     try:
-        result = run(s, kernel, run_dir, extra_args=extra,
-                     stream=(s.emu == "bochs"), announce=announce)
+        result = run(s, kernel, ROOT / "build" / "run",
+                     extra_args=["-s", "-S"] if mode == "gdb" else [],
+                     stream=(s.emu == "bochs"),
+                     announce=lambda cmd: print(f"# {s.describe()}\n{cmd}", flush=True))
     except KeyboardInterrupt:
         print("\nboot.py: interrupted", file=sys.stderr)
         return 130
     except (ConfigError, RuntimeError) as e:
         print(f"boot.py: {e}", file=sys.stderr)
         return 2
-
-    if result.timed_out:
-        print(f"\nboot.py: {result.error}; the guest was killed "
-              f"(TIMEOUT=seconds changes the limit, 0 = none)", file=sys.stderr)
-        return 124
-    if result.error:
-        print(f"boot.py: {result.error}", file=sys.stderr)
-        return 1
-    if s.emu == "bochs":
-        code = bochs_verdict(result)
-        if not result.shutdown:
-            print(f"\nboot.py: Bochs stopped without the kernel's shutdown "
-                  f"(see {run_dir / 'bochs.log'})", file=sys.stderr)
-        return code
-    if result.status == EXIT_SUCCESS:
-        return 0
-    if result.status == EXIT_FAILURE:
-        print("\nboot.py: the kernel reported failure (exit status 35)", file=sys.stderr)
-        return 1
-    if result.status == 0:
-        print("\nboot.py: QEMU exited without the kernel's isa-debug-exit "
-              "(a triple fault ends QEMU this way under -no-reboot)", file=sys.stderr)
-        return 1
-    print(f"\nboot.py: QEMU exited with status {result.status}", file=sys.stderr)
-    return result.status if result.status and result.status > 0 else 1
+    code, message = cli_verdict(result)
+    if message:
+        print(message, file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":
