@@ -247,6 +247,7 @@ TLB_BUG_CONFIGS = [
             timeout=SMP_TIMEOUT),
     tlb_bug("tcg-smp4-bug-no-gen-check", "no_gen_check", **TCG, mem_mib=128, smp=4,
             timeout=SMP_TIMEOUT),
+    tlb_bug("tcg-smp4-bug-ack-before-flush", "ack_before_flush", **TCG, mem_mib=128, smp=4, timeout=SMP_TIMEOUT),
     tlb_bug("bochs-smp2-bug-skip-remote", "skip_remote", **BOCHS_TLB),
     tlb_bug("bochs-smp2-bug-no-gen-check", "no_gen_check", **BOCHS_TLB),
 ]
