@@ -286,6 +286,8 @@ static void flush_loaded_pages(struct tlb_cpu *c, uint64_t start, uint64_t end,
 
 /* --- Switching ------------------------------------------------------------------ */
 
+static void flush_acked_now(void); /* tlb_bug=ack_before_flush, below */
+
 /*
  * kernel_mm's mask is kept only under kernel_mm_mask=touch: no flush ever
  * targets kernel_mm (kernel mappings are flushed on every CPU), so its two
@@ -428,6 +430,7 @@ void switch_mm_irqs_off(struct mm *next)
 {
 	struct tlb_cpu *c = this_tlb();
 
+	flush_acked_now(); /* tlb_bug=ack_before_flush: before any switch */
 	if (!next)
 		enter_lazy(c);
 	else if (next != loaded_mm(c))
@@ -533,22 +536,44 @@ static bool cpu_needs_flush(unsigned cpu, const struct tlb_flush_request *r,
  * then flushes, so the flusher goes on, and frees pages, while targets may
  * still use the old translations. It is built here from the generic calls
  * alone (smp/call.h has no such mode): a waited call of ack_here, in which
- * each target copies the request and returns, which is its acknowledgement;
- * then, without waiting, a call of flush_acked_here, which flushes what was
- * copied. So the flusher does wait, as the correct protocol does, but for
- * "read", not for "done": the mistake the name says, and not no_wait, where
- * it waits for nothing and its next request overwrites one still unread.
- * The copy is the target's own (tlb_cpu.acked), so the request, per CPU or
- * on the flusher's stack, is read only while the flusher waits, as without
- * the bug. The window is from a target's return from ack_here to its
- * flush_acked_here: at least the time a second call IPI takes.
+ * each target copies the request and returns, which is its acknowledgement.
+ * So the flusher does wait, as the correct protocol does, but for "read",
+ * not for "done": the mistake the name says, and not no_wait, where it
+ * waits for nothing and its next request overwrites one still unread. The
+ * copy is the target's own (tlb_cpu.acked), so the request, per CPU or on
+ * the flusher's stack, is read only while the flusher waits, as without
+ * the bug. The flusher's own CPU is no target: it flushes at once.
+ *
+ * When a target flushes what it acknowledged:
+ *   - a user-range request (flush_tlb_mm_range): at its next TLB event,
+ *     whichever comes first: the next request it acknowledges, its next
+ *     switch_mm_irqs_off (any thread switch), its next timer tick
+ *     (tlb_timer_tick), or a teardown's shootdown. So the old translation
+ *     stays usable for up to a time slice after the flusher returned and
+ *     freed the page: long enough for a reader on the target to use it on
+ *     any emulator (TLB0001 and the others see the old page in the first
+ *     rounds). A target that merely flushed a call IPI later (a second,
+ *     unwaited call) was a window TCG seldom ran a reader in: 0 boots in 4
+ *     caught (docs/tlb-bugs.md). The bound keeps it a flush done late,
+ *     never one lost: a CPU is stale for one tick at most, and never across
+ *     a change of address space (switch_mm_irqs_off flushes first), so the
+ *     mm a held request names is still loaded, or not loaded here at all,
+ *     when it runs.
+ *   - a kernel-range request (flush_tlb_kernel_range): by a second call,
+ *     unwaited, right after the acknowledgements (or earlier, at one of
+ *     the events above): "later", but only a call IPI later. Kernel
+ *     stacks are freed through this path, and a CPU that kept a freed
+ *     stack's translation for a tick would write a new thread's first
+ *     frame (thread_create, on the creating CPU, through the reused
+ *     stack address) into the old stack's freed frame: kernel memory
+ *     corrupted at random, a hang more likely than a verdict.
  */
 static void flush_acked_here(void *arg)
 {
 	struct tlb_cpu *c = this_tlb();
 
 	(void)arg;
-	if (!c->acked_held) /* a later ack_here flushed it already */
+	if (!c->acked_held) /* flushed already, at an earlier event */
 		return;
 	c->acked_held = false;
 	c->acked_handler(&c->acked);
@@ -559,12 +584,28 @@ static void ack_here(void *arg)
 	const struct tlb_ack_call *call = arg;
 	struct tlb_cpu *c = this_tlb();
 
-	/* One held at a time: an older one is flushed now, early but never
-	 * wrongly (its own flush_acked_here then finds nothing). */
+	/* One held at a time: an older one is flushed now (its next TLB
+	 * event), early but never wrongly. */
 	flush_acked_here(NULL);
 	shared_read(&c->acked, call->request, sizeof(c->acked));
+	if (c->acked.sender == tlb_hw_cpu()) { /* the flusher: not held */
+		call->handler(&c->acked);
+		return;
+	}
 	c->acked_handler = call->handler;
 	c->acked_held = true;
+}
+
+/* A TLB event on this CPU: what it acknowledged and held is flushed. */
+static void flush_acked_now(void)
+{
+	if (tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH))
+		flush_acked_here(NULL);
+}
+
+void tlb_timer_tick(void)
+{
+	flush_acked_now();
 }
 
 /* Runs handler(r) on targets: waiting as told, or with the bug above. */
@@ -574,7 +615,9 @@ static void call_targets(const struct cpumask *targets, void (*handler)(void *),
 	if (tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH)) {
 		tlb_hw_call(targets, ack_here,
 			    &(struct tlb_ack_call){handler, r}, TLB_HW_WAIT);
-		tlb_hw_call(targets, flush_acked_here, NULL, TLB_HW_NO_WAIT);
+		if (!r->mm) /* a kernel range (above): flushed a call later */
+			tlb_hw_call(targets, flush_acked_here, NULL,
+				    TLB_HW_NO_WAIT);
 		return;
 	}
 	tlb_hw_call(targets, handler, r, wait_mode());
@@ -752,6 +795,7 @@ static void leave_dead_mm_here(void *arg)
 {
 	struct tlb_cpu *c = this_tlb();
 
+	flush_acked_now(); /* no held request outlives the mm it names */
 	if (loaded_mm(c) != arg)
 		return;
 	KASSERT(is_lazy(c), "cpu%u runs a thread of mm%llu, which has no users",

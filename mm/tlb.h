@@ -160,6 +160,12 @@ void switch_mm_irqs_off(struct mm *next);
 void switch_mm_finish(void);
 
 /*
+ * The timer ticked on this CPU (interrupts off). Nothing to do unless
+ * tlb_bug=ack_before_flush holds a request here: it is flushed now.
+ */
+void tlb_timer_tick(void);
+
+/*
  * The last reference to mm is gone: makes sure no CPU still has it loaded
  * (lazy_mm=shootdown sends the lazy ones to the kernel mm) before mm/mm.c
  * frees it.

@@ -518,6 +518,7 @@ static void tick(struct trap_frame *frame)
 	uint64_t now = tsc_read_ordered();
 
 	(void)frame;
+	tlb_timer_tick();
 	spin_lock(&rq->lock);
 	rq->ticks++;
 	while (rq->sleepers && rq->sleepers->wake_at <= now) {

@@ -194,6 +194,8 @@ CONFIGS += [
     # why the others need the host simulator).
     cfg("tcg-smp4-bug-skip-remote", "bug", **TCG, smp=4, cmdline=TLB + ["tlb_bug=skip_remote"]),
     cfg("tcg-smp4-bug-no-wait", "bug", **TCG, smp=4, cmdline=TLB + ["tlb_bug=no_wait"]),
+    cfg("tcg-smp4-bug-ack-before-flush", "bug", **TCG, smp=4,
+        cmdline=TLB + ["tlb_bug=ack_before_flush"]),
     cfg("tcg-smp4-bug-no-gen-check", "bug", **TCG, smp=4,
         cmdline=TLB + ["tlb_bug=no_gen_check"]),
     cfg("bochs-smp2-bug-skip-remote", "bug", **BOCHS_TLB, cmdline=TLB + ["tlb_bug=skip_remote"]),
