@@ -4,9 +4,9 @@
  *
  * arg bits 0-3, the mode:
  *   0  killed while creating threads: this thread (on CPU 0) creates
- *      threads as fast as it can while a second one (on CPU 1) calls
- *      exit after bits 4-15 times 20 us: the kill lands in the middle of
- *      a thread's creation, sooner or later.
+ *      threads (which end at once) as fast as it can while a second one
+ *      (on CPU 1) calls exit after bits 4-15 times 20 us: the kill lands
+ *      in the middle of a thread's creation, sooner or later.
  *   1  killed while a thread is blocked in an IPC receive on the endpoint
  *      in bits 32-62 (the kernel test's, which others wait on too): this
  *      thread calls exit after bits 4-15 milliseconds.
@@ -21,10 +21,14 @@
 static char stacks[THREADS + 1][STACK_SIZE] __aligned(16);
 static int go;
 
-static void quit_at_once(long arg)
+static int busy[THREADS]; /* stacks[i] in use by a thread */
+
+/* Frees its stack and ends, touching the stack no more after the store. */
+static void quit_at_once(long i)
 {
-	(void)arg;
-	sys_thread_exit();
+	__atomic_store_n(&busy[i], 0, __ATOMIC_RELEASE);
+	syscall6(SYS_THREAD_EXIT, 0, 0, 0, 0, 0, 0);
+	__builtin_unreachable();
 }
 
 /* Waits for go, then ends the task after arg microseconds. */
@@ -64,9 +68,14 @@ int main(long arg)
 	if (thread_start(killer, stacks[THREADS], STACK_SIZE, delay * 20) < 0)
 		return 1;
 	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-	for (int i = 0; i < THREADS; i++)
-		thread_start(quit_at_once, stacks[i], STACK_SIZE, 0);
-	/* Not killed yet: wait for it (each system call's return checks). */
-	for (;;)
-		sys_yield();
+	/* Until the kill ends us, at the return of some system call. */
+	for (long i = 0;; i = (i + 1) % THREADS) {
+		if (__atomic_load_n(&busy[i], __ATOMIC_ACQUIRE)) {
+			sys_yield();
+			continue;
+		}
+		busy[i] = 1;
+		if (thread_start(quit_at_once, stacks[i], STACK_SIZE, i) < 0)
+			busy[i] = 0;
+	}
 }
