@@ -95,9 +95,9 @@ static struct endpoint *lock_endpoint(int id)
 
 static void push(struct thread **head, struct thread **tail, struct thread *t)
 {
-	t->next = NULL;
+	t->wait_next = NULL;
 	if (*tail)
-		(*tail)->next = t;
+		(*tail)->wait_next = t;
 	else
 		*head = t;
 	*tail = t;
@@ -108,32 +108,29 @@ static struct thread *pop(struct thread **head, struct thread **tail)
 	struct thread *t = *head;
 
 	if (t) {
-		*head = t->next;
+		*head = t->wait_next;
 		if (!*head)
 			*tail = NULL;
-		t->next = NULL;
+		t->wait_next = NULL;
 	}
 	return t;
 }
 
-/*
- * Waits (ep locked, interrupts off) until self->ipc_wait is done; `handoff`
- * is a thread to run instead, if any. Returns with ep locked.
- */
+/* Takes t off a queue of ep (locked) if it is there; true if it was. */
 static bool unlink(struct thread **head, struct thread **tail, struct thread *t)
 {
 	struct thread *prev = NULL;
 
-	for (struct thread *p = *head; p; prev = p, p = p->next) {
+	for (struct thread *p = *head; p; prev = p, p = p->wait_next) {
 		if (p != t)
 			continue;
 		if (prev)
-			prev->next = t->next;
+			prev->wait_next = t->wait_next;
 		else
-			*head = t->next;
+			*head = t->wait_next;
 		if (*tail == t)
 			*tail = prev;
-		t->next = NULL;
+		t->wait_next = NULL;
 		return true;
 	}
 	return false;
@@ -156,7 +153,9 @@ static int wait_locked(struct endpoint *ep, struct thread *self,
 	while (self->ipc_wait != IPC_WAIT_NONE && !self->ipc_error) {
 		if (killed(self)) {
 			/* Leave the queue we are on; a taken call stays with
-			 * its receiver, who will find us gone. */
+			 * its receiver, who will find us gone. task_exit woke
+			 * us without taking us off: we may still be listed,
+			 * linked by wait_next, which that wake leaves alone. */
 			unlink(&ep->senders, &ep->senders_tail, self);
 			unlink(&ep->receivers, &ep->receivers_tail, self);
 			self->ipc_wait = IPC_WAIT_NONE;

@@ -123,14 +123,20 @@ static int start_thread(struct task *task, uint64_t entry, uint64_t stack,
 		thread_retire(t);
 		return -ESRCH;
 	}
-	task->threads++;
-	t->task_next = task->thread_list;
-	task->thread_list = t;
-	spin_unlock_irqrestore(&task->exit_wait.lock, flags);
+	/*
+	 * Complete before it is listed: from here a task_exit (another
+	 * thread's exit or fault) may find it and sched_wake it. It is still
+	 * THREAD_NEW, which sched_wake leaves alone, so it runs once, when
+	 * sched_start_thread queues it, and then sees its task killed.
+	 */
 	mm_get(task->mm);
 	t->mm = task->mm;
 	t->task = task;
 	__atomic_add_fetch(&task->refcount, 1, __ATOMIC_RELAXED);
+	task->threads++;
+	t->task_next = task->thread_list;
+	task->thread_list = t;
+	spin_unlock_irqrestore(&task->exit_wait.lock, flags);
 	sched_start_thread(t);
 	return t->id;
 }
@@ -321,7 +327,16 @@ __noreturn void task_exit(long status)
 	if (!task->killed) {
 		task->killed = true;
 		task->status = status;
-		/* Threads blocked in the kernel wake, see it, and end. */
+		/*
+		 * Threads blocked in the kernel wake, see it, and end. Such a
+		 * wake does not come through the wait queue or IPC list the
+		 * thread may be on: it stays listed (its wait_next intact,
+		 * sched/thread.h) and takes itself off under that list's lock
+		 * once it runs (wait_queue_sleep_locked, ipc.c's wait_locked).
+		 * Taking those locks here instead could deadlock: a thread of
+		 * ours may wait on another task's exit_wait while that task
+		 * exits too and wakes a thread waiting on ours.
+		 */
 		for (struct thread *t = task->thread_list; t; t = t->task_next)
 			if (t != current_thread())
 				sched_wake(t);

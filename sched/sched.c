@@ -404,7 +404,11 @@ void sched_wake(struct thread *t)
 	uint64_t flags = irq_save();
 	struct runqueue *rq = lock_thread_rq(t);
 
-	if (t->state == THREAD_BLOCKED) {
+	if (t->state == THREAD_NEW) {
+		/* Never ran, so it waits for nothing: sched_start_thread
+		 * queues it, and it sees whatever it was woken for (its task
+		 * killed) on its own. Queued here too, it would run twice. */
+	} else if (t->state == THREAD_BLOCKED) {
 		if (t->sleeping)
 			remove_sleeper_locked(rq, t);
 		enqueue_locked(rq, t);
@@ -450,6 +454,10 @@ void sched_start_thread(struct thread *t)
 {
 	uint64_t flags = irq_save();
 
+	/* THREAD_NEW changes only here (and, for a thread never started, in
+	 * its creator), so a racing sched_wake cannot have queued it. */
+	KASSERT(t->state == THREAD_NEW, "starting thread %d twice (state %d)",
+		t->id, t->state);
 	enqueue_on(allowed_cpu(t, this_cpu_index()), t);
 	irq_restore(flags);
 }

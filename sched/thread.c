@@ -84,7 +84,7 @@ struct thread *thread_create(thread_fn fn, void *arg, const char *name,
 	frame[FRAME_R13] = (uint64_t)arg;
 	frame[FRAME_RETURN] = (uint64_t)thread_start;
 	t->saved_rsp = (uint64_t)frame;
-	t->state = THREAD_BLOCKED; /* not in any queue until started */
+	t->state = THREAD_NEW; /* in no queue until sched_start_thread */
 	return t;
 }
 

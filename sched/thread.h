@@ -16,6 +16,15 @@ struct mm;
 struct task;
 
 enum thread_state {
+	/*
+	 * Created, not started: on no queue, never run. sched_wake leaves it
+	 * alone and only sched_start_thread queues it, once. (A task being
+	 * killed wakes every thread on its list, which may hold one that
+	 * start_thread, proc/task.c, has listed but not started yet: woken as
+	 * if blocked, it would be queued there and again by its start, and
+	 * run twice.)
+	 */
+	THREAD_NEW,
 	THREAD_RUNNING,	 /* on a CPU now (rq->current) */
 	THREAD_RUNNABLE, /* in a run queue */
 	THREAD_BLOCKED,	 /* on a wait queue or sleeping */
@@ -33,11 +42,21 @@ struct thread {
 	 */
 	enum thread_state state;
 	unsigned cpu;
-	struct thread *next; /* run queue, sleeper list or wait queue */
+	struct thread *next; /* run queue or sleeper list */
 	uint64_t wake_at;    /* TSC, while sleeping */
 	bool sleeping;	     /* on its CPU's sleeper list */
 	int migrate_to;	     /* -1, or a CPU to move to after switching */
 	bool wake_pending;   /* woken while running: its next block is off */
+
+	/*
+	 * Wait queue (sched/wait.c) or IPC endpoint list (proc/ipc.c): guarded
+	 * by that list's lock, never by a run-queue lock. It is not `next`: a
+	 * wake that does not come through the list (task_exit waking a killed
+	 * task's threads) queues the thread to run while it is still on the
+	 * list, and the list must stay intact until the thread, running
+	 * again, takes itself off under the list's lock.
+	 */
+	struct thread *wait_next;
 
 	/* Set at creation, read by anyone. */
 	int id;

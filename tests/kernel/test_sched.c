@@ -333,3 +333,178 @@ KTEST(SCHED0007, sched, "each thread keeps its own FPU/SSE registers")
 		"XMM0 changed under a thread: %u and %u times", a.mismatches,
 		b.mismatches);
 }
+
+/* Polls (sleeping) until th is blocked; false on timeout. */
+static bool wait_blocked(const struct thread *th)
+{
+	uint64_t deadline = tsc_read_ordered() + ns_to_tsc(WAIT_LIMIT_NS);
+
+	while (__atomic_load_n(&th->state, __ATOMIC_ACQUIRE) !=
+	       THREAD_BLOCKED) {
+		if (tsc_read_ordered() > deadline)
+			return false;
+		sleep_ns(1000000);
+	}
+	return true;
+}
+
+struct early_wake {
+	struct thread *volatile target; /* for the waker, or NULL */
+	uint32_t runs;			/* times a target thread started */
+	uint32_t woken;			/* targets the waker is done with */
+	uint32_t release;		/* targets 0..release-1 may exit */
+	uint32_t stop;
+	uint32_t waker_done;
+};
+
+struct early_target {
+	struct early_wake *w;
+	uint32_t index;
+};
+
+/* A target: counts its start, waits until it may exit. */
+static void count_run_then_wait(void *arg)
+{
+	struct early_target *me = arg;
+
+	__atomic_fetch_add(&me->w->runs, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&me->w->release, __ATOMIC_ACQUIRE) <= me->index)
+		yield();
+}
+
+/* On another CPU: sched_wake each target as soon as it is published. */
+static void early_waker(void *arg)
+{
+	struct early_wake *w = arg;
+
+	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+		struct thread *th =
+			__atomic_load_n(&w->target, __ATOMIC_ACQUIRE);
+
+		if (!th) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		sched_wake(th);
+		__atomic_store_n(&w->target, NULL, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&w->woken, 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&w->waker_done, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * task_exit wakes every thread on its task's list, which can hold one that
+ * start_thread (proc/task.c) listed but has not started yet. Such a wake
+ * must not queue it: started too, it would be queued twice and run twice.
+ * First the plain case (wake, then start, on this CPU), then the race,
+ * many times: a thread on another CPU wakes each new thread as it is being
+ * started.
+ */
+KTEST(SCHED0008, sched, "a thread woken before it is started runs once")
+{
+	enum { ROUNDS = 300 };
+	static struct early_wake first, w;
+	static struct early_target first_target, targets[ROUNDS];
+	struct cpumask other;
+	struct thread *th;
+	uint32_t round;
+
+	memset(&first, 0, sizeof(first));
+	first_target = (struct early_target){&first, 0};
+	th = thread_create(count_run_then_wait, &first_target, "early", NULL);
+	if (!KEXPECT(th, "thread_create failed"))
+		return;
+	sched_wake(th);
+	sched_start_thread(th);
+	sleep_ns(20000000);
+	KEXPECT(first.runs == 1, "started %u times, not once", first.runs);
+	__atomic_store_n(&first.release, 1, __ATOMIC_RELEASE);
+	if (cpu_count < 2) {
+		ktest_skip(t, "the race needs 2 or more CPUs");
+		return;
+	}
+	memset(&w, 0, sizeof(w));
+	cpumask_clear_all(&other);
+	cpumask_set(&other, (this_cpu_index() + 1) % cpu_count);
+	th = thread_create(early_waker, &w, "waker", &other);
+	if (!KEXPECT(th, "thread_create failed"))
+		return;
+	sched_start_thread(th);
+	for (round = 0; round < ROUNDS; round++) {
+		targets[round] = (struct early_target){&w, round};
+		th = thread_create(count_run_then_wait, &targets[round],
+				   "early", NULL);
+		if (!KEXPECT(th, "thread_create failed"))
+			break;
+		__atomic_store_n(&w.target, th, __ATOMIC_RELEASE);
+		/* Vary which comes first, the wake or the start. */
+		for (uint32_t spin = round % 64; spin; spin--)
+			__builtin_ia32_pause();
+		sched_start_thread(th);
+		/* th may exit (and be freed) only once the waker is done. */
+		if (!KEXPECT(wait_for_count(&w.woken, round + 1),
+			     "the waker is stuck"))
+			break;
+		__atomic_store_n(&w.release, round + 1, __ATOMIC_RELEASE);
+	}
+	KEXPECT(wait_for_count(&w.runs, round), "%u of %u threads started",
+		w.runs, round);
+	sleep_ns(20000000);
+	KEXPECT(w.runs == round, "%u starts for %u threads", w.runs, round);
+	__atomic_store_n(&w.release, ~0u, __ATOMIC_RELEASE);
+	__atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
+	KEXPECT(wait_for_count(&w.waker_done, 1), "the waker did not end");
+}
+
+static struct wait_queue stray_queue = WAIT_QUEUE_INIT;
+static uint32_t stray_go, stray_done;
+
+static void stray_sleeper(void *arg)
+{
+	uint64_t flags = spin_lock_irqsave(&stray_queue.lock);
+
+	(void)arg;
+	while (!stray_go)
+		wait_queue_sleep_locked(&stray_queue);
+	spin_unlock_irqrestore(&stray_queue.lock, flags);
+	__atomic_fetch_add(&stray_done, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * A sleeper woken by sched_wake, not through its wait queue (as task_exit
+ * wakes a killed task's threads), while others sleep behind it: the queue
+ * must stay whole, the sleeper sleeps again (once on the queue), and one
+ * wake_all wakes all of them.
+ */
+KTEST(SCHED0009, sched, "a wake from outside a wait queue leaves it intact")
+{
+	enum { SLEEPERS = 4, STRAY = 1 };
+	struct thread *th[SLEEPERS];
+	uint64_t flags, switches;
+	unsigned n;
+
+	stray_go = stray_done = 0;
+	for (int i = 0; i < SLEEPERS; i++) {
+		th[i] = thread_create(stray_sleeper, NULL, "stray", NULL);
+		if (!KEXPECT(th[i], "thread_create failed"))
+			return;
+		sched_start_thread(th[i]);
+		/* In this order on the queue. */
+		if (!KEXPECT(wait_blocked(th[i]), "sleeper %d never slept", i))
+			return;
+	}
+	switches = th[STRAY]->switches_in;
+	sched_wake(th[STRAY]);
+	for (int i = 0; i < 1000 && th[STRAY]->switches_in == switches; i++)
+		sleep_ns(1000000);
+	KEXPECT(th[STRAY]->switches_in != switches, "the woken one never ran");
+	KEXPECT(wait_blocked(th[STRAY]), "the woken one did not sleep again");
+	KEXPECT(stray_done == 0, "%u left without stray_go", stray_done);
+	flags = spin_lock_irqsave(&stray_queue.lock);
+	stray_go = 1;
+	spin_unlock_irqrestore(&stray_queue.lock, flags);
+	n = wake_all(&stray_queue);
+	KEXPECT(n == SLEEPERS, "wake_all found %u of %d sleepers", n, SLEEPERS);
+	KEXPECT(wait_for_count(&stray_done, SLEEPERS), "%u of %d sleepers woke",
+		stray_done, SLEEPERS);
+}
