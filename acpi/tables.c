@@ -305,6 +305,8 @@ static void madt_processor(struct madt_info *out, const uint8_t *e,
 			   size_t offset, uint8_t madt_revision,
 			   acpi_report report, void *ctx)
 {
+	/* LAB(L0) begin: read a local APIC or local x2APIC entry
+	 * keeps: madt_add_cpu */
 	struct madt_cpu cpu = {0};
 	uint32_t flags;
 
@@ -340,6 +342,7 @@ static void madt_processor(struct madt_info *out, const uint8_t *e,
 			     madt_revision >= MADT_ONLINE_CAPABLE_REV &&
 			     (flags & MADT_CPU_ONLINE_CAPABLE);
 	madt_add_cpu(out, &cpu, offset, report, ctx);
+	/* LAB(L0) end */
 }
 
 /* True when there was room; otherwise counts and reports the entry. */

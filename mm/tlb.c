@@ -163,19 +163,23 @@ static bool is_lazy(const struct tlb_cpu *c)
 
 static uint16_t asid_to_pcid(uint16_t asid)
 {
+	/* LAB(L2) begin: the PCID an ASID slot is tagged with */
 	if (!tlb_policy.pcid || asid == TLB_ASID_KERNEL)
 		return 0;
 	return (uint16_t)(asid + 1);
+	/* LAB(L2) end */
 }
 
 /* The only place a CR3 value is built. No-flush needs PCID: see tlb_hw.h. */
 static uint64_t cr3_make(uint64_t root, uint16_t pcid, bool keep_entries)
 {
+	/* LAB(L2) begin: a CR3 value: root, PCID, and the no-flush bit */
 	uint64_t cr3 = root | pcid;
 
 	if (tlb_policy.pcid && keep_entries)
 		cr3 |= CR3_NOFLUSH;
 	return cr3;
+	/* LAB(L2) end */
 }
 
 /* Slots in use: all of them with PCID, slot 0 alone without. */
@@ -211,20 +215,26 @@ static unsigned slot_count(void)
  */
 static inline bool lazy_keeps_mm(const struct tlb_cpu *c)
 {
+	/* LAB(L4) begin: does a CPU about to run a kernel thread stay LAZY? */
 	return tlb_policy.lazy != TLB_LAZY_OFF &&
 	       !(tlb_policy.lazy == TLB_LAZY_DYNAMIC && c->backoff);
+	/* LAB(L4) end */
 }
 
 static inline bool lazy_skipped_by(const struct tlb_flush_request *r)
 {
+	/* LAB(L4) begin: may this request leave LAZY CPUs out? */
 	return tlb_policy.lazy == TLB_LAZY_SKIP &&
 	       (!r->freed_tables ||
 		tlb_bug_injected(TLB_BUG_LAZY_SKIP_FREED_TABLES));
+	/* LAB(L4) end */
 }
 
 static inline bool lazy_leave_backs_off(void)
 {
+	/* LAB(L4) begin: does a LAZY CPU sent away by a request back off? */
 	return tlb_policy.lazy == TLB_LAZY_DYNAMIC;
+	/* LAB(L4) end */
 }
 
 /* --- Tracing (tlb_trace) ------------------------------------------------------- */
@@ -306,6 +316,8 @@ static bool mask_tracked(const struct mm *mm)
 static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 			    uint64_t next_gen, bool *flush)
 {
+	/* LAB(L2) begin: the slot for next; must loading it flush?
+	 * keeps: slot_count */
 	unsigned slots = slot_count();
 	uint16_t asid;
 
@@ -328,6 +340,7 @@ static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 	/* The slot may hold another address space's entries: flush them. */
 	*flush = !tlb_bug_injected(TLB_BUG_REUSE_ASID_NOFLUSH);
 	return asid;
+	/* LAB(L2) end */
 }
 
 /* Steps 1-6 of switching, to next (a user mm or kernel_mm). */
@@ -380,6 +393,7 @@ static void load_mm(struct tlb_cpu *c, struct mm *next)
  */
 static void enter_lazy(struct tlb_cpu *c)
 {
+	/* LAB(L4) begin: go LAZY (or to kernel_mm when the policy says so) */
 	struct mm *mm = loaded_mm(c);
 
 	if (mm == &kernel_mm || is_lazy(c))
@@ -402,6 +416,7 @@ static void enter_lazy(struct tlb_cpu *c)
 	 * sends an IPI we did not need. */
 	shared_store(&c->is_lazy, true, __ATOMIC_RELAXED);
 	c->stats.lazy_entries++;
+	/* LAB(L4) end */
 }
 
 /* A thread of the LAZY mm comes back: catch up on skipped flushes. */
@@ -411,12 +426,16 @@ static void leave_lazy(struct tlb_cpu *c)
 	struct mm *mm = loaded_mm(c);
 	uint64_t gen;
 
+	/* LAB(L4) begin: stop being LAZY, before the generation is read */
 	shared_store(&c->is_lazy, false, __ATOMIC_RELAXED);
 	/* is_lazy = false before reading gen: a store followed by a load,
 	 * which only a full fence keeps in order on x86. Pairs with the
 	 * flusher's locked bump of gen before it reads is_lazy (Orderings,
 	 * above). */
 	tlb_hw_fence();
+	/* LAB(L4) end */
+	/* LAB(L5) begin: catch up on the flushes skipped while LAZY
+	 * keeps: slot, mm, gen */
 	gen = read_gen(mm);
 	if (slot->tlb_gen < gen && !tlb_bug_injected(TLB_BUG_NO_GEN_CHECK)) {
 		trace("catch-up", mm, c->loaded_asid, slot->tlb_gen, gen);
@@ -424,6 +443,7 @@ static void leave_lazy(struct tlb_cpu *c)
 		slot->tlb_gen = gen;
 		c->stats.gen_catchups++;
 	}
+	/* LAB(L5) end */
 }
 
 void switch_mm_irqs_off(struct mm *next)
@@ -481,6 +501,8 @@ static void flush_tlb_here(void *arg)
 		c->stats.ipis_received++;
 	if (loaded_mm(c) != r->mm)
 		return;
+	/* LAB(L4) begin: a LAZY CPU that gets a request
+	 * keeps: lazy_leave_backs_off */
 	if (is_lazy(c)) {
 		trace("leave-lazy", r->mm, c->loaded_asid,
 		      c->slots[c->loaded_asid].tlb_gen, read_gen(r->mm));
@@ -490,6 +512,10 @@ static void flush_tlb_here(void *arg)
 		c->stats.lazy_leaves++;
 		return;
 	}
+	/* LAB(L4) end */
+	/* LAB(L5) begin: up to date, these pages, or the whole context?
+	 * keeps: slot, local_gen, mm_gen, pages, flush_loaded_pages,
+	 * flush_loaded_context */
 	slot = &c->slots[c->loaded_asid];
 	local_gen = slot->tlb_gen;
 	mm_gen = read_gen(r->mm);
@@ -509,6 +535,7 @@ static void flush_tlb_here(void *arg)
 		flush_loaded_context(c);
 		slot->tlb_gen = mm_gen;
 	}
+	/* LAB(L5) end */
 }
 
 /* Whether cpu (not this one) must get the request (the skip rules). */
@@ -520,14 +547,20 @@ static bool cpu_needs_flush(unsigned cpu, const struct tlb_flush_request *r,
 	 * so is_lazy below is no older than the loaded_mm seen. */
 	struct mm *loaded = shared_load(&c->loaded_mm, __ATOMIC_ACQUIRE);
 
+	/* LAB(L3) begin: a CPU that is switching, or has another mm loaded
+	 * keeps: loaded */
 	if (loaded == TLB_MM_SWITCHING)
 		return true;
 	if (loaded != r->mm)
 		return false;
+	/* LAB(L3) end */
+	/* LAB(L4) begin: a LAZY CPU the policy lets us skip
+	 * keeps: lazy_skipped_by, stats */
 	if (lazy_skipped_by(r) && shared_load(&c->is_lazy, __ATOMIC_RELAXED)) {
 		stats->lazy_skips++;
 		return false;
 	}
+	/* LAB(L4) end */
 	return true;
 }
 
@@ -631,6 +664,8 @@ static void send_request(struct tlb_cpu *c, unsigned self,
 			 struct cpumask *targets, bool here,
 			 void (*handler)(void *), struct tlb_flush_request *r)
 {
+	/* LAB(L3) begin: send the request, flush here too, wait for all
+	 * keeps: call_targets */
 	c->stats.ipis_sent += cpumask_weight(targets);
 	if (here && tlb_policy.flush_concurrent)
 		cpumask_set(targets, self);
@@ -640,6 +675,7 @@ static void send_request(struct tlb_cpu *c, unsigned self,
 		cpumask_set(targets, self);
 		tlb_hw_call(targets, handler, r, TLB_HW_WAIT);
 	}
+	/* LAB(L3) end */
 }
 
 /*
@@ -697,6 +733,8 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	 * (Orderings, above). */
 	request.new_gen = shared_add_fetch(&mm->tlb_gen, 1, __ATOMIC_SEQ_CST);
 
+	/* LAB(L3) begin: the targets, and whether this CPU flushes too
+	 * keeps: mask, cpu, cpu_needs_flush */
 	cpumask_copy(&mask, &mm->cpu_mask);
 	cpumask_clear_all(&targets);
 	for_each_cpu (cpu, &mask) {
@@ -705,6 +743,7 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 			cpumask_set(&targets, cpu);
 	}
 	here = loaded_mm(c) == mm;
+	/* LAB(L3) end */
 	trace("request", mm, here ? c->loaded_asid : TLB_ASID_KERNEL,
 	      request.new_gen - 1, request.new_gen);
 	send_request(c, self, &targets, here, flush_tlb_here,

@@ -60,6 +60,8 @@ static void free_frames(struct tlb_batch *b)
 
 void tlb_batch_flush(struct tlb_batch *b)
 {
+	/* LAB(L3) begin: flush the batch, then free its frames
+	 * keeps: free_frames */
 	if (tlb_bug_injected(TLB_BUG_FREE_BEFORE_ACK))
 		free_frames(b);
 	flush_tlb_mm_range(b->mm, b->start, b->end, PAGE_SHIFT,
@@ -67,4 +69,5 @@ void tlb_batch_flush(struct tlb_batch *b)
 					   : TLB_TABLES_KEPT);
 	free_frames(b);
 	tlb_batch_begin(b, b->mm);
+	/* LAB(L3) end */
 }

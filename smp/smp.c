@@ -178,6 +178,8 @@ static enum cpu_state start_cpu(uint32_t apic_id, unsigned index,
 	};
 	__atomic_store_n(&ap_alive, 0, __ATOMIC_RELEASE);
 
+	/* LAB(L0) begin: INIT, STARTUP (twice if need be), wait for it
+	 * keeps: startup_page, wait_alive */
 	lapic_send_ipi(apic_id, ICR_INIT | ICR_LEVEL_ASSERT);
 	tsc_delay_ns(INIT_DELAY_NS);
 	lapic_send_ipi(apic_id, ICR_STARTUP | startup_page);
@@ -191,6 +193,7 @@ static enum cpu_state start_cpu(uint32_t apic_id, unsigned index,
 		return CPU_NO_ANSWER;
 	}
 	return (enum cpu_state)(ap_alive - 1);
+	/* LAB(L0) end */
 }
 
 /* Stops every other CPU with an NMI (kernel/panic.c calls it). */
@@ -225,6 +228,8 @@ void smp_boot_cpus(const struct madt_info *madt)
 		const struct madt_cpu *c = &madt->cpus[i];
 		enum cpu_state state;
 
+		/* LAB(L0) begin: start one listed CPU, or say why not
+		 * keeps: c, state, self, root, start_cpu, stop_other_cpus */
 		if (c->apic_id == self)
 			continue;
 		if (!c->enabled) {
@@ -252,6 +257,7 @@ void smp_boot_cpus(const struct madt_info *madt)
 					? "did not answer INIT-SIPI-SIPI"
 					: "lacks features the boot CPU has");
 		}
+		/* LAB(L0) end */
 	}
 	if (madt->cpus_dropped)
 		kprintf("smp: %zu more CPUs than MAX_CPUS (%d) left out\n",

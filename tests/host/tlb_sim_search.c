@@ -218,6 +218,13 @@ static void run_scenario(const uint8_t *prefix, size_t len, const void *ctx)
 	search_run(s->sc, s->policy, s->bug, prefix, len, NULL, false);
 }
 
+uint64_t sim_random_base_seed(void)
+{
+	const char *env = getenv("HOST_TEST_SEED");
+
+	return env && *env ? strtoull(env, NULL, 0) : SIM_RANDOM_BASE_SEED;
+}
+
 void search(const struct sim_scenario *sc, const char *policy, enum tlb_bug bug,
 	    uint64_t max_runs, struct sim_outcome *out)
 {
@@ -227,7 +234,7 @@ void search(const struct sim_scenario *sc, const char *policy, enum tlb_bug bug,
 	if (sc->random) {
 		for (uint64_t i = 0;
 		     i < SIM_RANDOM_SEEDS && out->runs < max_runs; i++) {
-			uint64_t seed = SIM_RANDOM_BASE_SEED + i;
+			uint64_t seed = sim_random_base_seed() + i;
 
 			search_run(sc, policy, bug, NULL, 0, &seed, false);
 			if (record(out, seed))
