@@ -77,11 +77,15 @@ def check_bench_rows(serial_text: str, name: str, expected_params: list[str]) ->
         if row["params_text"] in rows:
             problems.append(f"{name} {row['params_text']}: printed twice")
         rows[row["params_text"]] = row
+    missing = [p for p in expected_params if p not in rows]
+    if missing:
+        problems.append(f"{name}: {len(missing)} of {len(expected_params)} rows missing: "
+                        f"{' '.join(missing)}")
     for params in expected_params:
         row = rows.get(params)
         if row is None:
-            problems.append(f"{name} {params}: missing")
-        elif "na" in row:
+            continue
+        if "na" in row:
             problems.append(f"{name} {params}: n/a ({row['na']})")
         else:
             if row["count"] < least:
