@@ -322,7 +322,8 @@ static void flush_local_rows(void *arg)
 			irq_restore(flags);
 		}
 		bench_end();
-		local.measured[how][i] = bench_last_median(&local.median[how][i]);
+		local.measured[how][i] =
+			bench_last_median(&local.median[how][i]);
 	}
 }
 
