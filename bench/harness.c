@@ -35,7 +35,9 @@
  * the end of the line. Around them: one `bench: env ...` line (platform,
  * CPUs, TSC, CPU model and features, selection), the `options:` and
  * `bench: tlb ...` lines with every policy in force, a `bench: NAME: N
- * results in T ms` line after each benchmark and `bench: end ...` last.
+ * results in T ms` line after each benchmark and `bench: end ...` last. A
+ * benchmark may print a figure derived from its rows before its results
+ * line (flush_local's `bench: flush_local crossover ...`, bench/flush.c).
  * tools/bench.py reads exactly this.
  */
 #include "bench/bench.h"
