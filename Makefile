@@ -159,6 +159,7 @@ KERNEL_C := \
 	bench/tlb_view.c \
 	bench/fixture.c \
 	bench/prim.c \
+	bench/reach.c \
 	bench/switch.c \
 	bench/flush.c \
 	bench/scale.c \

@@ -110,6 +110,14 @@ void bench_add(uint64_t value);
 /* Ends the row: statistics, TLB counters, one line of output. */
 void bench_end(void);
 
+/*
+ * The median of the row bench_end closed last, in its unit, per operation,
+ * as printed: for a benchmark that derives a figure from its own rows (the
+ * flush_local crossover). False when that row took no samples, or a row
+ * was begun or printed n/a since.
+ */
+bool bench_last_median(uint64_t *median);
+
 /* A row that cannot be measured here, and why ("no PCID"). */
 void bench_na(const char *why, const char *params, ...) __printf(2, 3);
 

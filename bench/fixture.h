@@ -29,8 +29,18 @@ struct cpumask bench_cpu_mask(unsigned cpu);
 
 /* --- Address spaces ------------------------------------------------------- */
 
-/* The most pages a benchmark address space maps (the PCID test's, 4.14). */
+/*
+ * The pages most benchmark address spaces map: one page table's worth (the
+ * PCID test's, 4.14).
+ */
 #define BENCH_SPACE_PAGES_MAX 512
+
+/*
+ * The most any maps: tlb_reach's largest working set, 16 MiB, twice the
+ * second-level TLB of the CPUs docs/bench.md names and small enough for a
+ * 128 MiB guest.
+ */
+#define BENCH_SPACE_PAGES_LIMIT 4096
 
 /* An address space with pages mapped from base, readable and writable. */
 struct bench_space {

@@ -19,6 +19,7 @@
 #include "bench/bench.h"
 #include "bench/fixture.h"
 #include "kernel/cpu.h"
+#include "kernel/kprintf.h"
 #include "lib/format.h"
 #include "lib/string.h"
 #include "kernel/x86.h"
@@ -286,15 +287,26 @@ BENCH(flush_concurrent, flush,
 
 /* --- Local flushes ---------------------------------------------------------- */
 
+/*
+ * The medians of flush_local's rows, by local_counts index: [0] page by
+ * page, [1] the whole context; measured[] says which rows had samples.
+ */
+enum { LOCAL_BY_PAGE, LOCAL_FULL, LOCAL_HOWS };
+static struct {
+	uint64_t median[LOCAL_HOWS][ARRAY_SIZE(local_counts)];
+	bool measured[LOCAL_HOWS][ARRAY_SIZE(local_counts)];
+} local;
+
 static void flush_local_rows(void *arg)
 {
 	const struct bench_space *s = arg;
-	const char *how = tlb_policy.flush_ceiling ? "pages" : "full";
+	unsigned how = tlb_policy.flush_ceiling ? LOCAL_BY_PAGE : LOCAL_FULL;
 
 	for (size_t i = 0; i < ARRAY_SIZE(local_counts); i++) {
 		unsigned n = local_counts[i];
 
-		bench_begin(1, "pages=%u,how=%s", n, how);
+		bench_begin(1, "pages=%u,how=%s", n,
+			    how == LOCAL_BY_PAGE ? "pages" : "full");
 		/* refill's loop (prim.c) with a flush in it: no call through a
 		 * pointer in the timed part, so each keeps its own copy. */
 		while (bench_more()) {
@@ -310,7 +322,56 @@ static void flush_local_rows(void *arg)
 			irq_restore(flags);
 		}
 		bench_end();
+		local.measured[how][i] =
+			bench_last_median(&local.median[how][i]);
 	}
+}
+
+/*
+ * The measured crossover (docs/bench.md): the index i of the smallest count
+ * such that, at local_counts[i] and at every larger count, flushing the
+ * whole context costs no more than flushing page by page (medians:
+ * full[j] <= by_page[j] for every j >= i). n when page by page is cheaper
+ * at the largest count: then no count of the measured range is one from
+ * which the whole-context flush always wins.
+ */
+static size_t flush_crossover(const uint64_t *by_page, const uint64_t *full,
+			      size_t n)
+{
+	/* LAB(L6) begin: the smallest i such that full[j] <= by_page[j] for every j >= i, or n if there is none */
+	size_t from = n;
+
+	while (from > 0 && full[from - 1] <= by_page[from - 1])
+		from--;
+	return from;
+	/* LAB(L6) end */
+}
+
+/*
+ * `bench: flush_local crossover pages=N ceiling=C` (or `none`, or `n/a`
+ * when a row has no median), C being the boot's flush_ceiling: the value
+ * the measurement argues for, beside the one in force.
+ */
+static void print_crossover(unsigned ceiling)
+{
+	size_t n = ARRAY_SIZE(local_counts), from;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!local.measured[LOCAL_BY_PAGE][i] ||
+		    !local.measured[LOCAL_FULL][i]) {
+			kprintf("bench: flush_local crossover n/a ceiling=%u\n",
+				ceiling);
+			return;
+		}
+	}
+	from = flush_crossover(local.median[LOCAL_BY_PAGE],
+			       local.median[LOCAL_FULL], n);
+	if (from == n)
+		kprintf("bench: flush_local crossover none ceiling=%u\n",
+			ceiling);
+	else
+		kprintf("bench: flush_local crossover pages=%u ceiling=%u\n",
+			local_counts[from], ceiling);
 }
 
 BENCH(flush_local, flush,
@@ -319,13 +380,17 @@ BENCH(flush_local, flush,
       "ceiling (2014, Linux 3.17)")
 {
 	struct tlb_policy p = tlb_policy;
+	unsigned ceiling = tlb_policy.flush_ceiling;
 
+	/* A series that cannot run leaves no stale medians behind. */
+	memset(&local, 0, sizeof(local));
 	for (int by_page = 1; by_page >= 0; by_page--) {
 		p.flush_ceiling = by_page ? TLB_FLUSH_CEILING_MAX : 0;
 		bench_policy_set(&p);
 		bench_on_space(flush_local_rows, BENCH_SPACE_PAGES_MAX,
 			       "how=%s", by_page ? "pages" : "full");
 	}
+	print_crossover(ceiling);
 }
 
 /* --- Unmapping --------------------------------------------------------------- */

@@ -35,7 +35,9 @@
  * the end of the line. Around them: one `bench: env ...` line (platform,
  * CPUs, TSC, CPU model and features, selection), the `options:` and
  * `bench: tlb ...` lines with every policy in force, a `bench: NAME: N
- * results in T ms` line after each benchmark and `bench: end ...` last.
+ * results in T ms` line after each benchmark and `bench: end ...` last. A
+ * benchmark may print a figure derived from its rows before its results
+ * line (flush_local's `bench: flush_local crossover ...`, bench/flush.c).
  * tools/bench.py reads exactly this.
  */
 #include "bench/bench.h"
@@ -106,6 +108,11 @@ static unsigned scale = BENCH_SCALE_DEFAULT;
 static bool icount; /* icount: QEMU's TSC counts instructions */
 static uint64_t clock_overhead;
 static unsigned rows_printed;
+/* What bench_last_median answers: the last row bench_end closed. */
+static struct {
+	bool valid;
+	uint64_t median;
+} last_row;
 
 /* Linker symbols: compare them as numbers, not as C objects. */
 static size_t bench_count(void)
@@ -237,6 +244,7 @@ static void open_row(bool timed, const char *unit, unsigned batch,
 	KASSERT(!row.open, "benchmark %s began a row inside another",
 		row.bench->name);
 	row.open = true;
+	last_row.valid = false;
 	row.timed = timed;
 	row.external = false;
 	row.unit = unit;
@@ -386,6 +394,8 @@ static void close_row(void)
 	} else {
 		sort_samples(samples, row.count);
 		print_row(samples, row.count, &row.delta);
+		last_row.median = percentile(samples, row.count, PERCENT / 2);
+		last_row.valid = true;
 	}
 	row.open = false;
 }
@@ -398,6 +408,13 @@ void bench_end(void)
 	close_row();
 }
 
+bool bench_last_median(uint64_t *median)
+{
+	if (last_row.valid)
+		*median = last_row.median;
+	return last_row.valid;
+}
+
 void bench_na(const char *why, const char *params, ...)
 {
 	char text[BENCH_PARAMS_MAX];
@@ -407,6 +424,7 @@ void bench_na(const char *why, const char *params, ...)
 	kvsnprintf(text, sizeof(text), params, ap);
 	va_end(ap);
 	kprintf("@ %-16s %-30s n/a: %s\n", row.bench->name, text, why);
+	last_row.valid = false;
 	rows_printed++;
 }
 

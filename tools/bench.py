@@ -57,6 +57,9 @@ TIMEOUT_BOCHS = 3600
 ANSI = re.compile(r"\x1b\[[0-9;?=]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b.")
 TITLE = re.compile(r"bench: (\S+) \((\S+)\): (.*)$")
 DONE = re.compile(r"bench: (\S+): (\d+) results in (\d+) ms$")
+# A figure a benchmark derives from its rows: flush_local's crossover
+# (bench/flush.c): `pages=N`, `none` (page by page always cheaper) or `n/a`.
+CROSSOVER = re.compile(r"bench: (\S+) crossover (pages=(\d+)|none|n/a) ceiling=(\d+)$")
 
 
 def clean_lines(text: str) -> list[str]:
@@ -135,6 +138,8 @@ class Run:
     options: dict = dataclasses.field(default_factory=dict)
     tlb: dict = dataclasses.field(default_factory=dict)
     benchmarks: dict = dataclasses.field(default_factory=dict)  # name -> dict
+    # name -> {"result": "pages=N"|"none"|"n/a", "pages": N|None, "ceiling": C}
+    crossover: dict = dataclasses.field(default_factory=dict)
     end: dict = dataclasses.field(default_factory=dict)
     problems: list = dataclasses.field(default_factory=list)
 
@@ -156,6 +161,8 @@ class Run:
                 out.append(f"{name}: no results")
             elif not b["complete"]:
                 out.append(f"{name}: did not finish")
+            elif name == "flush_local" and name not in self.crossover:
+                out.append(f"{name}: no `bench: {name} crossover` line")
         if self.env and not self.end:
             out.append("no `bench: end` line: the run stopped early")
         return out
@@ -181,6 +188,11 @@ def parse(text: str) -> Run:
                 if not b["complete"]:
                     run.problems.append(f"{b['name']}: says {m.group(2)} results, "
                                         f"{len(b['results'])} were read")
+        elif m := CROSSOVER.match(line):
+            run.crossover[m.group(1)] = {
+                "result": m.group(2),
+                "pages": int(m.group(3)) if m.group(3) else None,
+                "ceiling": int(m.group(4))}
         elif m := TITLE.match(line):
             current = {"name": m.group(1), "group": m.group(2),
                        "experiment": m.group(3), "results": [], "complete": False}
@@ -237,6 +249,7 @@ def boot_once(kernel: str, extra: list[str], run_dir: Path, label: str) -> tuple
         "duration_s": round(result.duration, 1),
         "env": run.env, "options": run.options, "tlb": run.tlb, "end": run.end,
         "benchmarks": list(run.benchmarks.values()),
+        "crossover": run.crossover,
         "problems": run.missing(),
     }
     if result.error:
@@ -301,6 +314,11 @@ def comparison(a: dict, b: dict, a_label: str, b_label: str) -> list[str]:
         unit = (row_a or row_b).get("unit", "")
         lines.append(f"{key[0]:<16} {key[1]:<30} {unit:<8} {shown(row_a):>10} "
                      f"{shown(row_b):>10} {ratio(row_a, row_b):>6}")
+    cross_a, cross_b = a.get("crossover", {}), b.get("crossover", {})
+    for name in list(cross_a) + [n for n in cross_b if n not in cross_a]:
+        ca, cb = cross_a.get(name), cross_b.get(name)
+        lines.append(f"{name} crossover: A {ca['result'] if ca else '-'}, "
+                     f"B {cb['result'] if cb else '-'}")
     return lines
 
 
