@@ -198,7 +198,7 @@ ISO := $(BUILD)/shootdown.iso
 .DELETE_ON_ERROR:
 
 .PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
-	bench bench-compare plots mutants docs
+	bench bench-compare plots mutants docs lab-tree grade
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -443,6 +443,22 @@ test: deps all host-tests
 mutants:
 	@$(PYTHON) tools/mutants.py $(MUTANTS)
 
+# --- Labs (labs/README.md, docs/labs.md) ---------------------------------------
+# make lab-tree LAB=L3 DEST=dir: a student tree; make grade LAB=L3: the
+# lab's checks in this tree, Score: N/M (GRADE_SEED=, GRADE_QUICK=1,
+# GRADE_BUG= for teachers).
+LAB_NAMES := L0 L1 L2 L3 L4 L5 L6 L7 L8
+lab-check-var = $(if $(filter $(LAB),$(LAB_NAMES)),,$(error LAB=$(if $(LAB),$(LAB),(unset)): name a lab, one of $(LAB_NAMES) (labs/README.md)))
+
+lab-tree:
+	$(call lab-check-var)
+	$(if $(DEST),,$(error DEST= names the directory to write the lab tree to, e.g. DEST=../my-$(LAB)))
+	@$(PYTHON) tools/lab-tree.py $(LAB) $(DEST)
+
+grade: deps
+	$(call lab-check-var)
+	@$(PYTHON) tools/grade.py $(LAB) --build $(BUILD)
+
 # --- Hygiene ---------------------------------------------------------------
 FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \
 	proc/elf.c $(USER_C) $(USER_LIB_H)
@@ -502,6 +518,9 @@ help:
 	@echo "  test      host unit tests plus every QEMU/Bochs configuration; ends 'N passed, N failed'"
 	@echo "  mutants   mutation testing: each mistake in tests/mutants/ must fail a simulator case"
 	@echo "            (MUTANTS=\"a b\" for some); ends 'mutants: K killed, S survived of N'"
+	@echo "  lab-tree  LAB=L3 DEST=dir: a student tree for one lab (labs/README.md)"
+	@echo "  grade     LAB=L3: the lab's checks in this tree, ends 'Score: N/M'"
+	@echo "            (GRADE_SEED=n other seeds, GRADE_QUICK=1 one run each, GRADE_BUG=name)"
 	@echo "  deps      install the packages run and test need (apt-get)"
 	@echo "  qemu-gdb  boot and wait for gdb on localhost:1234"
 	@echo "  format    clang-format the sources in place"
