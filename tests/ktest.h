@@ -66,6 +66,9 @@ const char *ktest_suite_name(size_t i);
 /* test= was given: the tests are the job (tests/ktest.c declares it). */
 bool ktest_requested(void);
 
+/* test_seed=: 0, or the seed tests draw their choices from. */
+uint64_t ktest_seed(void);
+
 /* Runs the suites test= names; returns true if none failed. */
 bool ktest_run_requested(void);
 

@@ -31,6 +31,7 @@
 #endif
 
 #include "lib/lab.h"
+#include "lib/random.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -178,7 +179,7 @@ void lab_unwritten(const char *lab, const char *function)
 	exit(1);
 }
 
-/* Deterministic pseudo-random numbers (splitmix64). */
+/* Deterministic pseudo-random numbers (lib/random.h). */
 static uint64_t host_rand_state;
 
 static __host_unused void host_rand_seed(uint64_t seed)
@@ -193,11 +194,7 @@ static __host_unused void host_rand_seed(uint64_t seed)
 
 static __host_unused uint64_t host_rand(void)
 {
-	uint64_t z = (host_rand_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return random_next(&host_rand_state);
 }
 
 /* Uniform enough in [0, n) for tests; n > 0. */

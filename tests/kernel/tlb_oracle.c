@@ -9,6 +9,7 @@
 #include "apic/tsc.h"
 #include "lib/errno.h"
 #include "lib/format.h"
+#include "lib/random.h"
 #include "kernel/panic.h"
 #include "kernel/platform.h"
 #include "lib/string.h"
@@ -276,6 +277,27 @@ void oracle_add_anchored_group(struct ktest_context *t, struct oracle *o,
 
 /* --- Running and reporting ---------------------------------------------- */
 
+/*
+ * test_seed=: the order in which the stepping readers take their turns,
+ * shuffled, so other seeds put flushes and switches in other places.
+ */
+static void shuffle_rotation(struct oracle *o)
+{
+	uint64_t state = ktest_seed();
+
+	if (!state)
+		return;
+	ktest_note("stepping order drawn from test_seed=%llu",
+		   (unsigned long long)state);
+	for (unsigned i = o->rotation_count; i > 1; i--) {
+		unsigned j = (unsigned)random_below(&state, i), kept;
+
+		kept = o->rotation[i - 1];
+		o->rotation[i - 1] = o->rotation[j];
+		o->rotation[j] = kept;
+	}
+}
+
 static void start_threads(struct ktest_context *t, struct oracle *o)
 {
 	static const char *const names[] = {
@@ -285,6 +307,7 @@ static void start_threads(struct ktest_context *t, struct oracle *o)
 	};
 	unsigned created;
 
+	shuffle_rotation(o);
 	for (created = 0; created < o->worker_count; created++) {
 		struct worker *w = &o->workers[created];
 		struct cpumask pin;
