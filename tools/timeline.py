@@ -230,8 +230,8 @@ class Picture:
 
 def lay_out(all_events: list[Event], shown: list[Event], spacing: str) -> Picture:
     """Positions: one slot per event (even) or the trace's clock (time).
-    Spans come from every event up to the window's end, so the window
-    starts with what each CPU had loaded then."""
+    The events before the window say what each CPU had loaded when it
+    opens; a CPU still unknown then shows from its first event that tells."""
     t0 = shown[0].t
     if spacing == "even":
         x = {e.index: float(i) for i, e in enumerate(shown)}
@@ -242,7 +242,7 @@ def lay_out(all_events: list[Event], shown: list[Event], spacing: str) -> Pictur
         last = max(x.values())
         margin = max(last * 0.02, 1.0)
         x_range = (-margin, last + margin)
-        x_label = f"trace time since t={t0} (TSC cycles; simulator steps)"
+        x_label = f"trace time since t={t0} (TSC cycles, or simulator steps)"
     shown_ids = {e.index for e in shown}
     cpus = sorted({e.cpu for e in shown} | {c for e in shown for c in e.targets})
     # What each CPU had loaded when the window opens.
@@ -476,6 +476,8 @@ def main(argv: list[str]) -> int:
                 raise TraceError(f"{args.log}: no such file (give a serial log, e.g. "
                                  "build/run/serial.log after make run CMDLINE='... tlb_trace')")
             text, source = path.read_text(errors="replace"), args.log
+        elif sys.stdin.isatty():
+            raise TraceError("give a serial log, or pipe a trace in (tools/timeline.py --help)")
         else:
             text, source = sys.stdin.read(), "standard input"
         events = read_trace(text)
