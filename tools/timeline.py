@@ -499,6 +499,9 @@ def main(argv: list[str]) -> int:
     except (boot.ConfigError, OSError, RuntimeError) as e:
         print(f"timeline: {e}", file=sys.stderr)
         return 1
+    if any(e.targets_cut for e in shown):
+        print("timeline: a request's target list was cut short in the log ('...'): "
+              "arrows to the CPUs left out are missing", file=sys.stderr)
     print(f"timeline: {len(shown)} of {len(events)} events, {len(pic.cpus)} lanes, "
           f"{len(pic.arrows)} arrows: {' '.join(str(p) for p in paths)}")
     return 0
