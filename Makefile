@@ -198,7 +198,7 @@ ISO := $(BUILD)/shootdown.iso
 .DELETE_ON_ERROR:
 
 .PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
-	bench bench-compare plots mutants docs lab-tree grade
+	bench bench-compare plots mutants docs lab-tree grade timeline
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -370,6 +370,29 @@ bench-compare: deps all
 plots: deps
 	@$(PYTHON) tools/bench.py plots --dir $(BUILD)/bench
 
+# --- Timeline ------------------------------------------------------------------
+# A picture of the protocol (tools/timeline.py, docs/tlb.md): boots a short
+# scenario with tlb_trace on (TIMELINE_CMDLINE on SMP=2, unless SMP= or
+# CMDLINE= say otherwise; CMDLINE must then hold tlb_trace) and draws its
+# trace to $(BUILD)/timeline/timeline.svg and .png. LOG=path draws that
+# serial log instead, without booting. TIMELINE_ARGS: the renderer's
+# options (--first N, --from T, --to T, --spacing time, --title TEXT).
+TIMELINE_CMDLINE := bench=lazy_storm bench_scale=1 tlb_trace console=serial
+TIMELINE_ARGS ?= --first 150
+TIMELINE_STEM := $(BUILD)/timeline/timeline
+TIMELINE_ENV := $(RUN_ENV) $(if $(filter undefined,$(origin SMP)),SMP=2) \
+	$(if $(filter undefined,$(origin CMDLINE)),CMDLINE="$(TIMELINE_CMDLINE)")
+
+ifneq ($(LOG),)
+timeline:
+	$(if $(wildcard $(LOG)),,$(error LOG=$(LOG): no such file; give a serial log, e.g. build/run/serial.log after make run CMDLINE='... tlb_trace'))
+	@$(PYTHON) tools/timeline.py $(LOG) -o $(TIMELINE_STEM) $(TIMELINE_ARGS)
+else
+timeline: deps all
+	@env $(TIMELINE_ENV) $(PYTHON) tools/timeline.py --boot $(KERNEL_ELF) \
+		-o $(TIMELINE_STEM) $(TIMELINE_ARGS)
+endif
+
 # --- Tests -----------------------------------------------------------------
 HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -515,6 +538,9 @@ help:
 	@echo "  bench     the same, and keep the results in build/bench/<timestamp>.json"
 	@echo "  bench-compare  two runs, kernel options A=\"...\" and B=\"...\", side by side"
 	@echo "  plots     PNG charts of the newest results (build/bench/plots, gnuplot)"
+	@echo "  timeline  boot a short scenario with tlb_trace and draw its per-CPU timeline"
+	@echo "            (build/timeline/timeline.svg, .png); LOG=serial.log draws that log,"
+	@echo "            TIMELINE_ARGS=\"--first N --from T --to T --spacing time\" what is shown"
 	@echo "  test      host unit tests plus every QEMU/Bochs configuration; ends 'N passed, N failed'"
 	@echo "  mutants   mutation testing: each mistake in tests/mutants/ must fail a simulator case"
 	@echo "            (MUTANTS=\"a b\" for some); ends 'mutants: K killed, S survived of N'"
@@ -528,6 +554,7 @@ help:
 	@echo "  docs      redraw docs/architecture.svg from docs/architecture.layers"
 	@echo "  clean     remove build/"
 	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD MUTANTS"
+	@echo "           LOG TIMELINE_ARGS (timeline)"
 	@echo "build: V=1 prints the commands (default: one line per step), CC=clang LD=ld.lld,"
 	@echo "       HOSTCC= for the host tests, BUILD=dir instead of build/"
 

@@ -107,6 +107,7 @@
 #include "kernel/cpu.h"
 #include "kernel/kprintf.h"
 #include "kernel/panic.h"
+#include "lib/format.h"
 #include "mm/layout.h"
 #include "mm/mm.h"
 #include "mm/tlb_hw.h"
@@ -240,18 +241,112 @@ static inline bool lazy_leave_backs_off(void)
 /* --- Tracing (tlb_trace) ------------------------------------------------------- */
 
 /*
- * One line per event: the CPU, the mm, its ASID here, and the generations:
- * this CPU's slot (what its TLB is current to) against the mm's.
+ * One line per event (docs/tlb.md, "Watching it"; tools/timeline.py draws
+ * them): the time (tlb_hw_clock), the CPU, the event, the mm and its ASID
+ * here, the generations: this CPU's slot (what its TLB is current to)
+ * against the mm's, and what ties the event to others: a request's
+ * targets, a handler's sender, a switch's CR3 load. Each value is one the
+ * event has at hand: tracing reads no shared variable of its own, so the
+ * simulator's replays with tlb_trace on take the steps of the runs they
+ * repeat. A generation the event did not read prints as "-".
  */
+#define TRACE_GEN_UNREAD UINT64_MAX
+
+static void trace_gen(char *buf, size_t size, uint64_t gen)
+{
+	if (gen == TRACE_GEN_UNREAD)
+		ksnprintf(buf, size, "-");
+	else
+		ksnprintf(buf, size, "%llu", (unsigned long long)gen);
+}
+
+static void trace_line(const char *event, const struct mm *mm, uint16_t asid,
+		       uint64_t local_gen, uint64_t mm_gen, const char *link)
+{
+	char local[24], current[24];
+
+	trace_gen(local, sizeof(local), local_gen);
+	trace_gen(current, sizeof(current), mm_gen);
+	kprintf("tlb: t=%llu cpu%u %-13s mm%llu asid%d gen %s/%s%s%s\n",
+		(unsigned long long)tlb_hw_clock(), tlb_hw_cpu(), event,
+		(unsigned long long)mm->context_id,
+		asid == TLB_ASID_KERNEL ? -1 : (int)asid, local, current,
+		*link ? " " : "", link);
+}
+
+/* An event on this CPU alone. */
 static void trace(const char *event, const struct mm *mm, uint16_t asid,
 		  uint64_t local_gen, uint64_t mm_gen)
 {
 	if (!tlb_policy.trace)
 		return;
-	kprintf("tlb: cpu%u %-12s mm%llu asid%d gen %llu/%llu\n", tlb_hw_cpu(),
-		event, (unsigned long long)mm->context_id,
-		asid == TLB_ASID_KERNEL ? -1 : (int)asid,
-		(unsigned long long)local_gen, (unsigned long long)mm_gen);
+	trace_line(event, mm, asid, local_gen, mm_gen, "");
+}
+
+/* This CPU handles request r: the line names the CPU that sent it. */
+static void trace_handling(const char *event, const struct tlb_flush_request *r,
+			   uint16_t asid, uint64_t local_gen, uint64_t mm_gen)
+{
+	char from[16];
+
+	if (!tlb_policy.trace)
+		return;
+	ksnprintf(from, sizeof(from), "from cpu%u", r->sender);
+	trace_line(event, r->mm, asid, local_gen, mm_gen, from);
+}
+
+/*
+ * A request is sent, taking the mm from new_gen - 1 to new_gen: the line
+ * names the other CPUs it goes to, runs of them as ranges ("to 1-3,6"),
+ * or "to none". A list too long for the line ends in "...".
+ */
+static void trace_request(const struct mm *mm, uint16_t asid, uint64_t new_gen,
+			  const struct cpumask *targets)
+{
+	char to[128] = "to none", cpu_text[16];
+	size_t used = 0;
+	unsigned cpu;
+
+	if (!tlb_policy.trace)
+		return;
+	for_each_cpu (cpu, targets) {
+		bool follows = cpu > 0 && cpumask_test(targets, cpu - 1);
+		bool followed =
+			cpu + 1 < MAX_CPUS && cpumask_test(targets, cpu + 1);
+		const char *separator;
+		size_t n;
+
+		if (follows && followed)
+			continue; /* inside a run: only its ends are printed */
+		separator = follows ? "-" : used ? "," : "to ";
+		n = (size_t)ksnprintf(cpu_text, sizeof(cpu_text), "%s%u",
+				      separator, cpu);
+		if (used + n > sizeof(to) - sizeof("...")) {
+			ksnprintf(to + used, sizeof(to) - used, "...");
+			break;
+		}
+		used += (size_t)ksnprintf(to + used, sizeof(to) - used, "%s",
+					  cpu_text);
+	}
+	trace_line("request", mm, asid, new_gen - 1, new_gen, to);
+}
+
+/*
+ * This CPU switches to next (kernel_mm too: no slot, no generations) in
+ * ASID asid with CR3 value cr3: whether that load drops the PCID's
+ * entries (no no-flush bit: always so without PCID).
+ */
+static void trace_switch(const struct tlb_cpu *c, const struct mm *next,
+			 uint16_t asid, uint64_t cr3)
+{
+	uint64_t gen;
+
+	if (!tlb_policy.trace)
+		return;
+	gen = asid == TLB_ASID_KERNEL ? TRACE_GEN_UNREAD
+				      : c->slots[asid].tlb_gen;
+	trace_line("switch", next, asid, gen, gen,
+		   cr3 & CR3_NOFLUSH ? "cr3 keep" : "cr3 flush");
 }
 
 /* --- Flushing this CPU ---------------------------------------------------------- */
@@ -375,6 +470,7 @@ static void load_mm(struct tlb_cpu *c, struct mm *next)
 		c->slots[asid].tlb_gen = gen;
 		cr3 = cr3_make(next->root, asid_to_pcid(asid), !flush);
 	}
+	trace_switch(c, next, asid, cr3);
 	tlb_hw_load_cr3(cr3);
 	c->loaded_asid = asid;
 	c->stats.mm_switches++;
@@ -415,6 +511,8 @@ static void enter_lazy(struct tlb_cpu *c)
 	/* No ordering needed: a flusher that still sees us ACTIVE only
 	 * sends an IPI we did not need. */
 	shared_store(&c->is_lazy, true, __ATOMIC_RELAXED);
+	trace("enter-lazy", mm, c->loaded_asid,
+	      c->slots[c->loaded_asid].tlb_gen, TRACE_GEN_UNREAD);
 	c->stats.lazy_entries++;
 	/* LAB(L4) end */
 }
@@ -437,6 +535,7 @@ static void leave_lazy(struct tlb_cpu *c)
 	/* LAB(L5) begin: catch up on the flushes skipped while LAZY
 	 * keeps: slot, mm, gen */
 	gen = read_gen(mm);
+	trace("resume", mm, c->loaded_asid, slot->tlb_gen, gen);
 	if (slot->tlb_gen < gen && !tlb_bug_injected(TLB_BUG_NO_GEN_CHECK)) {
 		trace("catch-up", mm, c->loaded_asid, slot->tlb_gen, gen);
 		flush_loaded_context(c);
@@ -499,13 +598,17 @@ static void flush_tlb_here(void *arg)
 	shared_read(r, arg, sizeof(*r));
 	if (r->sender != tlb_hw_cpu())
 		c->stats.ipis_received++;
-	if (loaded_mm(c) != r->mm)
+	if (loaded_mm(c) != r->mm) {
+		trace_handling("not-loaded", r, TLB_ASID_KERNEL,
+			       TRACE_GEN_UNREAD, TRACE_GEN_UNREAD);
 		return;
+	}
 	/* LAB(L4) begin: a LAZY CPU that gets a request
 	 * keeps: lazy_leave_backs_off */
 	if (is_lazy(c)) {
-		trace("leave-lazy", r->mm, c->loaded_asid,
-		      c->slots[c->loaded_asid].tlb_gen, read_gen(r->mm));
+		trace_handling("leave-lazy", r, c->loaded_asid,
+			       c->slots[c->loaded_asid].tlb_gen,
+			       read_gen(r->mm));
 		if (lazy_leave_backs_off())
 			c->backoff = tlb_policy.lazy_backoff;
 		load_mm(c, &kernel_mm);
@@ -520,18 +623,21 @@ static void flush_tlb_here(void *arg)
 	local_gen = slot->tlb_gen;
 	mm_gen = read_gen(r->mm);
 	if (local_gen >= mm_gen) {
-		trace("up-to-date", r->mm, c->loaded_asid, local_gen, mm_gen);
+		trace_handling("up-to-date", r, c->loaded_asid, local_gen,
+			       mm_gen);
 		c->stats.flush_up_to_date++;
 		return;
 	}
 	pages = (r->end - r->start) >> r->stride_shift;
 	if (pages <= tlb_policy.flush_ceiling && r->new_gen == local_gen + 1 &&
 	    r->new_gen == mm_gen) {
-		trace("flush-pages", r->mm, c->loaded_asid, local_gen, mm_gen);
+		trace_handling("flush-pages", r, c->loaded_asid, local_gen,
+			       mm_gen);
 		flush_loaded_pages(c, r->start, r->end, r->stride_shift);
 		slot->tlb_gen = r->new_gen;
 	} else {
-		trace("flush-all", r->mm, c->loaded_asid, local_gen, mm_gen);
+		trace_handling("flush-all", r, c->loaded_asid, local_gen,
+			       mm_gen);
 		flush_loaded_context(c);
 		slot->tlb_gen = mm_gen;
 	}
@@ -744,8 +850,8 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	}
 	here = loaded_mm(c) == mm;
 	/* LAB(L3) end */
-	trace("request", mm, here ? c->loaded_asid : TLB_ASID_KERNEL,
-	      request.new_gen - 1, request.new_gen);
+	trace_request(mm, here ? c->loaded_asid : TLB_ASID_KERNEL,
+		      request.new_gen, &targets);
 	send_request(c, self, &targets, here, flush_tlb_here,
 		     place_request(c, &on_stack, &request));
 	request_done(c);

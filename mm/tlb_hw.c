@@ -21,6 +21,12 @@ const struct cpumask *tlb_hw_online(void)
 	return &cpu_online_mask;
 }
 
+/* Unordered RDTSC: a trace line needs when, not a precise interval. */
+uint64_t tlb_hw_clock(void)
+{
+	return rdtsc();
+}
+
 void tlb_hw_fence(void)
 {
 	mfence();

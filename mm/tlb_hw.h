@@ -25,6 +25,13 @@ unsigned tlb_hw_cpu(void);
 const struct cpumask *tlb_hw_online(void);
 
 /*
+ * A clock for tlb_trace's timestamps: the TSC here, the scheduling step in
+ * the simulator. Read by the trace alone, and no scheduling point there, so
+ * a run traced takes the steps it takes untraced.
+ */
+uint64_t tlb_hw_clock(void);
+
+/*
  * A full memory barrier (MFENCE): orders this CPU's earlier stores before
  * its later loads, which x86 otherwise lets pass them. mm/tlb.c says at each
  * use what it orders and what it pairs with.

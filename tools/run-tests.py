@@ -9,7 +9,9 @@ then exactly `N passed, N failed` (skips count as passed); exits 1 on failure.
 Both print KTAP (as Linux KUnit does): every leaf case is one result,
 host/<binary>/<case> or <config>/<suite>.<case>; the cases a crash cut off
 fail. With the TLB simulator among the host binaries, tools/mutants.py
-checks that every mutant applies and that a few are killed. ONLY=PATTERNS
+checks that every mutant applies and that a few are killed; with any host
+binary, the host scripts (HOST_SCRIPTS: the timeline renderer's test) run
+too. ONLY=PATTERNS
 works as --only. Setting any of EMU SMP MEM ACCEL CPU FIRMWARE MACHINE
 CMDLINE QEMU_ARGS ICOUNT runs one configuration, `custom`, built from them,
 instead of the table; TIMEOUT changes every time limit. Logs: build/test/.
@@ -50,6 +52,9 @@ HOST_TIMEOUT = 120  # seconds for one host test binary
 # 2-core host, more beside the emulator runs): its own limit.
 HOST_TIMEOUTS = {"tlb_sim": 1200}
 MUTANTS = ROOT / "tools" / "mutants.py"
+# Host tests written in Python, run like the binaries (KTAP on stdout):
+# host/<name>: the renderer of tools/timeline.py draws a known trace.
+HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
 # shootdown that does not wait, a batch freed before its flush, a PCID that
@@ -261,9 +266,10 @@ def lab_skip_reason(tc: TestConfig) -> str:
     return ""
 
 
-def run_host_test(binary: str) -> Outcome:
-    """host/<binary>: its KTAP, its exit status and its time limit."""
-    name = Path(binary).name
+def run_host_test(binary: str, name: str = "") -> Outcome:
+    """host/<binary> (or host/<name>): its KTAP, its exit status and its
+    time limit. A .py file runs under this Python."""
+    name = name or Path(binary).name
     prefix = f"host/{name}"
     log_path = TEST_DIR / "host" / f"{name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,7 +277,8 @@ def run_host_test(binary: str) -> Outcome:
     limit = HOST_TIMEOUTS.get(name, HOST_TIMEOUT)
     os.environ["TLB_SIM_SKIP_BUGS"] = " ".join(sorted(lab_tree()[1]))
     try:
-        output, status = _run([binary], limit)
+        output, status = _run([sys.executable, binary] if binary.endswith(".py")
+                              else [binary], limit)
     except OSError as e:
         return Outcome([Result(prefix, "FAIL", f"cannot run: {e}")])
     log_path.write_text(output)
@@ -675,7 +682,8 @@ def main(argv: list[str]) -> int:
         list_configs(configs)
         return 0
     host_bins = [b for b in args.host_bins if matches(f"host/{Path(b).name}", args.patterns)]
-    if args.patterns and not configs and not host_bins:
+    scripts = [n for n in HOST_SCRIPTS if args.host_bins and matches(f"host/{n}", args.patterns)]
+    if args.patterns and not configs and not host_bins and not scripts:
         print(f"run-tests: nothing matches {args.only!r} (--list shows the names)",
               file=sys.stderr)
         return 2
@@ -683,6 +691,8 @@ def main(argv: list[str]) -> int:
     results: list[Result] = []
     for binary in host_bins:
         report(run_host_test(binary), results)
+    for name in scripts:
+        report(run_host_test(str(HOST_SCRIPTS[name]), name), results)
     if any(Path(b).name == "tlb_sim" for b in host_bins):
         mutants_started = time.monotonic()
         report(run_mutants(), results)

@@ -649,6 +649,12 @@ const struct cpumask *tlb_hw_online(void)
 	return &S.online;
 }
 
+/* The step: the trace's own column, and no scheduling point. */
+uint64_t tlb_hw_clock(void)
+{
+	return sim_steps();
+}
+
 void tlb_hw_fence(void)
 {
 	struct sim_cpu *me = &S.cpu[sim_cpu()];
