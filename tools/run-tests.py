@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import boot  # noqa: E402  (tools/boot.py)
 import bench  # noqa: E402  (tools/bench.py)
 from ktap import Result, clean_lines, has_failure, ktap_results  # noqa: E402  (tools/ktap.py)
+import lab_tests  # noqa: E402  (tools/lab_tests.py)
 
 ROOT = boot.ROOT
 TEST_DIR = ROOT / "build" / "test"
@@ -683,7 +684,10 @@ def main(argv: list[str]) -> int:
         return 0
     host_bins = [b for b in args.host_bins if matches(f"host/{Path(b).name}", args.patterns)]
     scripts = [n for n in HOST_SCRIPTS if args.host_bins and matches(f"host/{n}", args.patterns)]
-    if args.patterns and not configs and not host_bins and not scripts:
+    # The labs grade lab trees built from this one: with the host programs.
+    labs = [lab for lab in lab_tests.grade.LABS
+            if args.host_bins and lab_tests.selected(lab, args.patterns)]
+    if args.patterns and not configs and not host_bins and not scripts and not labs:
         print(f"run-tests: nothing matches {args.only!r} (--list shows the names)",
               file=sys.stderr)
         return 2
@@ -701,6 +705,10 @@ def main(argv: list[str]) -> int:
         report(Outcome([Result("kernel", "FAIL", f"no kernel at {args.kernel}")]), results)
     elif configs:
         run_configs(configs, args.kernel, results)
+    for lab in labs:
+        lab_started = time.monotonic()
+        report(Outcome(lab_tests.lab_results(lab, TEST_DIR / "labs", rel)), results)
+        print(f"# labs/{lab}: {time.monotonic() - lab_started:.0f} s", flush=True)
     print(f"# all tests took {time.monotonic() - started:.0f} s")
     failed = sum(r.status == "FAIL" for r in results)
     print(f"{len(results) - failed} passed, {failed} failed")

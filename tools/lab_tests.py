@@ -1,0 +1,128 @@
+"""The labs in `make test` (docs/labs.md): for every lab, the student tree
+`make lab-tree` writes builds, its grade is below full marks with every
+check tied to the stubbed code failing, and this tree's grade is full.
+
+Grades run with GRADE_QUICK=1 (repeated checks once, a third of the
+simulator cases); `make grade` itself runs the full counts. Used by
+tools/run-tests.py; results are named labs/<lab>/<what>.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import boot  # noqa: E402  (tools/boot.py)
+import grade  # noqa: E402  (tools/grade.py: the checks of every lab)
+from ktap import Result  # noqa: E402  (tools/ktap.py)
+
+ROOT = boot.ROOT
+LAB_TREE = ROOT / "tools" / "lab-tree.py"
+GRADE_TIMEOUT = 1200  # seconds for one grade, the student tree's build included
+SCORE = re.compile(r"^Score: (\d+)/(\d+)$", re.M)
+
+
+def selected(lab: str, patterns: list[str]) -> bool:
+    """A lab runs (all its results) when a pattern names it or one of its
+    results: labs/L3/*, labs/L*/catches-*."""
+    return not patterns or any(
+        fnmatch.fnmatchcase(f"labs/{lab}", "/".join(p.split("/")[:2])) for p in patterns
+        if p.startswith("labs"))
+
+
+def run(cmd: list[str], cwd: Path, log: Path, **more_env: str) -> tuple[str, int | None]:
+    env = dict(os.environ, GRADE_QUICK="1", **more_env)
+    env.pop("MAKEFLAGS", None)  # the tree's own make, not this one's jobserver
+    env.pop("MAKELEVEL", None)
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=GRADE_TIMEOUT)
+        text, status = proc.stdout.decode("utf-8", "replace"), proc.returncode
+    except subprocess.TimeoutExpired as e:
+        text, status = (e.output or b"").decode("utf-8", "replace"), None
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as f:
+        f.write(f"$ (cd {cwd} && {' '.join(cmd)})\n{text}\n")
+    return text, status
+
+
+def check_line(output: str, check: grade.Check) -> str:
+    """The status (PASS, FAIL, SKIP) the grade printed for check, or ""."""
+    for line in output.splitlines():
+        m = re.match(r"^\s+(PASS|FAIL|SKIP)\s+\S+\s+(.*)$", line)
+        if m and m.group(2).startswith(check.title):
+            return m.group(1)
+    return ""
+
+
+def score(output: str) -> tuple[int, int] | None:
+    found = SCORE.findall(output)
+    return (int(found[-1][0]), int(found[-1][1])) if found else None
+
+
+def student_results(lab: str, work: Path, log: Path, rel: str) -> list[Result]:
+    name = f"labs/{lab}"
+    tree = work / "tree"
+    shutil.rmtree(tree, ignore_errors=True)
+    text, status = run([sys.executable, str(LAB_TREE), lab, str(tree)], ROOT, log)
+    if status != 0:
+        return [Result(f"{name}/tree", "FAIL", f"make lab-tree failed: {text.strip()[-200:]}", rel)]
+    results = [Result(f"{name}/tree", "ok")]
+    text, status = run(["make", "-s", "grade", f"LAB={lab}"], tree, log)
+    if "grade: the tree does not build" in text or status is None:
+        why = "timed out" if status is None else "the student tree does not build"
+        return results + [Result(f"{name}/student-builds", "FAIL", why, rel)]
+    results.append(Result(f"{name}/student-builds", "ok"))
+    got = score(text)
+    if got is None:
+        results.append(Result(f"{name}/student-below-full", "FAIL", "no Score line", rel))
+    elif got[0] >= got[1] or status == 0:
+        results.append(Result(f"{name}/student-below-full", "FAIL",
+                              f"the stubbed tree scores {got[0]}/{got[1]}", rel))
+    else:
+        results.append(Result(f"{name}/student-below-full", "ok"))
+    passed = [c.title for c in grade.LABS[lab].checks
+              if c.tied and check_line(text, c) not in ("FAIL", "SKIP")]
+    results.append(Result(f"{name}/student-stubbed-checks-fail", "FAIL",
+                          f"passed with the code stubbed: {'; '.join(passed)}"[:300], rel)
+                   if passed else Result(f"{name}/student-stubbed-checks-fail", "ok"))
+    return results
+
+
+def reference_results(lab: str, log: Path, rel: str) -> list[Result]:
+    name = f"labs/{lab}/reference-full-marks"
+    text, status = run([sys.executable, str(ROOT / "tools" / "grade.py"), lab], ROOT, log)
+    got = score(text)
+    if status == 0 and got and got[0] == got[1]:
+        return [Result(name, "ok")]
+    failed = [line.strip() for line in text.splitlines() if line.lstrip().startswith("FAIL")]
+    why = failed[0] if failed else ("timed out" if status is None else f"exit status {status}")
+    return [Result(name, "FAIL", why[:300], rel)]
+
+
+def catches(lab: str, bug: str, log: Path, rel: str) -> Result:
+    """The reference with tlb_bug=bug must score below full marks."""
+    name = f"labs/{lab}/catches-{bug}"
+    text, status = run([sys.executable, str(ROOT / "tools" / "grade.py"), lab], ROOT, log,
+                       GRADE_BUG=bug)
+    got = score(text)
+    if got and got[0] < got[1] and status == 1:
+        return Result(name, "ok")
+    why = "timed out" if status is None else (f"scored {got[0]}/{got[1]}" if got else "no Score line")
+    return Result(name, "FAIL", f"tlb_bug={bug} not caught: {why}", rel)
+
+
+def lab_results(lab: str, work_dir: Path, rel) -> list[Result]:
+    work = work_dir / lab
+    log = work / "grade.log"
+    log.unlink(missing_ok=True)
+    results = reference_results(lab, log, rel(log))
+    results += [catches(lab, bug, log, rel(log)) for bug in grade.LABS[lab].bugs]
+    return results + student_results(lab, work, log, rel(log))
