@@ -24,7 +24,7 @@
  *   walk_cached            a paging-structure cache entry: the walk to
  *                          X's page table, usable even once the table
  *                          is unlinked (SDM Vol. 3A 4.10.3)
- *   Kernel_mm runs on PCID 0, which holds no user translations.
+ *   kernel_mm runs on PCID 0, which holds no user translations.
  *
  * The property (the assertions in use_x_page, use_y_page, walk_x_tables)
  *   (P1) no CPU uses a translation of X older than the generation it has
@@ -42,14 +42,21 @@
  * entries and differ only in the generation they record), more than one
  * flusher, teardown, and kernel mappings.
  *
+ * Steps: each atomic block, and each statement outside one, is one step
+ * of one CPU; SPIN tries every order of the steps of all CPUs. A CPU's
+ * steps are cut where another CPU could tell the difference (a store or
+ * load of loaded_mm, is_lazy, the mask, tlb_gen, the page tables).
+ *
  * The lazy policy: a kernel thread may keep the user mm loaded (LAZY) or
- * switch to kernel_mm, the model chooses either at every kernel thread,
- * so lazy=skip, lazy=off and lazy=dynamic's back-off are all in one run;
- * the flusher skips LAZY CPUs as lazy=skip does (lazy_skipped_by).
+ * switch to kernel_mm, and the model tries both at every kernel thread,
+ * so the runs of lazy=skip, lazy=off and lazy=dynamic's back-off are all
+ * among its runs; the flusher skips LAZY CPUs as lazy=skip does
+ * (lazy_skipped_by), the one policy that skips them.
  *
  * Switches: -DNCPU=3 (two scheduled CPUs), -DASID_SLOTS=2, and one
  * -DBUG_<NAME> per tlb_bug= of mm/tlb.c; BUG_SKIP_SWITCHING is the
  * model's own: a flusher that skips SWITCHING CPUs (CVE-2025-37964).
+ * tools/spin-check.py runs them all; --trail NAME prints a counterexample.
  */
 
 #ifndef NCPU
@@ -59,9 +66,11 @@
 #ifndef ASID_SLOTS
 #define ASID_SLOTS 1
 #endif
-#define ROUNDS 2
+#define ROUNDS 2 /* round 1: a new frame; round 2: unmapped, table freed */
 
-/* The injected bugs, as the kernel's tlb_bug_injected() tests read. */
+/* The injected bugs: each is a constant, tested where mm/tlb.c asks
+ * tlb_bug_injected(), so there is one code path and the switch picks
+ * the branch. */
 #ifdef BUG_SKIP_REMOTE
 #define bug_skip_remote true
 #else
@@ -141,8 +150,10 @@ typedef tlb_cpu {
 	byte req_gen;
 	/* the highest generation this CPU acknowledged (P1) */
 	byte acked_gen;
-	/* BUG_ACK_BEFORE_FLUSH: acknowledged, not flushed yet */
+	/* BUG_ACK_BEFORE_FLUSH: acknowledged, not flushed yet, and the
+	 * copy of the request taken when acknowledging (tlb_cpu.acked) */
 	bool held;
+	byte held_gen;
 };
 
 tlb_cpu cpu[NCPU];
@@ -352,8 +363,8 @@ inline leave_lazy_catch_up(c)
 
 /* --- A target handles the request (flush_tlb_here) -------------------- */
 
-/* The cases at the top of mm/tlb.c, for the request cpu[c].req_gen. */
-inline flush_tlb_here(c)
+/* The cases at the top of mm/tlb.c, for the request of request_gen. */
+inline flush_tlb_here(c, request_gen)
 {
 	/* LAB(L7) begin: flush_tlb_here: not loaded, lazy, up to date, one page, or the whole context */
 	if
@@ -361,11 +372,11 @@ inline flush_tlb_here(c)
 		/* X is not loaded here any more: switching back to it
 		 * compares generations (switch step 4) */
 		printf("cpu%d request gen %d: X not loaded, nothing\n", c,
-		       cpu[c].req_gen)
+		       request_gen)
 	:: cpu[c].loaded_mm == MM_X && cpu[c].is_lazy ->
 		/* LAZY: leave for kernel_mm, as cheap as flushing */
 		printf("cpu%d request gen %d: lazy, leaves for kernel_mm\n",
-		       c, cpu[c].req_gen);
+		       c, request_gen);
 		switch_step_1(c);
 		switch_steps_2_to_6(c, KERNEL_MM)
 	:: cpu[c].loaded_mm == MM_X && !cpu[c].is_lazy ->
@@ -374,22 +385,22 @@ inline flush_tlb_here(c)
 		:: cpu[c].slot_gen[slot] >= x_tlb_gen ->
 			/* an earlier flush covered this one */
 			printf("cpu%d request gen %d: up to date\n", c,
-			       cpu[c].req_gen)
+			       request_gen)
 		:: cpu[c].slot_gen[slot] < x_tlb_gen &&
-		   cpu[c].req_gen == cpu[c].slot_gen[slot] + 1 &&
-		   cpu[c].req_gen == x_tlb_gen ->
+		   request_gen == cpu[c].slot_gen[slot] + 1 &&
+		   request_gen == x_tlb_gen ->
 			/* one behind, and this is the newest request: the
 			 * page alone (INVLPG), which also drops the cached
 			 * walks of this PCID; record the request's gen */
 			printf("cpu%d request gen %d: flushes the page\n", c,
-			       cpu[c].req_gen);
+			       request_gen);
 			drop_slot(c, slot);
-			cpu[c].slot_gen[slot] = cpu[c].req_gen
+			cpu[c].slot_gen[slot] = request_gen
 		:: else ->
 			/* further behind, or not the newest: the whole
 			 * context, and record the mm's gen read first */
 			printf("cpu%d request gen %d: flushes the context\n",
-			       c, cpu[c].req_gen);
+			       c, request_gen);
 			drop_slot(c, slot);
 			cpu[c].slot_gen[slot] = x_tlb_gen
 		fi;
@@ -406,7 +417,7 @@ inline flush_acked_now(c)
 	:: cpu[c].held ->
 		printf("cpu%d flushes what it acknowledged\n", c);
 		cpu[c].held = false;
-		flush_tlb_here(c)
+		flush_tlb_here(c, cpu[c].held_gen)
 	:: else -> skip
 	fi
 }
@@ -480,9 +491,10 @@ inline take_flush_ipi(c)
 		flush_acked_now(c);
 		printf("cpu%d acknowledges gen %d, flushes later\n", c,
 		       cpu[c].req_gen);
-		cpu[c].held = true
+		cpu[c].held = true;
+		cpu[c].held_gen = cpu[c].req_gen
 	:: else ->
-		flush_tlb_here(c)
+		flush_tlb_here(c, cpu[c].req_gen)
 	fi;
 	if
 	:: cpu[c].req_gen > cpu[c].acked_gen ->
