@@ -60,6 +60,7 @@ GCC_TIMEOUT = 120    # seconds to compile pan.c
 PAN_TIMEOUT = 300    # seconds for one search (two CPUs: well under one)
 PAN_MEMORY_MB = 2048  # pan stops at this much memory rather than swap
 PAN_DEPTH = 100000   # the depth-first search's stack; the model's is a few hundred
+INCOMPLETE_SEARCH = ("max search depth too small", "out of memory", "reached -DMEMLIM bound")
 # The stub a student tree has in each unwritten region (docs/labs.md).
 STUB_ASSERTION = "0"
 STUB_MESSAGE = re.compile(r"lab L7: .*")
@@ -163,8 +164,9 @@ def check(model: Path, bug: str, cpus: int | None) -> Result:
     states = pan_number(out, r"(\d+) states, stored")
     if errors is None or states is None:
         return Result(False, "pan did not finish its search", tail(out))
+    # pan's own words when it gave up before the end of the state space
     incomplete = [line for line in out.splitlines()
-                  if "max search depth too small" in line or "out of memory" in line]
+                  if any(words in line for words in INCOMPLETE_SEARCH)]
     assertion = re.search(r"assertion violated (.*?) \(at depth", out)
     if assertion and assertion.group(1).strip() == STUB_ASSERTION:
         replayed = replay(model, bug, cpus, work, steps=False)
@@ -177,7 +179,8 @@ def check(model: Path, bug: str, cpus: int | None) -> Result:
             return Result(True, f"no violation ({states} states)", [])
         if errors == 0:
             return Result(False, f"search incomplete ({states} states)", incomplete)
-        why = assertion.group(0) if assertion else "an invalid end state (a deadlock)"
+        why = (f"assertion violated {assertion.group(1).strip()}" if assertion
+               else "an invalid end state (a deadlock)")
         return Result(False, f"violation: {why}",
                       [f"see it: tools/spin-check.py --model {model} --trail none"])
     if errors == 0:
