@@ -163,7 +163,8 @@ byte x_tlb_gen;
 bool x_cpu_mask[NCPU];
 byte x_pte;		   /* the version of the mapping, or PTE_NONE */
 bool x_table_linked = true; /* the page table is reachable from X's root */
-/* Frame v holds version v of the page; the table is the page table. */
+/* Frame v holds version v of the page; the one page table maps it until
+ * round 2 unlinks it. Freed means: reused by someone else from then on. */
 bool frame_freed[ROUNDS];
 bool table_freed;
 /* Requests sent and not acknowledged yet (the call's wait). */
@@ -606,6 +607,8 @@ inline free_old_pages()
 	}
 }
 
+/* CPU 0's thread of X: ROUNDS changes, each one tlb_batch_flush (flush
+ * steps 1-4, then the frees). */
 proctype flusher()
 {
 	byte round = 1, new_gen, target;
