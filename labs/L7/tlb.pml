@@ -556,6 +556,7 @@ inline choose_targets()
 	target = 1;
 	do
 	:: target < NCPU && !mask_seen[target] ->
+		printf("flusher: cpu%d is not in X's mask\n", target);
 		target++
 	:: target < NCPU && mask_seen[target] && bug_skip_remote ->
 		target++
