@@ -239,22 +239,21 @@ def boot_once(kernel: str, extra: list[str], run_dir: Path, label: str) -> tuple
           flush=True)
     result = boot.run(s, kernel, run_dir, stream=True)
     run = parse(result.serial)
-    record = {
-        "schema": SCHEMA,
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": s.describe(),
-        "cmdline": s.cmdline,
-        "serial_log": str(result.serial_path),
-        "exit": "timeout" if result.timed_out else result.status,
-        "duration_s": round(result.duration, 1),
-        "env": run.env, "options": run.options, "tlb": run.tlb, "end": run.end,
-        "benchmarks": list(run.benchmarks.values()),
-        "crossover": run.crossover,
-        "problems": run.missing(),
-    }
+    record = record_of(run, machine=s.describe(), cmdline=s.cmdline,
+                       serial_log=str(result.serial_path),
+                       exit="timeout" if result.timed_out else result.status,
+                       duration_s=round(result.duration, 1))
     if result.error:
         record["problems"].append(result.error)
     return run, record
+
+
+def record_of(run: Run, **how: object) -> dict:
+    """The results JSON of a parsed run; how: where and how it ran."""
+    return {"schema": SCHEMA, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **how,
+            "env": run.env, "options": run.options, "tlb": run.tlb, "end": run.end,
+            "benchmarks": list(run.benchmarks.values()), "crossover": run.crossover,
+            "problems": run.missing()}
 
 
 def write_json(record: dict, path: Path) -> None:
@@ -516,6 +515,31 @@ def cmd_check(log: str) -> int:
     return 1 if missing else 0
 
 
+def cmd_import(log: str, out: str | None) -> int:
+    """A serial log captured elsewhere (a real PC's serial port, KVM) as a
+    results JSON beside make bench's, for hwcompare, plots and compare."""
+    try:
+        text = Path(log).read_text(errors="replace")
+    except OSError as e:
+        print(f"bench: cannot read {log}: {e.strerror}", file=sys.stderr)
+        return 2
+    run = parse(text)
+    if not run.benchmarks:
+        print(f"bench: {log} holds no benchmark rows (lines '@ name params ...')",
+              file=sys.stderr)
+        return 1
+    record = record_of(run, machine=run.env.get("platform", "unknown"), cmdline=[],
+                       serial_log=str(Path(log).resolve()), exit=None, duration_s=None)
+    path = Path(out) if out else results_dir(boot.ROOT / "build" / "kernel") / (
+        "imported-" + time.strftime("%Y%m%d-%H%M%S") + ".json")
+    write_json(record, path)
+    rows = sum(len(b["results"]) for b in run.benchmarks.values())
+    print(f"bench: {rows} rows of {len(run.benchmarks)} benchmarks -> {path}"
+          + (f" ({len(record['problems'])} problems: {record['problems'][0]})"
+             if record["problems"] else ""))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     boot.interrupt_on_sigterm()
     parser = argparse.ArgumentParser(prog="tools/bench.py", description=__doc__.split("\n")[0])
@@ -532,6 +556,9 @@ def main(argv: list[str]) -> int:
                    help="where the results are and the plots go")
     p = sub.add_parser("check", help="parse a run's serial output")
     p.add_argument("log")
+    p = sub.add_parser("import", help="a serial log from elsewhere as a results JSON")
+    p.add_argument("log")
+    p.add_argument("-o", "--output", help="the JSON to write (default: build/bench/imported-*.json)")
     args = parser.parse_args(argv[1:])
     try:
         if args.command == "run":
@@ -540,6 +567,8 @@ def main(argv: list[str]) -> int:
             return cmd_compare(args.kernel, args.a, args.b)
         if args.command == "plots":
             return cmd_plots(args.results, Path(args.dir))
+        if args.command == "import":
+            return cmd_import(args.log, args.output)
         return cmd_check(args.log)
     except boot.ConfigError as e:
         print(f"bench: {e}", file=sys.stderr)

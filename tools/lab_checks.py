@@ -29,6 +29,7 @@ import bench  # noqa: E402  (tools/bench.py: the serial log's parser)
 # BENCH_SAMPLES_MIN, BENCH_SAMPLES_FLOOR), scaled by bench_scale= as
 # bench_min_samples() does.
 SAMPLES_MIN = 11
+SAMPLES_DEFAULT = 1001  # the most a row takes at bench_scale=100
 SAMPLES_FLOOR = 3
 PERCENT = 100
 # tlb_reach's working sets: 1 page doubling to at least this (16 MiB).
@@ -51,6 +52,12 @@ def min_samples(run: bench.Run) -> int:
     return max(SAMPLES_MIN * scale // PERCENT, SAMPLES_FLOOR)
 
 
+def max_samples(run: bench.Run) -> int:
+    """bench_max_samples() of the run: a row stops sampling there."""
+    scale = int(run.env.get("scale", PERCENT))
+    return max(SAMPLES_DEFAULT * scale // PERCENT, SAMPLES_FLOOR)
+
+
 def unwritten(serial_text: str) -> list[str]:
     """The lines where a stubbed lab region stopped the kernel."""
     return [line.strip() for line in bench.clean_lines(serial_text) if UNWRITTEN in line]
@@ -71,7 +78,7 @@ def check_bench_rows(serial_text: str, name: str, expected_params: list[str]) ->
     if not b["complete"]:
         problems.append(f"{name}: no `bench: {name}: N results in T ms` line agreeing "
                         f"with its {len(b['results'])} rows (the benchmark did not finish)")
-    least = min_samples(run)
+    least, most = min_samples(run), max_samples(run)
     rows = {}
     for row in b["results"]:
         if row["params_text"] in rows:
@@ -91,6 +98,9 @@ def check_bench_rows(serial_text: str, name: str, expected_params: list[str]) ->
             if row["count"] < least:
                 problems.append(f"{name} {params}: {row['count']} samples, the harness "
                                 f"takes at least {least}")
+            if row["count"] > most:
+                problems.append(f"{name} {params}: {row['count']} samples, more than the "
+                                f"{most} bench_scale= allows: sample while bench_more() asks")
             if not row["min"] <= row["p10"] <= row["median"] <= row["p90"]:
                 problems.append(f"{name} {params}: min {row['min']}, p10 {row['p10']}, "
                                 f"median {row['median']}, p90 {row['p90']} are not in order")
