@@ -670,7 +670,7 @@ static size_t list_cases(struct test_case *cases)
  * code need not have them: run-tests.py names those bugs here, and their
  * cases are skipped rather than failed.
  */
-#define BUG_SKIP_REASON                                                 \
+#define BUG_SKIP_REASON                                                      \
 	"this lab tree's own code carries the switch (.lab); the reference " \
 	"tree runs it"
 
