@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -191,21 +192,34 @@ def enclosing_name(lines: list[str], region: Region, pattern: str) -> str:
     return "this part"
 
 
+def comment(indent: str, text: str, python: bool) -> list[str]:
+    """text as a comment at indent, wrapped to the 80 columns of the style."""
+    width = 80 - len(indent.expandtabs(8)) - 3
+    lines = textwrap.wrap(text, width) or [""]
+    if python:
+        return [f"{indent}# {line}" for line in lines]
+    if len(lines) == 1:
+        return [f"{indent}/* {lines[0]} */"]
+    return ([f"{indent}/* {lines[0]}"] + [f"{indent} * {line}" for line in lines[1:-1]]
+            + [f"{indent} * {lines[-1]} */"])
+
+
 def stub_lines(lines: list[str], region: Region) -> list[str]:
     ind = region.indent
     lab = region.lab
+    what = f"LAB({lab}) to write: {region.what}"
     if region.path.endswith(".pml"):
         where = enclosing_name(lines, region, r"^\s*(?:active\s+(?:\[\d+\]\s+)?)?(?:proctype|inline)\s+(\w+)")
-        return [f"{ind}/* LAB({lab}) to write: {region.what} */",
+        return [*comment(ind, what, False),
                 f'{ind}printf("lab {lab}: {where} is not written yet (labs/README.md, lab {lab})\\n");',
                 f"{ind}assert(false)"]
     if region.path.endswith(PYTHON):
         where = enclosing_name(lines, region, r"^\s*def\s+(\w+)")
-        return [f"{ind}# LAB({lab}) to write: {region.what}",
+        return [*comment(ind, what, True),
                 f'{ind}raise NotImplementedError("lab {lab}: {where}() is not written yet '
                 f'(labs/README.md, lab {lab})")']
     names = c_parameters(lines, region) + region.keeps
-    out = [f"{ind}/* LAB({lab}) to write: {region.what} */"]
+    out = comment(ind, what, False)
     out += [f"{ind}(void){name};" for name in dict.fromkeys(names)]
     out.append(f'{ind}LAB_UNWRITTEN("{lab}");')
     return out

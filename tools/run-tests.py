@@ -10,9 +10,9 @@ Both print KTAP (as Linux KUnit does): every leaf case is one result,
 host/<binary>/<case> or <config>/<suite>.<case>; the cases a crash cut off
 fail. With the TLB simulator among the host binaries, tools/mutants.py
 checks that every mutant applies and that a few are killed; with any host
-binary, the host scripts (HOST_SCRIPTS: the timeline renderer's test) run
-too. ONLY=PATTERNS
-works as --only. Setting any of EMU SMP MEM ACCEL CPU FIRMWARE MACHINE
+binary, the host scripts (HOST_SCRIPTS: the timeline renderer's and the lab
+tools' tests) run too, and the labs are graded (tools/lab_tests.py: results
+labs/<lab>/...). ONLY=PATTERNS works as --only. Setting any of EMU SMP MEM ACCEL CPU FIRMWARE MACHINE
 CMDLINE QEMU_ARGS ICOUNT runs one configuration, `custom`, built from them,
 instead of the table; TIMEOUT changes every time limit. Logs: build/test/.
 """
@@ -55,7 +55,8 @@ HOST_TIMEOUTS = {"tlb_sim": 1200}
 MUTANTS = ROOT / "tools" / "mutants.py"
 # Host tests written in Python, run like the binaries (KTAP on stdout):
 # host/<name>: the renderer of tools/timeline.py draws a known trace.
-HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py"}
+HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
+                "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
 # shootdown that does not wait, a batch freed before its flush, a PCID that

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""The labs' tools on crafted input: tools/lab-tree.py's markers and stubs
+(what must be refused, what a stub keeps so the tree compiles with -Werror,
+C, Promela and Python), and tools/grade.py's reading of KTAP (a stopped run
+fails its check even when the tests it names passed; a stub's message is
+the reason given).
+
+Prints KTAP, one result per case (tools/run-tests.py runs it as
+host/lab-tools). Python 3.11 standard library; the compile case needs gcc.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+
+def load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+lab_tree = load("lab_tree", ROOT / "tools" / "lab-tree.py")
+import grade  # noqa: E402  (tools/grade.py)
+
+C_SOURCE = """\
+#include "lib/types.h"
+
+static int helper(int x)
+{
+	return x + 1;
+}
+
+static int apply(int (*fn)(int), const char names[4], unsigned count,
+		 void *ctx)
+{
+	/* LAB(L3) begin: call fn on count, as many times as names says
+	 * keeps: helper */
+	(void)ctx;
+	return fn(helper((int)count)) + names[0];
+	/* LAB(L3) end */
+}
+
+int partial(int a)
+{
+	int b = a * 2;
+
+	/* LAB(L4) begin: double again; keeps: b */
+	b *= 2;
+	/* LAB(L4) end */
+	return b;
+}
+
+int use(void)
+{
+	return apply(helper, "abc", 1, 0) + partial(1);
+}
+"""
+
+
+def regions(path: str, text: str):
+    return lab_tree.regions_of(path, text.split("\n"))
+
+
+def stub(path: str, text: str, lab: str) -> str:
+    lines = text.split("\n")
+    chosen = [r for r in lab_tree.regions_of(path, lines) if r.lab == lab]
+    return "\n".join(lab_tree.stubbed(path, lines, chosen))
+
+
+def refused(text: str, why: str, path: str = "x.c") -> None:
+    try:
+        regions(path, text)
+    except lab_tree.MarkerError as e:
+        assert why in str(e), f"refused for another reason: {e}"
+        return
+    raise AssertionError(f"accepted; should be refused ({why})")
+
+
+# --- lab-tree ---------------------------------------------------------------------
+
+
+def case_regions_parsed() -> None:
+    found = regions("x.c", C_SOURCE)
+    assert [(r.lab, r.what, r.keeps) for r in found] == [
+        ("L3", "call fn on count, as many times as names says", ["helper"]),
+        ("L4", "double again", ["b"])], found
+
+
+def case_parameters_of_a_whole_body() -> None:
+    lines = C_SOURCE.split("\n")
+    whole, part = lab_tree.regions_of("x.c", lines)
+    assert lab_tree.c_parameters(lines, whole) == ["fn", "names", "count", "ctx"]
+    assert lab_tree.c_parameters(lines, part) == [], "a region inside a body has no parameters"
+
+
+def case_c_stub() -> None:
+    out = stub("x.c", C_SOURCE, "L3")
+    for want in ("(void)fn;", "(void)names;", "(void)count;", "(void)ctx;", "(void)helper;",
+                 'LAB_UNWRITTEN("L3");', '#include "lib/lab.h"', "/* LAB(L4) begin"):
+        assert want in out, f"stub lacks {want!r}:\n{out}"
+    assert "fn(helper" not in out, "the reference code is still there"
+    assert out.index('#include "lib/lab.h"') > out.index('#include "lib/types.h"')
+
+
+def case_c_stub_compiles() -> None:
+    if not shutil.which("gcc"):
+        raise SkipCase("no gcc")
+    for lab in ("L3", "L4"):
+        with tempfile.TemporaryDirectory() as tmp:
+            source = Path(tmp) / "x.c"
+            source.write_text(stub("x.c", C_SOURCE, lab))
+            proc = subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-I", str(ROOT),
+                                   "-c", str(source), "-o", str(Path(tmp) / "x.o")],
+                                  capture_output=True, text=True)
+            assert proc.returncode == 0, f"lab {lab}'s stub does not compile:\n{proc.stderr}"
+
+
+def case_promela_and_python_stubs() -> None:
+    pml = ("proctype flusher() {\n\tx = 1;\n\t/* LAB(L7) begin: choose targets */\n\ty = 2;\n"
+           "\t/* LAB(L7) end */\n\tz = 3\n}\n")
+    out = stub("m.pml", pml, "L7")
+    assert 'printf("lab L7: flusher is not written yet' in out and "assert(false)" in out, out
+    assert "y = 2" not in out and "lib/lab.h" not in out, out
+    py = ("def pair(a, b):\n    # LAB(L8) begin: pair them\n    return a, b\n    # LAB(L8) end\n")
+    out = stub("t.py", py, "L8")
+    assert 'raise NotImplementedError("lab L8: pair() is not written yet' in out, out
+    assert "return a, b" not in out, out
+
+
+def case_malformed_markers_refused() -> None:
+    refused("/* LAB(L3) begin: a */\n/* LAB(L4) begin: b */\n/* LAB(L4) end */\n"
+            "/* LAB(L3) end */\n", "begins inside")
+    refused("x;\n/* LAB(L3) end */\n", "end without its begin")
+    refused("/* LAB(L3) begin: a */\nx;\n", "never ends")
+    refused("/* LAB(L3) begin: a */\nx;\n/* LAB(L4) end */\n", "end without its begin")
+    refused("/* LAB(L9) begin: a */\n/* LAB(L9) end */\n", "no lab L9")
+    refused("/* LAB(L3) begin: */\n/* LAB(L3) end */\n", "say what to write")
+    refused("/* LAB(L3) begin: a; keeps: not a name */\n/* LAB(L3) end */\n", "is not a name")
+    refused("/* LAB(L3) begin: a\n x;\n", "never closed")
+    refused("\t/* LAB(L3) end*/\n", "malformed")
+
+
+def case_prose_may_name_markers() -> None:
+    assert regions("README.md", "write between `/* LAB(L3) begin: ... */` markers\n") == []
+
+
+# --- grade's reading of KTAP --------------------------------------------------------
+
+
+KTAP_OK = "KTAP version 1\n1..2\nok 1 TLB0001 a\nok 2 TLB0002 b\n"
+
+
+def case_grade_reads_ktap() -> None:
+    assert grade.ktap_verdict(KTAP_OK, 0, ()).status == "PASS"
+    assert grade.ktap_verdict(KTAP_OK, 0, ("TLB0002",)).status == "PASS"
+    v = grade.ktap_verdict(KTAP_OK, 0, ("TLB0003",))
+    assert v.status == "FAIL" and "TLB0003" in v.why, v
+    assert grade.ktap_verdict(KTAP_OK, 1, ()).status == "FAIL", "a failing exit status passed"
+    assert grade.ktap_verdict(KTAP_OK, None, ()).status == "FAIL", "a timeout passed"
+    assert grade.ktap_verdict("no KTAP here\n", 0, ()).status == "FAIL"
+
+
+def case_grade_stopped_run_fails() -> None:
+    stopped = ("KTAP version 1\n1..3\nok 1 TLB0001 a\n"
+               "PANIC: lab L3: cpu_needs_flush() is not written yet (labs/README.md, lab L3)\n")
+    v = grade.ktap_verdict(stopped, 0, ("TLB0001",))
+    assert v.status == "FAIL", "the named test passed before the crash, and so did the check"
+    v = grade.ktap_verdict("KTAP version 1\n1..1\nnot ok 1 TLB0001 a\n"
+                           "# lab L3: send_request() is not written yet\n", 1, ())
+    assert v.status == "FAIL" and "send_request() is not written yet" in v.why, v
+
+
+class SkipCase(Exception):
+    pass
+
+
+CASES = [(name[len("case_"):].replace("_", " "), fn) for name, fn in list(globals().items())
+         if name.startswith("case_")]
+
+
+def main() -> int:
+    print("KTAP version 1")
+    print(f"1..{len(CASES)}")
+    failed = 0
+    for n, (name, fn) in enumerate(CASES, 1):
+        try:
+            fn()
+            print(f"ok {n} {name}")
+        except SkipCase as e:
+            print(f"ok {n} {name} # SKIP {e}")
+        except Exception as e:  # noqa: BLE001  (any failure is this case's)
+            failed += 1
+            for line in (str(e) or traceback.format_exc()).splitlines():
+                print(f"# {line}")
+            print(f"not ok {n} {name}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
