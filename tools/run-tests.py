@@ -12,9 +12,10 @@ fail. With the TLB simulator among the host binaries, tools/mutants.py
 checks that every mutant applies and that a few are killed; with any host
 binary, the host scripts (HOST_SCRIPTS: the timeline renderer's and the lab
 tools' tests) run too, and the labs are graded (tools/lab_tests.py: results
-labs/<lab>/...). ONLY=PATTERNS works as --only. Setting any of EMU SMP MEM ACCEL CPU FIRMWARE MACHINE
-CMDLINE QEMU_ARGS ICOUNT runs one configuration, `custom`, built from them,
-instead of the table; TIMEOUT changes every time limit. Logs: build/test/.
+labs/<lab>/...). ONLY=PATTERNS works as --only. Setting any of EMU SMP
+MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT runs one
+configuration, `custom`, built from them, instead of the table; TIMEOUT
+changes every time limit. Logs: build/test/.
 """
 
 from __future__ import annotations
