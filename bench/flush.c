@@ -338,7 +338,8 @@ static void flush_local_rows(void *arg)
 static size_t flush_crossover(const uint64_t *by_page, const uint64_t *full,
 			      size_t n)
 {
-	/* LAB(L6) begin: the smallest i such that full[j] <= by_page[j] for every j >= i, or n if there is none */
+	/* LAB(L6) begin: the smallest i such that full[j] <= by_page[j] for
+	 * every j >= i, or n if there is none */
 	size_t from = n;
 
 	while (from > 0 && full[from - 1] <= by_page[from - 1])

@@ -45,7 +45,9 @@ static void reach_pass(const struct bench_space *s, unsigned n)
 
 static void reach_rows(void *arg)
 {
-	/* LAB(L1) begin: a row "pages=N,tlb=warm" for N = 1, 2, 4, ... up to the space's pages: the cost per page of reach_pass over N pages, the TLB warmed by an untimed pass first; keeps: reach_pass */
+	/* LAB(L1) begin: a row "pages=N,tlb=warm" for N = 1, 2, 4, ... up to
+	 * the space's pages: the cost per page of reach_pass over N pages, the
+	 * TLB warmed by an untimed pass first; keeps: reach_pass */
 	const struct bench_space *s = arg;
 
 	for (unsigned n = 1; n <= s->pages; n *= 2) {

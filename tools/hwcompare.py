@@ -71,7 +71,7 @@ def load(path: str | Path) -> dict:
 # instead of the statistics.
 def compare_rows(a: dict, b: dict) -> tuple[list[dict], list[tuple[str, str]],
                                              list[tuple[str, str]]]:
-    # LAB(L8) begin: pair the rows of a and b by (name, params_text): the pairs in both with their medians and B/A, then the rows only in A, only in B
+    # LAB(L8) begin: pair the rows of a and b as the comment above says
     def rows(record: dict) -> dict[tuple[str, str], dict]:
         out: dict[tuple[str, str], dict] = {}
         for bench in record["benchmarks"]:

@@ -39,7 +39,10 @@ C_BEGIN = re.compile(r"^(\s*)/\* LAB\((L\d)\) begin: (.*)$")
 C_END = re.compile(r"^\s*/\* LAB\((L\d)\) end \*/\s*$")
 PY_BEGIN = re.compile(r"^(\s*)# LAB\((L\d)\) begin: (.*)$")
 PY_END = re.compile(r"^\s*# LAB\((L\d)\) end\s*$")
-ANY_MARKER = re.compile(r"LAB\((L\d)\) (begin|end)\b")
+# A comment that starts like a marker but is not one (in strings, or in
+# prose, the words are only words).
+C_ALMOST = re.compile(r"^\s*/\*\s*LAB\(")
+PY_ALMOST = re.compile(r"^\s*#\s*LAB\(")
 BUG_TOKEN = re.compile(r"\bTLB_BUG_([A-Z_]+)\b")
 IDENT = re.compile(r"[A-Za-z_]\w*")
 
@@ -65,9 +68,9 @@ class Region:
 
 def marker_syntax(path: str):
     if path.endswith(C_LIKE):
-        return C_BEGIN, C_END
+        return C_BEGIN, C_END, C_ALMOST
     if path.endswith(PYTHON):
-        return PY_BEGIN, PY_END
+        return PY_BEGIN, PY_END, PY_ALMOST
     return None
 
 
@@ -98,7 +101,7 @@ def regions_of(path: str, lines: list[str]) -> list[Region]:
     syntax = marker_syntax(path)
     if not syntax:  # prose may name markers; only code carries them
         return []
-    begin_re, end_re = syntax
+    begin_re, end_re, almost_re = syntax
     python = path.endswith(PYTHON)
     found: list[Region] = []
     open_region: Region | None = None
@@ -128,7 +131,7 @@ def regions_of(path: str, lines: list[str]) -> list[Region]:
             open_region.last = i
             found.append(open_region)
             open_region = None
-        elif ANY_MARKER.search(line):
+        elif almost_re.match(line):
             raise MarkerError(f"{path}:{i + 1}: malformed LAB marker: {line.strip()}")
         i += 1
     if open_region:

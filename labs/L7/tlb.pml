@@ -367,7 +367,8 @@ inline leave_lazy_catch_up(c)
 /* The cases at the top of mm/tlb.c, for the request of request_gen. */
 inline flush_tlb_here(c, request_gen)
 {
-	/* LAB(L7) begin: flush_tlb_here: not loaded, lazy, up to date, one page, or the whole context */
+	/* LAB(L7) begin: flush_tlb_here: not loaded, lazy, up to date, one
+	 * page, or the whole context */
 	if
 	:: cpu[c].loaded_mm != MM_X ->
 		/* X is not loaded here any more: switching back to it
@@ -543,7 +544,8 @@ end_running:
  * this one; sets want[cpu] for each CPU that must get the request. */
 inline choose_targets()
 {
-	/* LAB(L7) begin: flush step 3: which CPUs of X's cpu_mask get the request (cpu_needs_flush) */
+	/* LAB(L7) begin: flush step 3: which CPUs of X's cpu_mask get the
+	 * request (cpu_needs_flush) */
 	atomic {
 		target = 0;
 		do
