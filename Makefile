@@ -469,7 +469,7 @@ mutants:
 # --- Labs (labs/README.md, docs/labs.md) ---------------------------------------
 # make lab-tree LAB=L3 DEST=dir: a student tree; make grade LAB=L3: the
 # lab's checks in this tree, Score: N/M (GRADE_SEED=, GRADE_QUICK=1,
-# GRADE_BUG= for teachers).
+# GRADE_BUG= for teachers; LOG= the serial log of L8's day on hardware).
 LAB_NAMES := L0 L1 L2 L3 L4 L5 L6 L7 L8
 lab-check-var = $(if $(filter $(LAB),$(LAB_NAMES)),,$(error LAB=$(if $(LAB),$(LAB),(unset)): name a lab, one of $(LAB_NAMES) (labs/README.md)))
 
@@ -480,7 +480,7 @@ lab-tree:
 
 grade: deps
 	$(call lab-check-var)
-	@$(PYTHON) tools/grade.py $(LAB) --build $(BUILD)
+	@$(PYTHON) tools/grade.py $(LAB) --build $(BUILD) $(if $(LOG),--log $(LOG))
 
 # --- Hygiene ---------------------------------------------------------------
 FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \

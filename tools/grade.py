@@ -37,6 +37,7 @@ SIM_TIMEOUT = 600  # seconds for one simulator invocation
 HOST_TIMEOUT = 120
 QUICK_SIM_SHARE = 3  # GRADE_QUICK=1 runs about 1/3 of a check's simulator cases
 TCG = dict(emu="qemu", accel="tcg", cpu="max")
+KVM = dict(emu="qemu", accel="kvm", cpu="host")
 # Bochs with PCID and INVPCID and without SMAP (docs/tlb-bugs.md: with SMAP
 # on, Bochs walks afresh for kernel accesses to user pages and hides stale
 # entries from the oracle).
@@ -64,12 +65,12 @@ class Boot:
 class Check:
     points: int
     title: str
-    kind: str                      # host | sim | boot | bench | spin | tool
+    kind: str                      # host | sim | boot | bench | spin | tool | log
     host: str = ""                 # host: the program in build/host/
     cases: tuple[str, ...] = ()    # sim: case names; boot: KTAP test IDs
     boot: Boot | None = None       # boot, bench
     expect: tuple[str, ...] = ()   # boot: serial lines that must appear
-    function: str = ""             # bench, tool: a lab_checks function
+    function: str = ""             # bench, tool, log: a lab_checks function
     repeat: int = 1                # racy checks: every run must pass
     tied: bool = True              # fails while the lab's regions are stubs
 
@@ -87,6 +88,10 @@ class Lab:
 def tcg(smp: int, *cmdline: str, topology: str = "") -> Boot:
     what = f"TCG, {smp} CPU{'s' if smp > 1 else ''}" + (f" ({topology})" if topology else "")
     return Boot(what, TCG, smp, tuple(cmdline), topology)
+
+
+def kvm(smp: int, *cmdline: str) -> Boot:
+    return Boot(f"KVM, {smp} CPUs", KVM, smp, tuple(cmdline))
 
 
 def bochs(smp: int, *cmdline: str) -> Boot:
@@ -186,6 +191,11 @@ LABS: dict[str, Lab] = {
         Check(1, "the census of this machine (TCG) reads as a census", "boot",
               boot=tcg(2, "test=boot", "console=serial"), cases=("BOOT0001",),
               expect=("cpus: index  APIC ID  state", "boot: cpus=2 "), tied=False),
+        Check(1, "the census under KVM says accel=kvm", "boot",
+              boot=kvm(2, "test=boot", "console=serial"), cases=("BOOT0001",),
+              expect=("accel=kvm ",), tied=False),
+        Check(2, "the day's log (LOG=): a real PC or KVM, its census and benchmarks", "log",
+              function="check_hardware_log", tied=False),
     ]),
 }
 
@@ -208,6 +218,7 @@ class Grader:
         self.seed = os.environ.get("GRADE_SEED", "").strip()
         self.quick = os.environ.get("GRADE_QUICK", "").strip() not in ("", "0")
         self.bug = os.environ.get("GRADE_BUG", "").strip()
+        self.log = os.environ.get("GRADE_LOG", "").strip()
         self.boots: dict[tuple, list[boot.RunResult]] = {}
 
     # Boots, shared between the checks that name the same one.
@@ -237,7 +248,22 @@ class Grader:
     def run(self, c: Check) -> Verdict:
         if c.boot and c.boot.emu["emu"] == "bochs" and not shutil.which("bochs"):
             return Verdict("SKIP", "Bochs is not installed (make deps)")
+        if c.boot and c.boot.emu.get("accel") == "kvm":
+            usable, why = boot.kvm_status()
+            if not usable:
+                return Verdict("SKIP", why)
         return getattr(self, f"check_{c.kind}")(c)
+
+    def check_log(self, c: Check) -> Verdict:
+        if not self.log:
+            return Verdict("SKIP", "no log of the day given: make grade LAB=L8 LOG=serial.log "
+                                   "(labs/L8-hardware.md)")
+        try:
+            text = "\n".join(clean_lines(Path(self.log).read_text(errors="replace")))
+        except OSError as e:
+            return Verdict("FAIL", f"LOG={self.log}: {e.strerror}")
+        problems = lab_check(c.function)(text)
+        return Verdict("FAIL", "; ".join(problems)[:400]) if problems else Verdict("PASS")
 
     def check_host(self, c: Check) -> Verdict:
         program = self.build / "host" / c.host
@@ -386,6 +412,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("lab", help="L0..L8")
     parser.add_argument("--build", default="build", help="the build directory (make's BUILD)")
     parser.add_argument("--list", action="store_true", help="list the lab's checks")
+    parser.add_argument("--log", help="L8: the serial log of the day on real hardware")
     args = parser.parse_args(argv)
     lab = LABS.get(args.lab)
     if not lab:
@@ -399,6 +426,8 @@ def main(argv: list[str]) -> int:
         print(f"{total} points" + (f"; catches tlb_bug={', '.join(lab.bugs)}" if lab.bugs else ""))
         return 0
     build = (ROOT / args.build).resolve()
+    if args.log:
+        os.environ["GRADE_LOG"] = str(Path(args.log).resolve())
     grader = Grader(args.lab, build / "shootdown.elf", build)
     seed = grader.seed or "default"
     print(f"grade: lab {args.lab}, {lab.title} ({lab.handout}); seed {seed}"

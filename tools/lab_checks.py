@@ -16,6 +16,7 @@ each other. Python 3.11 standard library only.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -221,6 +222,39 @@ def check_hwcompare(repo_root: str | Path) -> list[str]:
     return problems
 
 
+# The boot summary line (kernel/main.c) and the census's CPU table.
+BOOT_LINE = re.compile(r"^boot: cpus=(\d+) .*\baccel=(\w+)")
+CPU_ROW = re.compile(r"^cpus:\s+(\S+)\s+(\d+)\s+(\S.*)$")
+EMULATORS = ("tcg", "bochs")
+
+
+def check_hardware_log(serial_text: str) -> list[str]:
+    """L8: a serial log of the day on real hardware (a PC, or KVM): the
+    kernel says it ran on no emulator, the census lists every CPU with a
+    state and counts the online ones in the boot line, and the benchmarks
+    ran to their end with rows that parse."""
+    lines = bench.clean_lines(serial_text)
+    problems = [f"the kernel stopped: {line}" for line in unwritten(serial_text)]
+    boot = next((m for m in map(BOOT_LINE.match, lines) if m), None)
+    if boot is None:
+        return problems + ["no `boot: cpus=N ... accel=...` line: not a shootdown boot log"]
+    if boot.group(2) in EMULATORS:
+        problems.append(f"accel={boot.group(2)}: this log is from an emulator; the day needs a real "
+                        "PC (accel=none) or KVM (accel=kvm)")
+    rows = [m for m in map(CPU_ROW.match, lines) if m and m.group(1) != "index"]
+    if not rows:
+        problems.append("no census: the `cpus: index  APIC ID  state` table is missing")
+    online = sum(1 for m in rows if m.group(3).startswith("online"))
+    if rows and online != int(boot.group(1)):
+        problems.append(f"the census shows {online} CPUs online, the boot line cpus={boot.group(1)}")
+    run = bench.parse(serial_text)
+    if not run.benchmarks:
+        problems.append("no benchmark rows: boot the default job (or bench=all) to the end")
+    else:
+        problems += [f"benchmarks: {p}" for p in run.missing()]
+    return problems
+
+
 # --- Self-test: the checks on logs made up to pass or fail -----------------------
 
 def made_up_log(flush: dict[int, tuple[int, int]], crossover: str, ceiling: int = 33,
@@ -246,9 +280,20 @@ def made_up_log(flush: dict[int, tuple[int, int]], crossover: str, ceiling: int 
         f"bench: end benchmarks=2 results={len(reach) + len(local)} seconds=0", ""])
 
 
+def made_up_census(accel: str, online: int, listed: int, benchmarks: str) -> str:
+    """A boot log's census and boot line, then benchmark output."""
+    rows = [f"cpus: {i if i < online else '-':>5} {i * 2:>8}  "
+            + ("online" if i < online else "absent (not enabled in the MADT)")
+            for i in range(listed)]
+    return "\n".join(["cpus: index  APIC ID  state", *rows,
+                      f"boot: cpus={online} apic=xapic pcid=1 invpcid=1 accel={accel} mem_mib=8000",
+                      benchmarks])
+
+
 def selftest() -> list[str]:
     """The checks pass on consistent made-up logs and fail on broken ones."""
     cheap_late = {1: (10, 50), 2: (20, 50), 33: (60, 50), 64: (40, 50), 128: (90, 50)}
+    rows = made_up_log(cheap_late, "pages=128")
     cases = [
         ("crossover at the last win", check_crossover(made_up_log(cheap_late, "pages=128")),
          True),
@@ -265,6 +310,12 @@ def selftest() -> list[str]:
                                                       reach_largest=2048)), False),
         ("stubbed kernel", check_tlb_reach("panic: lab L1: reach_rows() is not written yet\n"),
          False),
+        ("a PC's log", check_hardware_log(made_up_census("none", 4, 5, rows)), True),
+        ("a KVM log", check_hardware_log(made_up_census("kvm", 2, 2, rows)), True),
+        ("an emulator's log", check_hardware_log(made_up_census("tcg", 2, 2, rows)), False),
+        ("a census that disagrees", check_hardware_log(made_up_census("none", 3, 3, rows)
+                                                       .replace("cpus=3", "cpus=2")), False),
+        ("no benchmarks", check_hardware_log(made_up_census("none", 2, 2, "")), False),
     ]
     return [f"selftest {name}: expected {'a pass' if want else 'problems'}, got "
             f"{problems or 'a pass'}" for name, problems, want in cases
@@ -272,14 +323,16 @@ def selftest() -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    usage = "usage: tools/lab_checks.py reach LOG | crossover LOG | hwcompare [ROOT] | selftest"
+    usage = ("usage: tools/lab_checks.py reach LOG | crossover LOG | hardware LOG | "
+             "hwcompare [ROOT] | selftest")
     if len(argv) < 2:
         print(usage, file=sys.stderr)
         return 2
     command, args = argv[1], argv[2:]
-    if command in ("reach", "crossover") and len(args) == 1:
-        text = Path(args[0]).read_text(errors="replace")
-        problems = (check_tlb_reach if command == "reach" else check_crossover)(text)
+    checks = {"reach": check_tlb_reach, "crossover": check_crossover,
+              "hardware": check_hardware_log}
+    if command in checks and len(args) == 1:
+        problems = checks[command](Path(args[0]).read_text(errors="replace"))
     elif command == "hwcompare" and len(args) <= 1:
         problems = check_hwcompare(args[0] if args else TOOLS.parent)
     elif command == "selftest" and not args:

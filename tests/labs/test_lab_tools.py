@@ -3,7 +3,8 @@
 (what must be refused, what a stub keeps so the tree compiles with -Werror,
 C, Promela and Python), and tools/grade.py's reading of KTAP (a stopped run
 fails its check even when the tests it names passed; a stub's message is
-the reason given).
+the reason given), and tools/lab_checks.py on made-up benchmark and
+hardware logs.
 
 Prints KTAP, one result per case (tools/run-tests.py runs it as
 host/lab-tools). Python 3.11 standard library; the compile case needs gcc.
@@ -34,6 +35,7 @@ def load(name: str, path: Path):
 
 lab_tree = load("lab_tree", ROOT / "tools" / "lab-tree.py")
 import grade  # noqa: E402  (tools/grade.py)
+import lab_checks  # noqa: E402  (tools/lab_checks.py)
 
 C_SOURCE = """\
 #include "lib/types.h"
@@ -181,6 +183,14 @@ def case_grade_stopped_run_fails() -> None:
     v = grade.ktap_verdict("KTAP version 1\n1..1\nnot ok 1 TLB0001 a\n"
                            "# lab L3: send_request() is not written yet\n", 1, ())
     assert v.status == "FAIL" and "send_request() is not written yet" in v.why, v
+
+
+# --- the benchmark labs' functional checks ------------------------------------------
+
+
+def case_bench_checks_on_made_up_logs() -> None:
+    problems = lab_checks.selftest()
+    assert not problems, "; ".join(problems)
 
 
 class SkipCase(Exception):
