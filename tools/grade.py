@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -215,7 +216,8 @@ class Grader:
         self.kernel = kernel
         self.build = build
         self.run_root = build / "grade" / lab
-        self.seed = os.environ.get("GRADE_SEED", "").strip()
+        seed = os.environ.get("GRADE_SEED", "").strip()
+        self.seed = str(int(seed, 0)) if seed else ""  # checked by environment_problem
         self.quick = os.environ.get("GRADE_QUICK", "").strip() not in ("", "0")
         self.bug = os.environ.get("GRADE_BUG", "").strip()
         self.log = os.environ.get("GRADE_LOG", "").strip()
@@ -398,6 +400,29 @@ def boot_verdict(r: boot.RunResult, tests: tuple[str, ...], expect: tuple[str, .
     return v
 
 
+def bug_names() -> list[str]:
+    """The tlb_bug= names, as mm/tlb.c spells them (tlb_bug_names)."""
+    text = (ROOT / "mm" / "tlb.c").read_text()
+    table = re.search(r"tlb_bug_names\[[^]]*\]\s*=\s*\{(.*?)\};", text, re.S)
+    return re.findall(r'"(\w+)"', table.group(1)) if table else []
+
+
+def environment_problem() -> str:
+    """What is wrong with GRADE_SEED= or GRADE_BUG=, or ""."""
+    seed = os.environ.get("GRADE_SEED", "").strip()
+    if seed:
+        try:
+            if not 0 <= int(seed, 0) < 1 << 64:
+                raise ValueError
+        except ValueError:
+            return f"GRADE_SEED={seed!r}: give a number from 0 to 2^64-1 (decimal, or hex as 0x...)"
+    bug = os.environ.get("GRADE_BUG", "").strip()
+    names = [n for n in bug_names() if n != "none"]
+    if bug and bug not in names:
+        return f"GRADE_BUG={bug!r}: the injected bugs are {', '.join(names)}"
+    return ""
+
+
 def build_tree(build: Path) -> str:
     """Builds the kernel and the host programs; their errors, or ""."""
     cmd = ["make", "-s", f"BUILD={build}", "all", "host-tests"]
@@ -418,6 +443,10 @@ def main(argv: list[str]) -> int:
     if not lab:
         print(f"grade: LAB={args.lab!r}: the labs are {', '.join(LABS)} (labs/README.md)",
               file=sys.stderr)
+        return 2
+    problem = environment_problem()
+    if problem:
+        print(f"grade: {problem}", file=sys.stderr)
         return 2
     total = sum(c.points for c in lab.checks)
     if args.list:
