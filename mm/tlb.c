@@ -489,7 +489,8 @@ static void load_mm(struct tlb_cpu *c, struct mm *next)
  */
 static void enter_lazy(struct tlb_cpu *c)
 {
-	/* LAB(L4) begin: go LAZY (or to kernel_mm when the policy says so) */
+	/* LAB(L4) begin: go LAZY (or to kernel_mm when the policy says so)
+	 * keeps: lazy_keeps_mm */
 	struct mm *mm = loaded_mm(c);
 
 	if (mm == &kernel_mm || is_lazy(c))

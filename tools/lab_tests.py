@@ -62,6 +62,11 @@ def check_line(output: str, check: grade.Check) -> str:
     return ""
 
 
+def first_error(output: str) -> str:
+    return next((line.strip() for line in output.splitlines() if "error" in line),
+                "the build failed")[:300]
+
+
 def score(output: str) -> tuple[int, int] | None:
     found = SCORE.findall(output)
     return (int(found[-1][0]), int(found[-1][1])) if found else None
@@ -80,6 +85,11 @@ def student_results(lab: str, work: Path, log: Path, rel: str) -> list[Result]:
         why = "timed out" if status is None else "the student tree does not build"
         return results + [Result(f"{name}/student-builds", "FAIL", why, rel)]
     results.append(Result(f"{name}/student-builds", "ok"))
+    if shutil.which("clang"):  # the stubs must keep clang's -Werror quiet too
+        text_clang, status = run(["make", "-s", "BUILD=build-clang", "CC=clang", "all"], tree, log)
+        results.append(Result(f"{name}/student-builds-clang", "ok") if status == 0 else
+                       Result(f"{name}/student-builds-clang", "FAIL",
+                              f"clang: {first_error(text_clang)}", rel))
     got = score(text)
     if got is None:
         results.append(Result(f"{name}/student-below-full", "FAIL", "no Score line", rel))
