@@ -321,12 +321,19 @@ def run_mutants() -> Outcome:
     results = [Result("host/mutants/check", "ok") if status == 0
                else Result("host/mutants/check", "FAIL", why[:300], log)]
 
-    text, status = mutants("--no-baseline", "--json", str(json_path), *TEST_MUTANTS)
-    try:
-        outcomes = {m["name"]: m for m in json.loads(json_path.read_text())["mutants"]}
-    except (OSError, ValueError, KeyError):
-        outcomes = {}
-    for name in TEST_MUTANTS:
+    # A lab tree leaves out the mutants of the files it stubbed (docs/labs.md).
+    present = [n for n in TEST_MUTANTS if (ROOT / "tests" / "mutants" / f"{n}.mutant").exists()]
+    results += [Result(f"host/mutants/{n}", "skip",
+                       f"lab tree {lab_tree()[0]}: left out, its patch shows the code to write")
+                for n in TEST_MUTANTS if n not in present]
+    outcomes = {}
+    if present:
+        text, status = mutants("--no-baseline", "--json", str(json_path), *present)
+        try:
+            outcomes = {m["name"]: m for m in json.loads(json_path.read_text())["mutants"]}
+        except (OSError, ValueError, KeyError):
+            pass
+    for name in present:
         m = outcomes.get(name)
         if m is None:
             why = "timed out" if status is None else f"no result (exit status {status})"
@@ -709,7 +716,8 @@ def main(argv: list[str]) -> int:
         run_configs(configs, args.kernel, results)
     for lab in labs:
         lab_started = time.monotonic()
-        report(Outcome(lab_tests.lab_results(lab, TEST_DIR / "labs", rel)), results)
+        report(Outcome(lab_tests.lab_results(lab, TEST_DIR / "labs", rel, lab_tree()[0])),
+               results)
         print(f"# labs/{lab}: {time.monotonic() - lab_started:.0f} s", flush=True)
     print(f"# all tests took {time.monotonic() - started:.0f} s")
     failed = sum(r.status == "FAIL" for r in results)
