@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """The lab grader: `make grade LAB=Ln` (labs/README.md, docs/labs.md).
 
-    tools/grade.py LAB [--kernel ELF] [--build DIR] [--list]
+    tools/grade.py LAB [--build DIR] [--log SERIAL_LOG] [--list]
 
-Runs the lab's checks in this tree (the reference or a student's), prints
-one line per check with its points and `Score: N/M` last, and exits 1
-below full marks (2 for bad usage). A check that needs what this machine
-lacks (Bochs, spin) says SKIP with the reason and counts toward neither.
+Builds this tree (the reference or a student's), runs the lab's checks,
+prints one line per check with its points and `Score: N/M` last, and exits
+1 below full marks (2 for bad usage). A check that needs what this machine
+lacks (Bochs, spin, hardware virtualization, L8's --log) says SKIP with
+the reason and counts toward neither.
 
 Environment: GRADE_SEED=n reseeds the simulator's random scenarios, the
 host tests and the kernel's oracle (test_seed=), so a teacher can grade on
 seeds the students never saw; GRADE_QUICK=1 runs each repeated check once
-(make test does); GRADE_BUG=name boots the kernel with tlb_bug=name and
-runs the simulator's scenarios with that bug, for a teacher to see that
-the lab's checks catch it (labs/teacher/README.md).
+and a third of the simulator cases (make test does); GRADE_BUG=name boots
+the kernel with tlb_bug=name and searches the simulator's scenarios with
+that bug, for a teacher to see that the lab's checks catch it
+(labs/teacher/README.md); GRADE_LOG= is --log.
 """
 
 from __future__ import annotations
