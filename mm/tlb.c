@@ -609,7 +609,7 @@ static void flush_tlb_here(void *arg)
 	if (is_lazy(c)) {
 		trace_handling("leave-lazy", r, c->loaded_asid,
 			       c->slots[c->loaded_asid].tlb_gen,
-			       read_gen(r->mm));
+			       TRACE_GEN_UNREAD);
 		if (lazy_leave_backs_off())
 			c->backoff = tlb_policy.lazy_backoff;
 		load_mm(c, &kernel_mm);

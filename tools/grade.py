@@ -268,7 +268,7 @@ class Grader:
         except OSError as e:
             return Verdict("FAIL", f"LOG={self.log}: {e.strerror}")
         problems = lab_check(c.function)(text)
-        return Verdict("FAIL", "; ".join(problems)[:400]) if problems else Verdict("PASS")
+        return problems_verdict(problems)
 
     def check_host(self, c: Check) -> Verdict:
         program = self.build / "host" / c.host
@@ -314,11 +314,11 @@ class Grader:
         problems = lab_check(c.function)(text)
         if not problems and not r.clean:
             problems = [f"the kernel did not end cleanly: {r.note()}"]
-        return Verdict("FAIL", "; ".join(problems)[:400] + panic_of(text)) if problems else Verdict("PASS")
+        return problems_verdict(problems, panic_of(text))
 
     def check_tool(self, c: Check) -> Verdict:
         problems = lab_check(c.function)(ROOT)
-        return Verdict("FAIL", "; ".join(problems)[:400]) if problems else Verdict("PASS")
+        return problems_verdict(problems)
 
     def check_spin(self, c: Check) -> Verdict:
         """cases: configurations of tools/spin-check.py ("bugs": every one
@@ -335,6 +335,11 @@ class Grader:
             lines = output.strip().splitlines()
             return Verdict("SKIP", lines[-1] if lines else "spin or gcc is missing")
         return ktap_verdict(output, status, ())
+
+
+def problems_verdict(problems: list[str], more: str = "") -> Verdict:
+    """A functional check's verdict: its problems (and more) are the reason."""
+    return Verdict("FAIL", "; ".join(problems)[:400] + more) if problems else Verdict("PASS")
 
 
 def lab_check(name: str):
