@@ -156,6 +156,13 @@ KERNEL_C := \
 	mm/tlb_options.c \
 	mm/tlb_stats.c \
 	bench/harness.c \
+	bench/results.c \
+	bench/summary.c \
+	bench/screen.c \
+	bench/qr_codes.c \
+	lib/qr.c \
+	lib/deflate.c \
+	lib/base64.c \
 	bench/tlb_view.c \
 	bench/fixture.c \
 	bench/prim.c \

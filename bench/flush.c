@@ -18,6 +18,7 @@
  */
 #include "bench/bench.h"
 #include "bench/fixture.h"
+#include "bench/results.h"
 #include "kernel/cpu.h"
 #include "kernel/kprintf.h"
 #include "lib/format.h"
@@ -356,23 +357,30 @@ static size_t flush_crossover(const uint64_t *by_page, const uint64_t *full,
 static void print_crossover(unsigned ceiling)
 {
 	size_t n = ARRAY_SIZE(local_counts), from;
+	struct bench_crossover c = {.ceiling = ceiling};
 
 	for (size_t i = 0; i < n; i++) {
 		if (!local.measured[LOCAL_BY_PAGE][i] ||
 		    !local.measured[LOCAL_FULL][i]) {
 			kprintf("bench: flush_local crossover n/a ceiling=%u\n",
 				ceiling);
+			bench_results_set_crossover(&c);
 			return;
 		}
 	}
+	c.measured = true;
 	from = flush_crossover(local.median[LOCAL_BY_PAGE],
 			       local.median[LOCAL_FULL], n);
-	if (from == n)
+	if (from == n) {
 		kprintf("bench: flush_local crossover none ceiling=%u\n",
 			ceiling);
-	else
+	} else {
+		c.found = true;
+		c.pages = local_counts[from];
 		kprintf("bench: flush_local crossover pages=%u ceiling=%u\n",
-			local_counts[from], ceiling);
+			c.pages, ceiling);
+	}
+	bench_results_set_crossover(&c);
 }
 
 BENCH(flush_local, flush,

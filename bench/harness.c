@@ -42,6 +42,8 @@
  */
 #include "bench/bench.h"
 #include "bench/fixture.h"
+#include "bench/results.h"
+#include "bench/summary.h"
 #include "bench/tlb_view.h"
 #include "kernel/cpu.h"
 #include "lib/format.h"
@@ -342,6 +344,38 @@ static uint64_t percentile(const uint64_t *sorted, size_t n, unsigned p)
 	return sorted[(n - 1) * p / PERCENT];
 }
 
+/* bench/results.h keeps what print_row and the n/a rows print. */
+static void keep_row(const uint64_t *sorted, size_t n, uint64_t tenths_of_ns)
+{
+	struct bench_result r = {
+		.bench = row.bench->name,
+		.measured = true,
+		.timed = row.timed,
+		.unit = row.unit,
+		.median = percentile(sorted, n, PERCENT / 2),
+		.p10 = percentile(sorted, n, P10),
+		.p90 = percentile(sorted, n, P90),
+		.min = sorted[0],
+		.count = n,
+		.median_ns_tenths = tenths_of_ns,
+	};
+
+	if (row.timed && icount)
+		r.insns = r.median / ICOUNT_CYCLES_PER_INSN;
+
+	strlcpy(r.params, row.params, sizeof(r.params));
+	bench_results_add(&r);
+}
+
+static void keep_na(const char *params, const char *why)
+{
+	struct bench_result r = {.bench = row.bench->name};
+
+	strlcpy(r.params, params, sizeof(r.params));
+	strlcpy(r.why, why, sizeof(r.why));
+	bench_results_add(&r);
+}
+
 static void print_header(void)
 {
 	kprintf("# %-16s %-30s %-8s %9s %9s %9s %9s %6s %9s %7s %s\n",
@@ -354,10 +388,12 @@ static void print_row(const uint64_t *sorted, size_t n,
 {
 	char ns[24] = "-", insns[24] = "-", counters[BENCH_COUNTERS_MAX];
 	uint64_t median = percentile(sorted, n, PERCENT / 2);
+	uint64_t tenths_of_ns = 0;
 
 	if (row.timed) {
 		uint64_t tenths = tsc_to_ns(median * NS_TENTHS);
 
+		tenths_of_ns = tenths;
 		ksnprintf(ns, sizeof(ns), "%llu.%llu",
 			  (unsigned long long)(tenths / NS_TENTHS),
 			  (unsigned long long)(tenths % NS_TENTHS));
@@ -366,6 +402,7 @@ static void print_row(const uint64_t *sorted, size_t n,
 				  (unsigned long long)(median /
 						       ICOUNT_CYCLES_PER_INSN));
 	}
+	keep_row(sorted, n, tenths_of_ns);
 	bench_counters_format(delta, counters, sizeof(counters));
 	kprintf("@ %-16s %-30s %-8s %9llu %9llu %9llu %9llu %6zu %9s %7s %s\n",
 		row.bench->name, row.params, row.unit,
@@ -390,6 +427,7 @@ static void close_row(void)
 	if (!row.count) {
 		kprintf("@ %-16s %-30s n/a: no samples were taken\n",
 			row.bench->name, row.params);
+		keep_na(row.params, "no samples were taken");
 		rows_printed++;
 	} else {
 		sort_samples(samples, row.count);
@@ -424,6 +462,7 @@ void bench_na(const char *why, const char *params, ...)
 	kvsnprintf(text, sizeof(text), params, ap);
 	va_end(ap);
 	kprintf("@ %-16s %-30s n/a: %s\n", row.bench->name, text, why);
+	keep_na(text, why);
 	last_row.valid = false;
 	rows_printed++;
 }
@@ -500,6 +539,8 @@ bool bench_run_requested(void)
 	KASSERT(this_cpu_index() == 0, "benchmarks run on CPU 0, not %u",
 		this_cpu_index());
 	measure_clock_overhead();
+	bench_results_reset();
+	bench_record_start();
 	kprintf("bench: shootdown benchmarks (docs/bench.md); rows: @ name "
 		"params unit median p10 p90 min count median_ns insns "
 		"counters\n");
@@ -536,5 +577,7 @@ bool bench_run_requested(void)
 		rows_printed,
 		(unsigned long long)(tsc_to_ns(bench_clock() - start) /
 				     NSEC_PER_SEC));
+	bench_summary_print();
+	bench_record_stop();
 	return every_one_reported;
 }

@@ -22,6 +22,15 @@
 #define EGA_ATTR 0x07U
 /* CP437's small square: what text mode shows for unprintable bytes. */
 #define EGA_UNPRINTABLE 0xfe
+/*
+ * A matrix in text mode: each cell is two modules, one above the other,
+ * drawn with CP437's block characters in white on black.
+ */
+#define EGA_MATRIX_ATTR 0x0fU
+#define EGA_BLOCK_FULL	0xdbU
+#define EGA_BLOCK_UPPER 0xdfU
+#define EGA_BLOCK_LOWER 0xdcU
+#define EGA_BLOCK_NONE	' '
 
 /* VGA CRT controller: index and data ports, and the cursor start register. */
 #define VGA_CRTC_INDEX	      0x3d4
@@ -36,7 +45,8 @@ struct fbcon {
 	uint32_t width;	   /* pixels per line */
 	uint32_t height;   /* lines */
 	uint32_t bytes_per_pixel;
-	uint32_t fg, bg;	 /* pixel values of the two colours we use */
+	uint32_t fg, bg;	 /* pixel values of the text's two colours */
+	uint32_t light, dark;	 /* and of a matrix's (RGB only) */
 	const struct font *font; /* NULL in text mode */
 	uint32_t cell_width;	 /* pixels per character cell, across */
 	uint32_t cell_height;	 /* and down */
@@ -160,6 +170,8 @@ static bool init_rgb(struct fbcon *c, const struct fb_info *fb)
 	c->bytes_per_pixel = (fb->bpp + 7U) / 8;
 	c->fg = rgb(fb, 0xaa, 0xaa, 0xaa);
 	c->bg = rgb(fb, 0, 0, 0);
+	c->light = rgb(fb, 0xff, 0xff, 0xff);
+	c->dark = c->bg;
 	c->cell_width = c->font->glyph_width;
 	c->cell_height = c->font->glyph_height;
 	return true;
@@ -255,4 +267,118 @@ void fbcon_putc(char ch)
 		con.col++;
 		break;
 	}
+}
+
+void fbcon_size(unsigned *columns, unsigned *rows)
+{
+	*columns = fbcon_active() ? con.columns : 0;
+	*rows = fbcon_active() ? con.rows : 0;
+}
+
+void fbcon_clear(void)
+{
+	if (!fbcon_active())
+		return;
+	blank_lines(0, con.height);
+	con.col = 0;
+	con.row = 0;
+}
+
+/* --- Matrices ------------------------------------------------------------- */
+
+struct matrix {
+	unsigned side, quiet, total; /* total = side + 2 * quiet */
+	fbcon_module_fn dark;
+	const void *ctx;
+};
+
+/* Module (x, y) of the whole square, quiet zone included, is light. */
+static bool matrix_light(const struct matrix *m, unsigned x, unsigned y)
+{
+	if (x < m->quiet || y < m->quiet || x >= m->quiet + m->side ||
+	    y >= m->quiet + m->side)
+		return true;
+	return !m->dark(m->ctx, x - m->quiet, y - m->quiet);
+}
+
+/* The first pixel line (text mode: cell row) below text_rows rows of text. */
+static uint32_t matrix_top(unsigned text_rows)
+{
+	return MIN(text_rows, con.rows) * con.cell_height;
+}
+
+unsigned fbcon_matrix_room(unsigned text_rows)
+{
+	uint32_t height;
+
+	if (!fbcon_active())
+		return 0;
+	height = con.height - matrix_top(text_rows);
+	if (con.kind == FB_KIND_EGA_TEXT)
+		return MIN(con.width, 2 * height);
+	return MIN(con.width, height) / FBCON_MODULE_MIN_PIXELS;
+}
+
+static void fill_rect(uint32_t x, uint32_t y, uint32_t w, uint32_t h,
+		      uint32_t value)
+{
+	for (uint32_t line = y; line < y + h; line++) {
+		uint8_t *p = con.base + (size_t)line * con.pitch +
+			     (size_t)x * con.bytes_per_pixel;
+
+		for (uint32_t i = 0; i < w; i++, p += con.bytes_per_pixel)
+			put_pixel(p, value);
+	}
+}
+
+static void draw_matrix_rgb(const struct matrix *m, uint32_t top)
+{
+	uint32_t scale = MIN(con.width, con.height - top) / m->total;
+	uint32_t left = (con.width - m->total * scale) / 2;
+
+	fill_rect(left, top, m->total * scale, m->total * scale, con.light);
+	for (unsigned y = 0; y < m->total; y++) {
+		for (unsigned x = 0; x < m->total; x++) {
+			if (!matrix_light(m, x, y))
+				fill_rect(left + x * scale, top + y * scale,
+					  scale, scale, con.dark);
+		}
+	}
+}
+
+/* Two modules per cell: the upper and the lower half block. */
+static void draw_matrix_text(const struct matrix *m, uint32_t top)
+{
+	uint32_t left = (con.columns - m->total) / 2;
+
+	for (unsigned y = 0; y < m->total; y += 2) {
+		uint8_t *cell = con.base + (size_t)(top + y / 2) * con.pitch +
+				(size_t)left * con.bytes_per_pixel;
+
+		for (unsigned x = 0; x < m->total; x++, cell += 2) {
+			bool upper = matrix_light(m, x, y);
+			bool lower =
+				y + 1 < m->total && matrix_light(m, x, y + 1);
+			unsigned glyph = upper ? (lower ? EGA_BLOCK_FULL
+							: EGA_BLOCK_UPPER)
+					       : (lower ? EGA_BLOCK_LOWER
+							: EGA_BLOCK_NONE);
+
+			put_pixel(cell, glyph | EGA_MATRIX_ATTR << 8);
+		}
+	}
+}
+
+bool fbcon_draw_matrix(unsigned text_rows, unsigned side, unsigned quiet,
+		       fbcon_module_fn dark, const void *ctx)
+{
+	struct matrix m = {side, quiet, side + 2 * quiet, dark, ctx};
+
+	if (!side || m.total > fbcon_matrix_room(text_rows))
+		return false;
+	if (con.kind == FB_KIND_EGA_TEXT)
+		draw_matrix_text(&m, matrix_top(text_rows));
+	else
+		draw_matrix_rgb(&m, matrix_top(text_rows));
+	return true;
 }

@@ -44,4 +44,33 @@ bool fbcon_active(void);
 /* Handles '\n', '\r', '\t' and '\b'; scrolls at the bottom. */
 void fbcon_putc(char c);
 
+/*
+ * The screen as a page rather than a scrolling log (bench/screen.c shows
+ * results a page at a time, and QR codes).
+ */
+
+/* Character cells across and down (0 and 0 without a screen). */
+void fbcon_size(unsigned *columns, unsigned *rows);
+
+/* Blanks the screen; the next character goes to the top left corner. */
+void fbcon_clear(void);
+
+/*
+ * A square matrix of modules (a QR code): dark(ctx, x, y) for each module,
+ * drawn dark on light, with `quiet` light modules around it, as large as
+ * fits below the first text_rows rows of text, centred across.
+ *
+ * fbcon_matrix_room says how many modules (quiet ones included) fit along
+ * a side there, each at least FBCON_MODULE_MIN_PIXELS pixels square on a
+ * framebuffer, or one cell across and half a cell down in text mode
+ * (CP437's half blocks); fbcon_draw_matrix draws side + 2 * quiet modules
+ * along a side, as large as they fit, and returns false (drawing nothing)
+ * when they do not.
+ */
+#define FBCON_MODULE_MIN_PIXELS 4
+typedef bool (*fbcon_module_fn)(const void *ctx, unsigned x, unsigned y);
+unsigned fbcon_matrix_room(unsigned text_rows);
+bool fbcon_draw_matrix(unsigned text_rows, unsigned side, unsigned quiet,
+		       fbcon_module_fn dark, const void *ctx);
+
 #endif

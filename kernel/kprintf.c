@@ -19,3 +19,25 @@ int kprintf(const char *fmt, ...)
 	va_end(ap);
 	return n;
 }
+
+int kprintf_serial(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = format_chunked(console_write_serial, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+int kprintf_screen(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = format_chunked(console_write_screen, fmt, ap);
+	va_end(ap);
+	return n;
+}

@@ -13,4 +13,8 @@
 int kprintf(const char *fmt, ...) __printf(1, 2);
 int kvprintf(const char *fmt, va_list ap);
 
+/* To the serial log alone, or to the screen alone (kernel/console.h). */
+int kprintf_serial(const char *fmt, ...) __printf(1, 2);
+int kprintf_screen(const char *fmt, ...) __printf(1, 2);
+
 #endif

@@ -13,6 +13,7 @@
 #include "apic/timer.h"
 #include "apic/tsc.h"
 #include "bench/bench.h"
+#include "bench/screen.h"
 #include "acpi/acpi.h"
 #include "acpi/tables.h"
 #include "kernel/boot_modules.h"
@@ -277,7 +278,11 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	    !run_init_programs(&init_option.words))
 		finish(false);
 	/* The default job: the benchmarks, all unless bench= names some. */
-	if (!option_words_any(&init_option.words) || bench_requested())
-		finish(bench_run_requested());
+	if (!option_words_any(&init_option.words) || bench_requested()) {
+		bool measured = bench_run_requested();
+
+		bench_screen_show();
+		finish(measured);
+	}
 	finish(true);
 }

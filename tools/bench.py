@@ -13,6 +13,11 @@ results: `make bench`, `make bench-compare`, `make plots`.
                                                (default build/bench)
     tools/bench.py check <serial.log>          parse a run's output; say what is
                                                missing (exit status 1 if any)
+    tools/bench.py import <serial.log>         a serial log from elsewhere as a
+                                               results JSON
+    tools/bench.py import-qr <file|dir|->...   the screen's QR codes (photos or
+                                               screenshots, read with zbarimg, or
+                                               their decoded text) as a results JSON
 
 The machine comes from the same variables as tools/boot.py (EMU SMP MEM
 ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT). ICOUNT=1 also
@@ -27,6 +32,8 @@ result, and `bench: ...` lines around them. Python 3.11 standard library only.
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import dataclasses
 import json
 import re
@@ -35,6 +42,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -60,6 +68,8 @@ DONE = re.compile(r"bench: (\S+): (\d+) results in (\d+) ms$")
 # A figure a benchmark derives from its rows: flush_local's crossover
 # (bench/flush.c): `pages=N`, `none` (page by page always cheaper) or `n/a`.
 CROSSOVER = re.compile(r"bench: (\S+) crossover (pages=(\d+)|none|n/a) ceiling=(\d+)$")
+# The summary's sentences (bench/summary.c): `bench: summary KEY SENTENCE`.
+SUMMARY = re.compile(r"bench: summary (\S+) (.*)$")
 
 
 def clean_lines(text: str) -> list[str]:
@@ -140,6 +150,7 @@ class Run:
     benchmarks: dict = dataclasses.field(default_factory=dict)  # name -> dict
     # name -> {"result": "pages=N"|"none"|"n/a", "pages": N|None, "ceiling": C}
     crossover: dict = dataclasses.field(default_factory=dict)
+    summary: list = dataclasses.field(default_factory=list)  # {"key", "text"}
     end: dict = dataclasses.field(default_factory=dict)
     problems: list = dataclasses.field(default_factory=list)
 
@@ -180,6 +191,8 @@ def parse(text: str) -> Run:
             run.tlb = key_values(line[len("bench: tlb "):])
         elif line.startswith("bench: end "):
             run.end = {k: int(v) for k, v in key_values(line[len("bench: end "):]).items()}
+        elif m := SUMMARY.match(line):
+            run.summary.append({"key": m.group(1), "text": m.group(2)})
         elif m := DONE.match(line):
             b = run.benchmarks.get(m.group(1))
             if b is not None:
@@ -253,7 +266,7 @@ def record_of(run: Run, **how: object) -> dict:
     return {"schema": SCHEMA, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **how,
             "env": run.env, "options": run.options, "tlb": run.tlb, "end": run.end,
             "benchmarks": list(run.benchmarks.values()), "crossover": run.crossover,
-            "problems": run.missing()}
+            "summary": run.summary, "problems": run.missing()}
 
 
 def write_json(record: dict, path: Path) -> None:
@@ -540,6 +553,107 @@ def cmd_import(log: str, out: str | None) -> int:
     return 0
 
 
+# --- The screen's QR codes (bench/qr_codes.c, docs/qr.md) --------------------------
+
+# One code's text: `shootdown K/N ID BASE64`; phone apps may wrap or quote it.
+QR_TEXT = re.compile(r"shootdown (\d+)/(\d+) ([0-9a-f]{8}) ([A-Za-z0-9+/=]+)")
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".ppm", ".pgm", ".pbm", ".pnm", ".gif", ".bmp",
+                  ".tif", ".tiff", ".webp"}
+
+
+class QrError(Exception):
+    pass
+
+
+def zbarimg(image: Path) -> str:
+    """The text of every code zbarimg (package zbar-tools) finds in an image."""
+    if not shutil.which("zbarimg"):
+        raise QrError("zbarimg is not installed: apt-get install zbar-tools (or make deps)")
+    done = subprocess.run(["zbarimg", "-q", "--raw", str(image)], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True, errors="replace", timeout=120)
+    # 4: no code found; the others say the image could not be read.
+    if done.returncode not in (0, 4):
+        raise QrError(f"{image}: zbarimg cannot read it (exit status {done.returncode})")
+    return done.stdout
+
+
+def qr_sources_text(sources: list[str]) -> str:
+    """The text of the codes in images, text files, directories of them, or -."""
+    out = []
+    for source in sources:
+        if source == "-":
+            out.append(sys.stdin.read())
+            continue
+        path = Path(source)
+        if not path.exists():
+            raise QrError(f"{source}: no such file or directory")
+        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+        for f in files:
+            if f.suffix.lower() in IMAGE_SUFFIXES:
+                out.append(zbarimg(f))
+            else:
+                out.append(f.read_text(errors="replace"))
+    return "\n".join(out)
+
+
+def decode_qr_text(text: str) -> tuple[str, str, int]:
+    """The results text the codes carry, their run's ID and their count.
+    Codes may come in any order, twice, and mixed with other text; a code
+    missing or of another run is an error that says which."""
+    runs: dict[str, dict] = {}
+    for m in QR_TEXT.finditer(text):
+        k, n, run_id, data = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
+        r = runs.setdefault(run_id, {"n": n, "parts": {}})
+        if n != r["n"] or not 1 <= k <= n:
+            raise QrError(f"run {run_id}: code {k}/{n} does not fit the others ({r['n']} codes)")
+        if r["parts"].setdefault(k, data) != data:
+            raise QrError(f"run {run_id}: two different codes {k}/{n}")
+    if not runs:
+        raise QrError("no shootdown QR code in the input (text `shootdown K/N ID ...`)")
+    complete = [i for i, r in runs.items() if len(r["parts"]) == r["n"]]
+    if len(runs) > 1 and len(complete) != 1:
+        raise QrError("codes of several runs: " + ", ".join(
+            f"{i} ({len(r['parts'])} of {r['n']})" for i, r in runs.items())
+            + "; give the codes of one run")
+    run_id = complete[0] if complete else next(iter(runs))
+    r = runs[run_id]
+    missing = [f"{k}/{r['n']}" for k in range(1, r["n"] + 1) if k not in r["parts"]]
+    if missing:
+        raise QrError(f"run {run_id}: {len(r['parts'])} of {r['n']} codes; missing "
+                      + ", ".join(missing))
+    try:
+        packed = base64.b64decode("".join(r["parts"][k] for k in range(1, r["n"] + 1)),
+                                  validate=True)
+        results = zlib.decompress(packed)
+    except (binascii.Error, zlib.error) as e:
+        raise QrError(f"run {run_id}: the codes do not decode ({e}): a misread code?") from e
+    if packed[-4:].hex() != run_id:
+        raise QrError(f"run {run_id}: the data's checksum is {packed[-4:].hex()}")
+    return results.decode(errors="replace"), run_id, r["n"]
+
+
+def cmd_import_qr(sources: list[str], out: str | None) -> int:
+    """The QR codes a machine with only a screen showed, as the results JSON
+    make bench writes (for plots, reports, bench-compare, hwcompare)."""
+    try:
+        text, run_id, count = decode_qr_text(qr_sources_text(sources))
+    except (QrError, OSError, subprocess.TimeoutExpired) as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 1
+    run = parse(text)
+    record = record_of(run, machine=run.env.get("platform", "unknown"), cmdline=[],
+                       source=f"{count} QR codes, run {run_id}", exit=None, duration_s=None)
+    path = Path(out) if out else results_dir(boot.ROOT / "build" / "kernel") / (
+        "qr-" + time.strftime("%Y%m%d-%H%M%S") + ".json")
+    write_json(record, path)
+    rows = sum(len(b["results"]) for b in run.benchmarks.values())
+    print(f"bench: {count} QR codes of run {run_id}: {rows} rows of {len(run.benchmarks)} "
+          f"benchmarks -> {path}"
+          + (f" ({len(record['problems'])} problems: {record['problems'][0]})"
+             if record["problems"] else ""))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     boot.interrupt_on_sigterm()
     parser = argparse.ArgumentParser(prog="tools/bench.py", description=__doc__.split("\n")[0])
@@ -559,6 +673,11 @@ def main(argv: list[str]) -> int:
     p = sub.add_parser("import", help="a serial log from elsewhere as a results JSON")
     p.add_argument("log")
     p.add_argument("-o", "--output", help="the JSON to write (default: build/bench/imported-*.json)")
+    p = sub.add_parser("import-qr", help="the screen's QR codes as a results JSON")
+    p.add_argument("sources", nargs="+",
+                   help="photos or screenshots of the codes, text files of their decoded "
+                        "text, directories of them, or - for standard input")
+    p.add_argument("-o", "--output", help="the JSON to write (default: build/bench/qr-*.json)")
     args = parser.parse_args(argv[1:])
     try:
         if args.command == "run":
@@ -569,6 +688,8 @@ def main(argv: list[str]) -> int:
             return cmd_plots(args.results, Path(args.dir))
         if args.command == "import":
             return cmd_import(args.log, args.output)
+        if args.command == "import-qr":
+            return cmd_import_qr(args.sources, args.output)
         return cmd_check(args.log)
     except boot.ConfigError as e:
         print(f"bench: {e}", file=sys.stderr)

@@ -446,13 +446,14 @@ def line_seen(serial: str, prefix: str) -> bool:
 
 def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
         stream: bool = False, wait_for: str | None = None, on_seen=None,
-        monitor: str | None = None, announce=None) -> RunResult:
+        on_line=None, monitor: str | None = None, announce=None) -> RunResult:
     """Boot `kernel` once with settings `s` (resolved here); the ISO,
     serial.log, cmd and the emulator's logs go to run_dir.
 
     stream: copy serial output to stdout as it comes (QEMU does so itself
     with serial=stdio). Once a serial line starts with wait_for, call
-    on_seen(proc, serial_text). announce(command) comes before the start.
+    on_seen(proc, serial_text). on_line(line) is called for every whole
+    serial line as it arrives. announce(command) comes before the start.
     """
     s = s.resolve()
     backend = BACKENDS[s.emu]
@@ -468,7 +469,7 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
         announce(shown)
 
     group = not backend.interactive(s)  # in a session of its own, off the terminal
-    streamed, seen, timed_out = 0, False, False
+    streamed, seen, timed_out, lines_done = 0, False, False, 0
 
     def flush(text: str) -> None:
         nonlocal streamed
@@ -478,9 +479,14 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
             streamed = len(text)
 
     def watch() -> None:
-        nonlocal seen
+        nonlocal seen, lines_done
         text = read(run_dir / "serial.log")
         flush(text)
+        if on_line:
+            whole = text[:text.rfind("\n") + 1].split("\n")[:-1]
+            for line in whole[lines_done:]:
+                on_line(line.strip("\r"))
+            lines_done = len(whole)
         if wait_for and not seen and line_seen(text, wait_for):
             seen = True
             if on_seen:
@@ -502,7 +508,7 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
                     proc.wait(0.1)
                 except subprocess.TimeoutExpired:
                     pass
-                if stream or (wait_for and not seen):
+                if stream or on_line or (wait_for and not seen):
                     watch()
                 if proc.returncode is not None:
                     break
@@ -526,61 +532,62 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
                      ending_of(backend, status, timed_out, run_dir, serial), error)
 
 
-def _monitor(sock_path: str, commands: list[str]) -> None:
+def _monitor(sock_path: str, commands: list[str], quit_after: bool = True) -> None:
     """Send HMP commands over QEMU's monitor socket, each after a prompt, then
     wait for QEMU to close it (closing it first can make QEMU drop a quit
-    unread)."""
+    unread), or, when the last command is not a quit, for the prompt that
+    says it is done."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(30.0)
         sock.connect(sock_path)
-        for command in commands:
+
+        def prompt() -> None:
             buf = b""
             while not buf.endswith(b"(qemu) "):
                 chunk = sock.recv(4096)
                 if not chunk:
                     raise ConnectionError("monitor closed")
                 buf += chunk
+
+        for command in commands:
+            prompt()
             sock.sendall(command.encode() + b"\n")
+        if not quit_after:
+            prompt()
+            return
         while sock.recv(4096):
             pass
 
 
-def screendump(s: Settings, kernel: str | Path, run_dir: str | Path, ppm: str | Path,
-               wait_for: str) -> tuple[RunResult, str]:
-    """Boot, wait for a serial line starting with wait_for and for a second
-    of serial silence (the screen catches up), screendump, quit.
-    Returns the run and "" or why there is no screendump. Give the kernel
-    `done=halt` so that it is still on screen when we look."""
-    ppm = Path(ppm).resolve()
-    ppm.unlink(missing_ok=True)
-    # A Unix socket path is limited to ~107 bytes: keep it short, in /tmp.
+def screendumps(s: Settings, kernel: str | Path, run_dir: str | Path,
+                shot) -> tuple[RunResult, list[str]]:
+    """Boot, and for every serial line for which shot(line) names a file,
+    screendump to that file at once: the kernel announces a page on serial
+    after drawing it and leaves it up for a while (bench/screen.c). Returns
+    the run and what went wrong with the screendumps, if anything."""
     sock_dir = tempfile.mkdtemp(prefix="shootdown-mon-")
     sock_path = os.path.join(sock_dir, "monitor.sock")
-    problem = []
+    problems = []
 
-    def take(proc: subprocess.Popen, _text: str) -> None:
-        serial_path = Path(run_dir) / "serial.log"
-        size, quiet_since, give_up = -1, time.monotonic(), time.monotonic() + 10
-        while time.monotonic() < give_up and proc.poll() is None:
-            now_size = serial_path.stat().st_size if serial_path.exists() else 0
-            if now_size != size:
-                size, quiet_since = now_size, time.monotonic()
-            elif time.monotonic() - quiet_since >= 1.0:
-                break
-            time.sleep(0.1)
+    def on_line(line: str) -> None:
+        ppm = shot(line)
+        if ppm is None:
+            return
+        ppm = Path(ppm).resolve()
+        ppm.unlink(missing_ok=True)
         try:
-            _monitor(sock_path, [f"screendump {ppm}", "quit"])
+            _monitor(sock_path, [f"screendump {ppm}"], quit_after=False)
         except OSError as e:
-            problem.append(f"monitor: {e}")
+            problems.append(f"monitor: {e}")
+            return
+        if not ppm.is_file() or ppm.stat().st_size == 0:
+            problems.append(f"QEMU wrote no screendump for {line!r}")
 
     try:
-        result = run(s, kernel, run_dir, wait_for=wait_for, on_seen=take, monitor=sock_path)
+        result = run(s, kernel, run_dir, on_line=on_line, monitor=sock_path)
     finally:
         shutil.rmtree(sock_dir, ignore_errors=True)
-    why = problem[0] if problem else result.error
-    if not why and (not ppm.is_file() or ppm.stat().st_size == 0):
-        why = "QEMU wrote no screendump"
-    return result, why
+    return result, problems
 
 
 # --- CLI ----------------------------------------------------------------------

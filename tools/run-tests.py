@@ -28,6 +28,7 @@ import functools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -37,17 +38,16 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import boot  # noqa: E402  (tools/boot.py)
 import bench  # noqa: E402  (tools/bench.py)
+import results_screen  # noqa: E402  (tools/results_screen.py)
 from ktap import Result, clean_lines, has_failure, ktap_results  # noqa: E402  (tools/ktap.py)
 import lab_tests  # noqa: E402  (tools/lab_tests.py)
 
 ROOT = boot.ROOT
 TEST_DIR = ROOT / "build" / "test"
-CHECK_SCREENDUMP = ROOT / "tools" / "check-screendump.py"
-# Screendump configurations run the default job (the benchmarks) with
-# done=halt: once it has ended on serial, its closing line must be on the
-# screen, where a user without a serial port reads the results.
-SCREEN_WAIT_FOR = "shootdown: done"
-SCREEN_TEXT = "bench: end benchmarks="
+# Screendump configurations run the default job (the benchmarks) and show
+# its results screen once, each page this many seconds: time enough for
+# the screendump the page's announcement on serial asks for.
+SCREEN_PAGE_SECONDS = 3
 FONT = ROOT / "build" / "kernel" / "font.psf"
 HOST_TIMEOUT = 120  # seconds for one host test binary
 # The TLB simulator searches for minutes (about 2.5 under ASan on an idle
@@ -453,33 +453,45 @@ class ExitJudge(Judge):
 
 
 class ScreendumpJudge(Judge):
-    """"screendump": boot with done=halt, screendump once the default job has
-    ended on serial, and find its closing line on the screen: one result."""
+    """"screendump": the default job with its results screen shown once
+    (results_screen=once, bench/screen.c), a screendump of the summary, of
+    every page of rows and of every QR code as the kernel announces each on
+    serial; tools/results_screen.py checks them against the serial log: the
+    summary's sentences, every row on a page, the codes decoding (zbarimg) to
+    the serial log's results JSON. Three results."""
 
     def options(self, words: list[str]) -> list[str]:
-        return ["done=halt", *words]
+        return ["results_screen=once", f"page_seconds={SCREEN_PAGE_SECONDS}", *words]
 
     def start(self, s: boot.Settings, kernel: str) -> tuple[boot.RunResult, str]:
-        return boot.screendump(s, kernel, self.run_dir, self.run_dir / "screen.ppm",
-                               SCREEN_WAIT_FOR)
+        self.shots: dict[str, Path] = {}
+
+        def shot(line: str) -> Path | None:
+            name = results_screen.shot_name(line)
+            # The summary comes back last, as QEMU ends: the first one counts.
+            if name is None or name in self.shots:
+                return None
+            self.shots[name] = self.run_dir / f"{name}.ppm"
+            return self.shots[name]
+
+        for old in self.run_dir.glob("*.ppm"):
+            old.unlink()
+        result, problems = boot.screendumps(s, kernel, self.run_dir, shot)
+        return result, "; ".join(problems) or result.error
 
     def judge(self) -> Outcome:
-        name = f"{self.tc.name}/screendump"
-        if self.err:
-            return self.fail(name, self.err)
-        if not CHECK_SCREENDUMP.is_file():
-            return self.fail(name, f"{rel(CHECK_SCREENDUMP)} is missing", show_tail=False)
-        check = subprocess.run([sys.executable, str(CHECK_SCREENDUMP),
-                                str(self.run_dir / "screen.ppm"), str(FONT), SCREEN_TEXT],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, timeout=120)
-        check_log = self.run_dir / "check-screendump.log"
-        check_log.write_text(check.stdout)
-        if check.returncode == 0:
-            return self.ok(name)
-        # Its first line says what is wrong; the rest draws the screen.
-        why = (check.stdout.strip().splitlines() or ["text not found on screen"])[0]
-        return self.fail(name, why[:300], show_tail=False, log=rel(check_log))
+        if self.err or not self.result.clean:
+            return self.fail(f"{self.tc.name}/summary", self.err or self.result.note())
+        if not shutil.which("zbarimg"):
+            verdicts = [(n, ok, why) for n, ok, why in results_screen.verdicts(
+                self.result.serial, self.shots, FONT) if n != "qr"]
+            skip = [Result(f"{self.tc.name}/qr", "SKIP", "zbarimg is missing (make deps)")]
+        else:
+            verdicts = results_screen.verdicts(self.result.serial, self.shots, FONT)
+            skip = []
+        results = [Result(f"{self.tc.name}/{name}", "ok" if ok else "FAIL", why[:300], self.log)
+                   for name, ok, why in verdicts] + skip
+        return Outcome(results, "", self.summary)
 
 
 class CrashJudge(Judge):
