@@ -365,7 +365,7 @@ def cmd_plots(path: str | None, directory: Path) -> int:
               file=sys.stderr)
         return 1
     source, record = chosen_results(path, directory)
-    made, note = bench_plots.draw_all(record, source, directory)
+    made, note = bench_plots.draw_all(record, source, directory, newest=path is None)
     for chart, png in made:
         print(f"bench: {png} (and .svg, .gp): {chart.title}")
     if note:
@@ -379,7 +379,8 @@ def cmd_plots(path: str | None, directory: Path) -> int:
 def cmd_report(path: str | None, directory: Path, out: str | None) -> int:
     source, record = chosen_results(path, directory)
     target = Path(out) if out else directory / "report.html"
-    rows, charts, notes = bench_report.write(record, source, directory, target)
+    rows, charts, notes = bench_report.write(record, source, directory, target,
+                                             newest=path is None)
     for note in notes:
         print(f"bench: {note}")
     print(f"bench: {target}: {rows} results of {len(record['benchmarks'])} benchmarks "

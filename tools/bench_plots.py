@@ -348,18 +348,21 @@ def charts(record: dict, source: str,
     return [c for c in out if c is not None]
 
 
-def curve_note(record: dict, source: str, curve: tuple[str, dict] | None) -> str | None:
-    """The line make plots prints when the newest results are not the
-    curve's: None when they are."""
+def curve_note(record: dict, source: str, curve: tuple[str, dict] | None,
+               newest: bool = True) -> str | None:
+    """The line make plots prints when the results drawn (the newest, or
+    chosen) are not the curve's: None when they are."""
     cpus = cpu_count(record)
     if cpus >= CURVE_CPUS and rows_of(record, "shootdown"):
         return None
-    newest = (f"the newest results ({source}) have {cpus} CPU{'s' if cpus != 1 else ''}, "
-              f"too few for a shootdown curve (at least {CURVE_CPUS})")
+    which = "the newest results" if newest else "these results"
+    newest_text = (f"{which} ({source}) have {cpus} CPU{'s' if cpus != 1 else ''}, "
+                   f"too few for a shootdown curve (at least {CURVE_CPUS})")
     if curve is None:
-        return f"{newest}, and no older results have enough; make bench SMP=8 gives the curve"
-    return (f"{newest}: the shootdown curve is from {curve[0]} ({cpu_count(curve[1])} CPUs); "
-            "make bench SMP=8 gives a newer one")
+        return (f"{newest_text}, and no other results have enough; make bench SMP=8 gives "
+                "the curve")
+    return (f"{newest_text}: the shootdown curve is from {curve[0]} ({cpu_count(curve[1])} "
+            "CPUs); make bench SMP=8 gives a newer one")
 
 
 # --- Drawing --------------------------------------------------------------------------
@@ -391,12 +394,13 @@ def draw(chart: Chart, directory: Path, png: str) -> list[Path]:
     return out
 
 
-def draw_all(record: dict, source: Path,
-             directory: Path) -> tuple[list[tuple[Chart, Path]], str | None]:
-    """Draws every chart of record (from the file source) in directory/plots:
-    [(chart, its PNG)], and the note about the shootdown curve (or None).
-    The curve comes from source if it has CURVE_CPUS CPUs, else from the
-    newest such results in directory."""
+def draw_all(record: dict, source: Path, directory: Path,
+             newest: bool = True) -> tuple[list[tuple[Chart, Path]], str | None]:
+    """Draws every chart of record (from the file source; newest: the
+    newest in directory) in directory/plots: [(chart, its PNG)], and the
+    note about the shootdown curve (or None). The curve comes from source
+    if it has CURVE_CPUS CPUs, else from the newest such results in
+    directory."""
     found = curve_results(directory, record, source)
     curve = (found[0].name, found[1]) if found else None
     png = png_terminal()
@@ -409,4 +413,4 @@ def draw_all(record: dict, source: Path,
         if name not in drawn:
             for suffix in (".gp", ".svg", ".png"):
                 (directory / "plots" / name).with_suffix(suffix).unlink(missing_ok=True)
-    return made, curve_note(record, source.name, curve)
+    return made, curve_note(record, source.name, curve, newest)

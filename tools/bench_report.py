@@ -321,13 +321,14 @@ def page(record: dict, source: Path, charts: list[tuple[bench_plots.Chart, Path]
             + "</body></html>\n")
 
 
-def write(record: dict, source: Path, directory: Path, out: Path) -> tuple[int, int, list[str]]:
+def write(record: dict, source: Path, directory: Path, out: Path,
+          newest: bool = True) -> tuple[int, int, list[str]]:
     """Draws the charts (when gnuplot is there) and writes the page to out:
-    (rows, charts, notes)."""
+    (rows, charts, notes). newest: source is the newest in directory."""
     notes = []
     charts: list[tuple[bench_plots.Chart, Path]] = []
     if bench_plots.have_gnuplot():
-        charts, note = bench_plots.draw_all(record, source, directory)
+        charts, note = bench_plots.draw_all(record, source, directory, newest)
         if note:
             notes.append(note)
     else:

@@ -385,7 +385,7 @@ def check_few_cpus(cases: Cases, work: Path) -> None:
         return
     done = bench_py("plots", "--dir", str(results))
     line = (f"the newest results ({NEWER}) have 2 CPUs, too few for a shootdown curve (at "
-            f"least 4), and no older results have enough; make bench SMP=8 gives the curve")
+            f"least 4), and no other results have enough; make bench SMP=8 gives the curve")
     cases.check("plots: with 2 CPUs only, says make bench SMP=8",
                 done.returncode == 0 and line in done.stdout and
                 not (results / "plots" / "shootdown.png").exists(),
