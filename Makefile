@@ -205,7 +205,7 @@ ISO := $(BUILD)/shootdown.iso
 .DELETE_ON_ERROR:
 
 .PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
-	bench bench-compare plots mutants docs lab-tree grade timeline
+	bench bench-compare plots report mutants docs lab-tree grade timeline
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -367,7 +367,9 @@ qemu-gdb: deps all
 
 # --- Benchmarks --------------------------------------------------------------
 # Results: $(BUILD)/bench/<timestamp>.json. A and B: kernel options, e.g.
-# make bench-compare A="pcid=on" B="pcid=off". Plots: $(BUILD)/bench/plots.
+# make bench-compare A="pcid=on" B="pcid=off". Plots: $(BUILD)/bench/plots;
+# the report: $(BUILD)/bench/report.html. Both draw the newest results, or
+# RESULTS=path.json (docs/bench.md, "Report and charts").
 bench: deps all
 	@env $(RUN_ENV) $(PYTHON) tools/bench.py run $(KERNEL_ELF)
 
@@ -375,7 +377,10 @@ bench-compare: deps all
 	@env $(RUN_ENV) $(PYTHON) tools/bench.py compare $(KERNEL_ELF) "$(A)" "$(B)"
 
 plots: deps
-	@$(PYTHON) tools/bench.py plots --dir $(BUILD)/bench
+	@$(PYTHON) tools/bench.py plots --dir $(BUILD)/bench $(RESULTS)
+
+report: deps
+	@$(PYTHON) tools/bench.py report --dir $(BUILD)/bench $(RESULTS)
 
 # --- Timeline ------------------------------------------------------------------
 # A picture of the protocol (tools/timeline.py, docs/tlb.md): boots a short
@@ -544,7 +549,8 @@ help:
 	@echo "  run       install what is missing, build, boot in QEMU, run the benchmarks"
 	@echo "  bench     the same, and keep the results in build/bench/<timestamp>.json"
 	@echo "  bench-compare  two runs, kernel options A=\"...\" and B=\"...\", side by side"
-	@echo "  plots     PNG charts of the newest results (build/bench/plots, gnuplot)"
+	@echo "  plots     PNG and SVG charts of the newest results (build/bench/plots, gnuplot)"
+	@echo "  report    the newest results as one HTML page (build/bench/report.html)"
 	@echo "  timeline  boot a short scenario with tlb_trace and draw its per-CPU timeline"
 	@echo "            (build/timeline/timeline.svg, .png); LOG=serial.log draws that log,"
 	@echo "            TIMELINE_ARGS=\"--first N --from T --to T --spacing time\" what is shown"
@@ -561,7 +567,7 @@ help:
 	@echo "  docs      redraw docs/architecture.svg from docs/architecture.layers"
 	@echo "  clean     remove build/"
 	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD MUTANTS"
-	@echo "           LOG TIMELINE_ARGS (timeline)"
+	@echo "           LOG TIMELINE_ARGS (timeline) RESULTS (plots, report: a results JSON)"
 	@echo "build: V=1 prints the commands (default: one line per step), CC=clang LD=ld.lld,"
 	@echo "       HOSTCC= for the host tests, BUILD=dir instead of build/"
 

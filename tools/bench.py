@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Run the in-kernel benchmarks (bench/) and keep, compare and plot their
-results: `make bench`, `make bench-compare`, `make plots`.
+results: `make bench`, `make bench-compare`, `make plots`, `make report`.
 
     tools/bench.py run <kernel.elf>            boot once, show the run, write
                                                <build>/bench/<timestamp>.json
@@ -8,9 +8,12 @@ results: `make bench`, `make bench-compare`, `make plots`.
                                                B; print both side by side with
                                                B/A ratios (and keep both JSONs)
     tools/bench.py plots [--dir D] [results.json]
-                                               PNG charts with gnuplot (in D/plots),
-                                               from the newest results in D
-                                               (default build/bench)
+                                               PNG and SVG charts with gnuplot (in
+                                               D/plots), from the newest results in
+                                               D (default build/bench)
+    tools/bench.py report [--dir D] [-o OUT] [results.json]
+                                               the same results as one HTML page,
+                                               D/report.html (tools/bench_report.py)
     tools/bench.py check <serial.log>          parse a run's output; say what is
                                                missing (exit status 1 if any)
     tools/bench.py import <serial.log>         a serial log from elsewhere as a
@@ -38,8 +41,6 @@ import dataclasses
 import json
 import re
 import shlex
-import shutil
-import subprocess
 import sys
 import time
 import zlib
@@ -48,6 +49,8 @@ from pathlib import Path
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import boot  # noqa: E402  (tools/boot.py)
+import bench_plots  # noqa: E402  (tools/bench_plots.py)
+import bench_report  # noqa: E402  (tools/bench_report.py)
 
 SCHEMA = 1
 # Fields of a result row after `@ name params`, in order (bench/harness.c).
@@ -355,104 +358,46 @@ def cmd_compare(kernel: str, a_opts: str, b_opts: str) -> int:
     return 1 if problems else 0
 
 
-# --- Plots --------------------------------------------------------------------------
+# --- Plots and the report -----------------------------------------------------------
 
-def newest_results(directory: Path) -> Path | None:
-    files = sorted(p for p in directory.glob("*.json") if re.match(r"\d{8}-\d{6}", p.name))
-    return files[-1] if files else None
-
-
-def rows_of(record: dict, name: str) -> list[dict]:
-    for bench in record["benchmarks"]:
-        if bench["name"] == name:
-            return [r for r in bench["results"] if "na" not in r]
-    return []
-
-
-def ns(row: dict) -> float:
-    return row["median_ns"] if row.get("median_ns") is not None else row["median"]
-
-
-def series(rows: list[dict], x: str, **match: str) -> list[tuple[float, float]]:
-    """(x, median ns) of the rows whose parameters include match."""
-    points = [(float(r["params"][x]), ns(r)) for r in rows
-              if x in r["params"] and all(r["params"].get(k) == v for k, v in match.items())]
-    return sorted(points)
-
-
-def gnuplot(script: str, data: dict[str, list], out: Path) -> None:
-    """Runs gnuplot; each data block is inlined as a named datablock."""
-    blocks = []
-    for name, points in data.items():
-        body = "\n".join(" ".join(f'"{v}"' if isinstance(v, str) else f"{v}" for v in p)
-                         for p in points)
-        blocks.append(f"${name} << EOD\n{body}\nEOD")
-    text = "\n".join(blocks) + "\n" + \
-        "set terminal png size 960,600\n" + f"set output '{out}'\n" + script
-    subprocess.run(["gnuplot"], input=text, text=True, check=True)
+def chosen_results(path: str | None, directory: Path) -> tuple[Path, dict]:
+    """The results file to draw or report: path, else the newest in
+    directory; bench_plots.PlotError with a clear message when none."""
+    source = Path(path) if path else bench_plots.newest_results(directory)
+    if source is None:
+        raise bench_plots.PlotError(f"no results in {directory}: run make bench first")
+    if not source.is_file():
+        raise bench_plots.PlotError(f"{source}: no such results file (make bench writes "
+                                    f"them in {directory})")
+    return source, bench_plots.load(source)
 
 
 def cmd_plots(path: str | None, directory: Path) -> int:
-    if shutil.which("gnuplot") is None:
+    if not bench_plots.have_gnuplot():
         print("bench: gnuplot is missing (apt-get install gnuplot-nox, or make deps)",
               file=sys.stderr)
         return 1
-    source = Path(path) if path else newest_results(directory)
-    if source is None or not source.is_file():
-        print(f"bench: no results in {directory} (make bench first)", file=sys.stderr)
-        return 1
-    record = json.loads(source.read_text())
-    plots = directory / "plots"
-    plots.mkdir(parents=True, exist_ok=True)
-    title = f"{record.get('machine', '')} ({source.name})".replace("_", "\\_")
-    made = []
-
-    flush = rows_of(record, "flush_local")
-    if flush:
-        data = {"pages": series(flush, "pages", how="pages"),
-                "full": series(flush, "pages", how="full")}
-        out = plots / "flush_local.png"
-        gnuplot(f"set title 'Local flush of N pages + refill of 512: {title}'\n"
-                "set xlabel 'pages flushed'\nset ylabel 'ns (median)'\n"
-                "set logscale x 2\nset grid\nset key left top\n"
-                "plot $pages with linespoints title 'page by page', "
-                "$full with linespoints title 'whole context'\n", data, out)
-        made.append(out)
-
-    shoot = rows_of(record, "shootdown")
-    if shoot:
-        data = {"active": series(shoot, "targets", state="active"),
-                "skip": series(shoot, "targets", state="lazy", lazy="skip"),
-                "ipi": series(shoot, "targets", state="lazy", lazy="ipi")}
-        out = plots / "shootdown.png"
-        gnuplot(f"set title 'Shootdown of one page: {title}'\n"
-                "set xlabel 'target CPUs'\nset ylabel 'ns (median)'\n"
-                "set xtics 1\nset grid\nset key left top\n"
-                "plot $active with linespoints title 'active targets', "
-                "$skip with linespoints title 'lazy targets, lazy=skip', "
-                "$ipi with linespoints title 'lazy targets, lazy=ipi'\n", data, out)
-        made.append(out)
-
-    bars = []
-    for name in ("thread_switch", "mm_switch", "idle_lazy", "cpumask"):
-        for r in rows_of(record, name):
-            if r.get("unit") == "cycles":
-                bars.append((f"{name} {r['params_text']}".replace("_", "-"), ns(r)))
-    if bars:
-        out = plots / "switch.png"
-        gnuplot(f"set title 'Context switch per policy: {title}'\n"
-                "set ylabel 'ns per switch (median)'\nset style fill solid 0.6\n"
-                "set boxwidth 0.7\nset xtics rotate by -35 font ',9'\nset grid ytics\n"
-                "set bmargin 10\nset yrange [0:*]\n"
-                "plot $bars using 0:2:xtic(1) with boxes notitle\n", {"bars": bars}, out)
-        made.append(out)
-
-    for out in made:
-        print(f"bench: {out}")
+    source, record = chosen_results(path, directory)
+    made, note = bench_plots.draw_all(record, source, directory, newest=path is None)
+    for chart, png in made:
+        print(f"bench: {png} (and .svg, .gp): {chart.title}")
+    if note:
+        print(f"bench: {note}")
     if not made:
-        print(f"bench: {source} has none of flush_local, shootdown or the switch "
-              "benchmarks", file=sys.stderr)
+        print(f"bench: {source} has no rows to chart", file=sys.stderr)
         return 1
+    return 0
+
+
+def cmd_report(path: str | None, directory: Path, out: str | None) -> int:
+    source, record = chosen_results(path, directory)
+    target = Path(out) if out else directory / "report.html"
+    rows, charts, notes = bench_report.write(record, source, directory, target,
+                                             newest=path is None)
+    for note in notes:
+        print(f"bench: {note}")
+    print(f"bench: {target}: {rows} results of {len(record['benchmarks'])} benchmarks "
+          f"({source.name}), {charts} charts")
     return 0
 
 
@@ -668,6 +613,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("results", nargs="?", help="a results JSON (default: the newest)")
     p.add_argument("--dir", default=str(boot.ROOT / "build" / "bench"),
                    help="where the results are and the plots go")
+    p = sub.add_parser("report", help="one self-contained HTML page of a run")
+    p.add_argument("results", nargs="?", help="a results JSON (default: the newest)")
+    p.add_argument("--dir", default=str(boot.ROOT / "build" / "bench"),
+                   help="where the results are; the page goes there as report.html")
+    p.add_argument("-o", "--output", help="the page to write (default: DIR/report.html)")
     p = sub.add_parser("check", help="parse a run's serial output")
     p.add_argument("log")
     p = sub.add_parser("import", help="a serial log from elsewhere as a results JSON")
@@ -686,12 +636,14 @@ def main(argv: list[str]) -> int:
             return cmd_compare(args.kernel, args.a, args.b)
         if args.command == "plots":
             return cmd_plots(args.results, Path(args.dir))
+        if args.command == "report":
+            return cmd_report(args.results, Path(args.dir), args.output)
         if args.command == "import":
             return cmd_import(args.log, args.output)
         if args.command == "import-qr":
             return cmd_import_qr(args.sources, args.output)
         return cmd_check(args.log)
-    except boot.ConfigError as e:
+    except (boot.ConfigError, bench_plots.PlotError) as e:
         print(f"bench: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

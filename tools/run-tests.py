@@ -57,7 +57,8 @@ MUTANTS = ROOT / "tools" / "mutants.py"
 # Host tests written in Python, run like the binaries (KTAP on stdout):
 # host/<name>: the renderer of tools/timeline.py draws a known trace.
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
-                "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py"}
+                "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
+                "bench-report": ROOT / "tests" / "bench" / "test_bench_report.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
 # shootdown that does not wait, a batch freed before its flush, a PCID that
