@@ -205,7 +205,7 @@ ISO := $(BUILD)/shootdown.iso
 .DELETE_ON_ERROR:
 
 .PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
-	bench bench-compare plots report mutants docs lab-tree grade timeline
+	bench bench-compare plots report import mutants docs lab-tree grade timeline
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -382,6 +382,14 @@ plots: deps
 report: deps
 	@$(PYTHON) tools/bench.py report --dir $(BUILD)/bench $(RESULTS)
 
+# Results from a machine run elsewhere, as a results JSON in $(BUILD)/bench
+# for plots, report and hwcompare: LOG= its serial log, or QR= the screen's
+# QR codes (photos, screenshots or their decoded text; files or directories).
+import: deps
+	$(if $(filter-out 1,$(words $(LOG) $(if $(QR),qr))),$(error make import: give LOG=serial.log or QR="photos..." (one of them)))
+	@$(PYTHON) tools/bench.py $(if $(LOG),import $(LOG),import-qr $(QR)) \
+		-o $(BUILD)/bench/imported-$(shell date +%Y%m%d-%H%M%S).json
+
 # --- Timeline ------------------------------------------------------------------
 # A picture of the protocol (tools/timeline.py, docs/tlb.md): boots a short
 # scenario with tlb_trace on (TIMELINE_CMDLINE on SMP=2, unless SMP= or
@@ -551,6 +559,7 @@ help:
 	@echo "  bench-compare  two runs, kernel options A=\"...\" and B=\"...\", side by side"
 	@echo "  plots     PNG and SVG charts of the newest results (build/bench/plots, gnuplot)"
 	@echo "  report    the newest results as one HTML page (build/bench/report.html)"
+	@echo "  import    LOG=serial.log or QR=\"photos of the screen's QR codes\": results JSON"
 	@echo "  timeline  boot a short scenario with tlb_trace and draw its per-CPU timeline"
 	@echo "            (build/timeline/timeline.svg, .png); LOG=serial.log draws that log,"
 	@echo "            TIMELINE_ARGS=\"--first N --from T --to T --spacing time\" what is shown"
@@ -568,6 +577,7 @@ help:
 	@echo "  clean     remove build/"
 	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD MUTANTS"
 	@echo "           LOG TIMELINE_ARGS (timeline) RESULTS (plots, report: a results JSON)"
+	@echo "           LOG QR (import)"
 	@echo "build: V=1 prints the commands (default: one line per step), CC=clang LD=ld.lld,"
 	@echo "       HOSTCC= for the host tests, BUILD=dir instead of build/"
 

@@ -41,6 +41,8 @@ import dataclasses
 import json
 import re
 import shlex
+import shutil
+import subprocess
 import sys
 import time
 import zlib

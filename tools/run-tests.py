@@ -58,6 +58,7 @@ MUTANTS = ROOT / "tools" / "mutants.py"
 # host/<name>: the renderer of tools/timeline.py draws a known trace.
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
+                "results-screen": ROOT / "tests" / "screen" / "test_results_screen.py",
                 "bench-report": ROOT / "tests" / "bench" / "test_bench_report.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
