@@ -15,8 +15,8 @@ results: `make bench`, `make bench-compare`, `make plots`.
                                                missing (exit status 1 if any)
 
 The machine comes from the same variables as tools/boot.py (EMU SMP MEM
-ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT). ICOUNT=1 also
-passes `icount` to the kernel, so that it labels its results as counted
+ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT TIMEOUT). ICOUNT=1
+also passes `icount` to the kernel, so that it labels its results as counted
 instructions. Without `bench=` in the options the kernel runs its default
 job, every benchmark.
 
