@@ -5,7 +5,8 @@ stands for the stick. Every refusal must name its reason and leave the
 "stick" untouched; a confirmed write must leave the image on it and say
 "verified"; a stick that flips a byte after the write must fail the
 verify. Outside test mode a regular file is refused, and `make usb`
-without DEV prints the usage.
+without DEV prints the usage. Last, MEDIA=usb in tools/boot.py: QEMU gets
+the stick as its only boot device (no CD-ROM), and a bad MEDIA is refused.
 
 Prints KTAP, one result per case, as the host test binaries do
 (tools/run-tests.py runs it as host/usb). Python 3.11 standard library.
@@ -24,6 +25,8 @@ from pathlib import Path
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 ROOT = Path(__file__).resolve().parent.parent.parent
 USB = ROOT / "tools" / "usb.py"
+sys.path.insert(0, str(ROOT / "tools"))
+import boot  # noqa: E402  (tools/boot.py)
 
 IMAGE_SIZE = 3 * (1 << 20) + 4321  # not a whole number of the writer's blocks
 STICK_SECTORS = 16 * 2048          # 16 MiB
@@ -337,6 +340,29 @@ def check_make(cases: Cases, scratch: Path) -> None:
     cases.check("no_arguments_print_usage", not why, why)
 
 
+def check_boot_media(cases: Cases, scratch: Path) -> None:
+    """The QEMU command line MEDIA=usb gives: a usb-storage stick on xHCI,
+    first in the boot order, and no CD-ROM drive or -boot order beside it."""
+    iso = scratch / "boot.iso"
+    s = boot.Settings(media="usb", accel="tcg", smp=1).resolve()
+    cmd = boot.Qemu().launch(s, iso, scratch)[0]
+    words = " ".join(cmd)
+    why = next((f"QEMU command lacks {w!r}: {words}" for w in
+                ("qemu-xhci,id=xhci", f"if=none,id=stick,file={iso},format=raw,readonly=on",
+                 "usb-storage,bus=xhci.0,drive=stick,removable=on,bootindex=1")
+                if w not in cmd), "")
+    if not why and ("media=cdrom" in words or "-boot" in cmd):
+        why = f"a CD-ROM or -boot order beside the stick: {words}"
+    cases.check("media_usb_boots_the_stick_alone", not why, why)
+
+    try:
+        boot.Settings(media="floppy").resolve()
+        why = "MEDIA=floppy was accepted"
+    except boot.ConfigError as e:
+        why = "" if "MEDIA='floppy': expected cdrom or usb" in str(e) else f"said: {e}"
+    cases.check("media_bad_value_refused", not why, why)
+
+
 def main() -> int:
     cases = Cases()
     scratch = Path(tempfile.mkdtemp(prefix="shootdown-usb-"))
@@ -346,6 +372,7 @@ def main() -> int:
         check_refusals(cases, scratch, image)
         check_writes(cases, scratch, image)
         check_make(cases, scratch)
+        check_boot_media(cases, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return cases.report()
