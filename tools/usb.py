@@ -174,6 +174,21 @@ def source_names(host: Host, source: str) -> set[str]:
 
 def check_device(host: Host, dev: str, image_size: int) -> Disk:
     """Every check before writing; the disk, or a Refusal saying why not."""
+    disk = whole_removable_disk(host, dev)
+    check_unused(host, disk, dev)
+    size = disk.size()
+    if size == 0:
+        raise Refusal(f"{dev}: no medium (size 0); insert the card or stick and try again")
+    if size < image_size:
+        raise Refusal(f"{dev}: too small: {gb(size)}, and the image needs {gb(image_size)}")
+    if disk.attr("ro") == "1":
+        raise Refusal(f"{dev}: read-only (a write-protect switch on the stick or card?); "
+                      "make it writable and try again")
+    return disk
+
+
+def whole_removable_disk(host: Host, dev: str) -> Disk:
+    """The disk `dev` names, if it is a whole one, removable or on USB."""
     try:
         st = os.stat(dev)
     except FileNotFoundError:
@@ -203,7 +218,12 @@ def check_device(host: Host, dev: str, image_size: int) -> Disk:
         raise Refusal(f"{dev}: neither removable nor on a USB bus, so a fixed disk (built "
                       "in, or virtual); this writes only to USB sticks and removable media "
                       "(lsblk -o NAME,TRAN,RM,SIZE,MODEL shows which is which)")
+    return disk
 
+
+def check_unused(host: Host, disk: Disk, dev: str) -> None:
+    """Nothing on the disk mounted, swapped to or held by device-mapper or
+    RAID, and not the disk the system runs from."""
     mounts = [line.split() for line in read_attr(host.proc / "mounts").splitlines()]
     for fields in mounts:
         if len(fields) < 2:
@@ -245,8 +265,8 @@ def check_device(host: Host, dev: str, image_size: int) -> Disk:
                           f"(swapoff {source}), then run this again")
 
     for part in disk.names:
-        holders = sorted(h.name for h in (disk.dir / part if part != disk.name
-                                          else disk.dir).glob("holders/*"))
+        part_dir = disk.dir if part == disk.name else disk.dir / part
+        holders = sorted(h.name for h in part_dir.glob("holders/*"))
         if holders:
             shown = ", ".join(
                 h + (f" ({n})" if (n := read_attr(host.block(h) / "dm" / "name")) else "")
@@ -254,16 +274,6 @@ def check_device(host: Host, dev: str, image_size: int) -> Disk:
             raise Refusal(f"{dev}: /dev/{part} is in use by {shown}: an LVM volume, RAID "
                           "array or encrypted volume is on it; deactivate it first "
                           "(vgchange -an, mdadm --stop, cryptsetup close)")
-
-    size = disk.size()
-    if size == 0:
-        raise Refusal(f"{dev}: no medium (size 0); insert the card or stick and try again")
-    if size < image_size:
-        raise Refusal(f"{dev}: too small: {gb(size)}, and the image needs {gb(image_size)}")
-    if disk.attr("ro") == "1":
-        raise Refusal(f"{dev}: read-only (a write-protect switch on the stick or card?); "
-                      "make it writable and try again")
-    return disk
 
 
 def confirm(dev: str, environ: dict[str, str]) -> None:
