@@ -562,8 +562,7 @@ help:
 	@echo "  docs      redraw docs/architecture.svg from docs/architecture.layers"
 	@echo "  clean     remove build/"
 	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD"
-	@echo "           MUTANTS DEV YES (usb)"
-	@echo "           LOG TIMELINE_ARGS (timeline)"
+	@echo "           MUTANTS, LOG TIMELINE_ARGS (timeline), DEV YES (usb)"
 	@echo "build: V=1 prints the commands (default: one line per step), CC=clang LD=ld.lld,"
 	@echo "       HOSTCC= for the host tests, BUILD=dir instead of build/"
 
