@@ -205,11 +205,17 @@ ISO := $(BUILD)/shootdown.iso
 .DELETE_ON_ERROR:
 
 .PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
-	bench bench-compare plots report import mutants docs lab-tree grade timeline
+	bench bench-compare plots report import mutants docs lab-tree grade timeline usb
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
 iso: $(ISO)
+
+# make usb DEV=/dev/sdX: the ISO onto a USB stick, checked, confirmed and
+# verified (tools/usb.py); as root, so build the ISO first as yourself.
+# Without DEV it prints its usage and builds nothing.
+usb: $(if $(strip $(DEV)),$(ISO))
+	@YES="$(YES)" $(PYTHON) tools/usb.py $(ISO) "$(DEV)"
 
 # --- Kernel ----------------------------------------------------------------
 quiet_cmd_cc = CC $<
@@ -346,8 +352,8 @@ $(USER_ELFS): $(BUILD)/user/%.elf: $(BUILD)/user/%.o $(USER_LIB_OBJS) \
 
 # --- Running ---------------------------------------------------------------
 # Variables for run and test (see README.md): EMU SMP MEM ACCEL CPU FIRMWARE
-# MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT.
-RUN_VARS := EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT
+# MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT TIMEOUT.
+RUN_VARS := EMU SMP MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT TIMEOUT
 RUN_ENV := $(foreach v,$(RUN_VARS),$(if $(filter-out undefined,$(origin $(v))),$(v)="$($(v))"))
 
 deps:
@@ -554,6 +560,8 @@ help:
 	@echo "  all       build the kernel (build/shootdown.elf, .lst, .map) and"
 	@echo "            the user programs (build/user/*.elf)"
 	@echo "  iso       build the bootable hybrid BIOS/UEFI image build/shootdown.iso"
+	@echo "  usb       DEV=/dev/sdX: write the image to a USB stick, after checks and a"
+	@echo "            question (YES=1: none), and verify it"
 	@echo "  run       install what is missing, build, boot in QEMU, run the benchmarks"
 	@echo "  bench     the same, and keep the results in build/bench/<timestamp>.json"
 	@echo "  bench-compare  two runs, kernel options A=\"...\" and B=\"...\", side by side"
@@ -575,9 +583,9 @@ help:
 	@echo "  check     format check, cppcheck, asm/C constant agreement, layers, headers alone"
 	@echo "  docs      redraw docs/architecture.svg from docs/architecture.layers"
 	@echo "  clean     remove build/"
-	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD MUTANTS"
-	@echo "           LOG TIMELINE_ARGS (timeline) RESULTS (plots, report: a results JSON)"
-	@echo "           LOG QR (import)"
+	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD"
+	@echo "           MUTANTS, LOG TIMELINE_ARGS (timeline), RESULTS (plots, report: a results JSON),"
+	@echo "           LOG QR (import), DEV YES (usb)"
 	@echo "build: V=1 prints the commands (default: one line per step), CC=clang LD=ld.lld,"
 	@echo "       HOSTCC= for the host tests, BUILD=dir instead of build/"
 

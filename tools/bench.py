@@ -23,8 +23,8 @@ results: `make bench`, `make bench-compare`, `make plots`, `make report`.
                                                their decoded text) as a results JSON
 
 The machine comes from the same variables as tools/boot.py (EMU SMP MEM
-ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT). ICOUNT=1 also
-passes `icount` to the kernel, so that it labels its results as counted
+ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT TIMEOUT). ICOUNT=1
+also passes `icount` to the kernel, so that it labels its results as counted
 instructions. Without `bench=` in the options the kernel runs its default
 job, every benchmark.
 

@@ -6,8 +6,8 @@ library of tools/run-tests.py and tools/bench.py. Python 3.11 stdlib only.
     tools/boot.py gdb build/shootdown.elf     boot halted, wait for gdb on :1234
 
 Settings come from environment variables (all optional; see Settings):
-EMU SMP MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT TIMEOUT.
-Each back end (Qemu, Bochs) owns its command line, its logs and what its
+EMU SMP MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT
+TIMEOUT. Each back end (Qemu, Bochs) owns its command line, its logs and what its
 exit means; ending_of() turns that into one Ending per run.
 """
 
@@ -50,7 +50,7 @@ BOCHS_CPU = "corei7_skylake_x"
 BOCHS_IPS = 50_000_000  # emulated instructions per emulated second
 BOCHS_SHUTDOWN = "Shutdown port: shutdown requested"
 
-ENV_VARS = ("EMU", "SMP", "MEM", "ACCEL", "CPU", "FIRMWARE", "MACHINE",
+ENV_VARS = ("EMU", "SMP", "MEM", "ACCEL", "CPU", "FIRMWARE", "MACHINE", "MEDIA",
             "CMDLINE", "QEMU_ARGS", "ICOUNT", "TIMEOUT")
 # The variables that pick a machine (TIMEOUT only changes patience).
 MACHINE_VARS = ENV_VARS[:-1]
@@ -110,6 +110,7 @@ class Settings:
     cpu: str | None = None       # QEMU -cpu / Bochs model; None: host|max
     firmware: str = "bios"       # bios | uefi (QEMU only)
     machine: str = "pc"          # pc | q35 (QEMU only)
+    media: str = "cdrom"         # cdrom | usb: what the ISO is on (usb: QEMU only)
     cmdline: list[str] = dataclasses.field(default_factory=list)
     qemu_args: list[str] = dataclasses.field(default_factory=list)
     icount: bool = False         # deterministic TCG: -icount shift=1
@@ -124,6 +125,7 @@ class Settings:
         for var, value, allowed in (("EMU", s.emu, ("qemu", "bochs")),
                                     ("FIRMWARE", s.firmware, ("bios", "uefi")),
                                     ("MACHINE", s.machine, ("pc", "q35")),
+                                    ("MEDIA", s.media, ("cdrom", "usb")),
                                     ("serial", s.serial, ("file", "stdio", "none"))):
             if value not in allowed:
                 raise ConfigError(f"{var}={value!r}: expected "
@@ -137,6 +139,9 @@ class Settings:
         if s.emu == "bochs":
             if s.firmware != "bios":
                 raise ConfigError("EMU=bochs boots with its own BIOS only (FIRMWARE=bios)")
+            if s.media != "cdrom":
+                raise ConfigError("EMU=bochs boots the ISO from its CD-ROM drive only "
+                                  "(MEDIA=cdrom); MEDIA=usb needs EMU=qemu")
             if (s.accel == "kvm" or s.icount or s.qemu_args or s.machine != "pc"
                     or s.topology):
                 raise ConfigError("ACCEL, ICOUNT, QEMU_ARGS, MACHINE and a CPU topology "
@@ -157,7 +162,8 @@ class Settings:
         if self.emu == "bochs":
             return f"bochs {self.cpu} smp={self.smp} mem={self.mem_mib}M"
         return (f"qemu {self.accel} -cpu {self.cpu} {self.machine} {self.firmware} "
-                f"smp={self.smp} mem={self.mem_mib}M" + (" icount" if self.icount else ""))
+                f"smp={self.smp} mem={self.mem_mib}M" + (" icount" if self.icount else "")
+                + (" usb-stick" if self.media == "usb" else ""))
 
 
 def env_overrides() -> dict[str, str]:
@@ -177,7 +183,7 @@ def settings_from_env(base: Settings | None = None) -> Settings:
             raise ConfigError(f"{var}={o[var]!r}: expected {what}") from None
 
     for var, field in (("EMU", "emu"), ("ACCEL", "accel"), ("FIRMWARE", "firmware"),
-                       ("MACHINE", "machine")):
+                       ("MACHINE", "machine"), ("MEDIA", "media")):
         if var in o:
             setattr(s, field, o[var].strip().lower())
     if "SMP" in o:
@@ -314,8 +320,7 @@ class Qemu:
             cmd += ["-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={_opt(code)}",
                     "-drive", f"if=pflash,format=raw,unit=1,"
                               f"file={_opt(run_dir / 'ovmf-vars.fd')}"]
-        cmd += ["-drive", f"file={_opt(iso)},media=cdrom,format=raw,readonly=on",
-                "-boot", "order=d"]
+        cmd += self.boot_media(s, iso)
         serial = run_dir / "serial.log"
         if s.serial == "stdio":
             # Shown on the terminal and kept in serial.log; signal=on lets
@@ -329,6 +334,19 @@ class Qemu:
             cmd += ["-monitor", f"unix:{_opt(monitor)},server=on,wait=off"]
         # The user's arguments come last so that they can override ours.
         return cmd + list(extra_args) + list(s.qemu_args), None, None
+
+    def boot_media(self, s: Settings, iso: Path) -> list[str]:
+        """The ISO as the only boot device: in the CD-ROM drive, or on a USB
+        stick (a removable usb-storage disk on an xHCI controller, the way a
+        PC with a stick in a USB 3 port sees it; SeaBIOS and OVMF both boot
+        from it). The stick is read-only: every run has its own ISO anyway,
+        and nothing the guest does can change the next run's image."""
+        if s.media == "usb":
+            return ["-device", "qemu-xhci,id=xhci",
+                    "-drive", f"if=none,id=stick,file={_opt(iso)},format=raw,readonly=on",
+                    "-device", "usb-storage,bus=xhci.0,drive=stick,removable=on,bootindex=1"]
+        return ["-drive", f"file={_opt(iso)},media=cdrom,format=raw,readonly=on",
+                "-boot", "order=d"]
 
     def ending(self, status: int | None, run_dir: Path, serial: str) -> Ending:
         if status == EXIT_SUCCESS:

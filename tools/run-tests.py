@@ -10,10 +10,10 @@ Both print KTAP (as Linux KUnit does): every leaf case is one result,
 host/<binary>/<case> or <config>/<suite>.<case>; the cases a crash cut off
 fail. With the TLB simulator among the host binaries, tools/mutants.py
 checks that every mutant applies and that a few are killed; with any host
-binary, the host scripts (HOST_SCRIPTS: the timeline renderer's and the lab
-tools' tests) run too, and the labs are graded (tools/lab_tests.py: results
+binary, the host scripts (HOST_SCRIPTS: the tests of the timeline renderer,
+the lab tools and the USB stick writer) run too, and the labs are graded (tools/lab_tests.py: results
 labs/<lab>/...). ONLY=PATTERNS works as --only. Setting any of EMU SMP
-MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT runs one
+MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT runs one
 configuration, `custom`, built from them, instead of the table; TIMEOUT
 changes every time limit. Logs: build/test/.
 """
@@ -55,11 +55,15 @@ HOST_TIMEOUT = 120  # seconds for one host test binary
 HOST_TIMEOUTS = {"tlb_sim": 1200}
 MUTANTS = ROOT / "tools" / "mutants.py"
 # Host tests written in Python, run like the binaries (KTAP on stdout):
-# host/<name>: the renderer of tools/timeline.py draws a known trace.
+# host/<name>: the renderer of tools/timeline.py draws a known trace; the
+# lab tools; the results screen's QR decoder and checks; the report and
+# charts on fixture results; the USB stick writer (tools/usb.py) refuses
+# what it must, on fake sysfs trees.
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
                 "results-screen": ROOT / "tests" / "screen" / "test_results_screen.py",
-                "bench-report": ROOT / "tests" / "bench" / "test_bench_report.py"}
+                "bench-report": ROOT / "tests" / "bench" / "test_bench_report.py",
+                "usb": ROOT / "tests" / "usb" / "test_usb.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
 # shootdown that does not wait, a batch freed before its flush, a PCID that
@@ -99,6 +103,9 @@ def cfg(name: str, kind: str = "ktap", needs: str = "", expect: tuple[str, ...] 
 TCG = dict(accel="tcg", cpu="max")
 BOCHS = dict(emu="bochs", cpu="corei7_skylake_x")
 SMP_TIMEOUT = 300
+# The USB boots take 2 s (SeaBIOS) and 9 s (OVMF) here; a stick the firmware
+# cannot boot leaves it waiting for a boot device until this runs out.
+USB_TIMEOUT = 60
 CRASH_REPORT = ("PANIC: ", "rip=", "backtrace:", "<kmain+")
 
 
@@ -106,6 +113,12 @@ CRASH_REPORT = ("PANIC: ", "rip=", "backtrace:", "<kmain+")
 CONFIGS = [
     cfg("tcg-bios", **TCG, firmware="bios", smp=1),
     cfg("tcg-uefi", **TCG, firmware="uefi", smp=1),
+    # The ISO on a USB stick (xHCI, no CD-ROM, no disk), as a PC boots it,
+    # under each firmware: the boot suite is enough to show it came up.
+    cfg("tcg-usb-bios", **TCG, firmware="bios", media="usb", smp=1, cmdline=["test=boot"],
+        timeout=USB_TIMEOUT),
+    cfg("tcg-usb-uefi", **TCG, firmware="uefi", media="usb", smp=1, cmdline=["test=boot"],
+        timeout=USB_TIMEOUT),
     cfg("tcg-5g", **TCG, mem_mib=5 * 1024, smp=1),
     cfg("tcg-q35", **TCG, machine="q35", mem_mib=256, smp=1),
     cfg("tcg-serial-none", "exit", accel="tcg", smp=1, serial="none"),
