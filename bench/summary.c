@@ -348,8 +348,8 @@ static void where_it_ran(void)
 	add("cpu", "CPU: %s family %u model %u stepping %u, \"%s\".", f->vendor,
 	    f->family, f->model, f->stepping, f->brand);
 	add("features",
-	    "TLB hardware: PCID %s, INVPCID %s, x2APIC %s; in "
-	    "use: pcid=%s lazy=%s flush_ceiling=%u.",
+	    "TLB: PCID %s, INVPCID %s, x2APIC %s; pcid=%s lazy=%s "
+	    "flush_ceiling=%u.",
 	    yes_no(f->pcid), yes_no(f->invpcid), yes_no(f->x2apic),
 	    tlb_policy.pcid ? "on" : "off", tlb_lazy_names[tlb_policy.lazy],
 	    tlb_policy.flush_ceiling);

@@ -6,7 +6,9 @@ results: `make bench`, `make bench-compare`, `make plots`, `make report`.
                                                <build>/bench/<timestamp>.json
     tools/bench.py compare <kernel.elf> A B    boot with kernel options A, then
                                                B; print both side by side with
-                                               B/A ratios (and keep both JSONs)
+                                               B/A ratios (and keep both JSONs);
+                                               A and B naming two results JSONs
+                                               compare those, without a boot
     tools/bench.py plots [--dir D] [results.json]
                                                PNG and SVG charts with gnuplot (in
                                                D/plots), from the newest results in
@@ -339,10 +341,26 @@ def comparison(a: dict, b: dict, a_label: str, b_label: str) -> list[str]:
     return lines
 
 
+def results_files(a: str, b: str) -> tuple[Path, Path] | None:
+    """A and B as two results JSONs (a laptop's from import-qr, say), or
+    None when they are kernel options."""
+    paths = (Path(a), Path(b))
+    if all(p.suffix == ".json" for p in paths):
+        for p in paths:
+            if not p.is_file():
+                raise boot.ConfigError(f"{p}: no such results file")
+        return paths
+    return None
+
+
 def cmd_compare(kernel: str, a_opts: str, b_opts: str) -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = results_dir(kernel)
     records = []
+    if files := results_files(a_opts, b_opts):
+        records = [json.loads(p.read_text()) for p in files]
+        print("\n".join(comparison(records[0], records[1], str(files[0]), str(files[1]))))
+        return 0
     for label, opts in (("A", a_opts), ("B", b_opts)):
         _, record = boot_once(kernel, shlex.split(opts), out / f"run-{stamp}-{label}",
                               f"{label}: ")

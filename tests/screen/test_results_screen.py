@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import base64
 import random
+import subprocess
 import sys
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -161,10 +163,29 @@ def check_screens(cases: Cases) -> None:
     cases.check("pages: a page not photographed fails", "1 of 2 pages" in why, why or "passed")
 
 
+def check_laptop_results(cases: Cases) -> None:
+    """Codes saved as text (a phone app's export) become a results JSON that
+    bench-compare takes as it takes make bench's."""
+    with tempfile.TemporaryDirectory(prefix="results-screen-") as tmp:
+        codes, out = Path(tmp) / "codes.txt", Path(tmp) / "laptop.json"
+        codes.write_text("\n".join(codes_of(SERIAL, 3)) + "\n")
+        done = subprocess.run([sys.executable, str(TOOLS / "bench.py"), "import-qr", str(codes),
+                               "-o", str(out)], capture_output=True, text=True, timeout=60)
+        cases.check("import-qr: a text file of codes gives a results JSON",
+                    done.returncode == 0 and out.is_file(), done.stderr.strip())
+        done = subprocess.run([sys.executable, str(TOOLS / "bench.py"), "compare", "-",
+                               str(out), str(out)], capture_output=True, text=True, timeout=60)
+        ratios = [line.split()[-1] for line in done.stdout.splitlines()
+                  if line.startswith("invlpg ") and "cycles" in line]
+        cases.check("bench-compare: two results JSONs, side by side, no boot",
+                    done.returncode == 0 and ratios == ["1.00"], done.stdout + done.stderr)
+
+
 def main() -> int:
     cases = Cases()
     check_decoder(cases)
     check_screens(cases)
+    check_laptop_results(cases)
     return cases.report()
 
 
