@@ -117,6 +117,7 @@ class Settings:
     timeout: float | None = None  # seconds; None: 120 (QEMU), 600 (Bochs); 0: none
     serial: str = "file"         # file | stdio | none (where COM1 goes)
     topology: str = ""           # QEMU only: more -smp keys, e.g. sockets=2,cores=3
+    screen: str = "fb"           # fb | text: GRUB's framebuffer, or 80x25 VGA text mode
 
     def resolve(self) -> "Settings":
         """Fill in defaults and check combinations; returns a new copy."""
@@ -126,7 +127,8 @@ class Settings:
                                     ("FIRMWARE", s.firmware, ("bios", "uefi")),
                                     ("MACHINE", s.machine, ("pc", "q35")),
                                     ("MEDIA", s.media, ("cdrom", "usb")),
-                                    ("serial", s.serial, ("file", "stdio", "none"))):
+                                    ("serial", s.serial, ("file", "stdio", "none")),
+                                    ("screen", s.screen, ("fb", "text"))):
             if value not in allowed:
                 raise ConfigError(f"{var}={value!r}: expected "
                                   f"{', '.join(allowed[:-1])} or {allowed[-1]}")
@@ -163,7 +165,8 @@ class Settings:
             return f"bochs {self.cpu} smp={self.smp} mem={self.mem_mib}M"
         return (f"qemu {self.accel} -cpu {self.cpu} {self.machine} {self.firmware} "
                 f"smp={self.smp} mem={self.mem_mib}M" + (" icount" if self.icount else "")
-                + (" usb-stick" if self.media == "usb" else ""))
+                + (" usb-stick" if self.media == "usb" else "")
+                + (" text-screen" if self.screen == "text" else ""))
 
 
 def env_overrides() -> dict[str, str]:
@@ -205,11 +208,15 @@ def settings_from_env(base: Settings | None = None) -> Settings:
 
 # --- Images -------------------------------------------------------------------
 
-def build_iso(kernel: str | Path, iso: Path, cmdline: list[str]) -> Path:
+def build_iso(kernel: str | Path, iso: Path, cmdline: list[str],
+              text_screen: bool = False) -> Path:
     """A boot-at-once ISO for `kernel` with these command-line words, carrying
-    as multiboot2 modules the user programs built next to it (<build>/user/)."""
+    as multiboot2 modules the user programs built next to it (<build>/user/);
+    text_screen: GRUB leaves the screen in 80x25 text mode."""
     programs = sorted(Path(kernel).resolve().parent.glob("user/*.elf"))
     modules = [arg for elf in programs for arg in ("--module", str(elf))]
+    if text_screen:
+        modules.append("--text-screen")
     # An empty word tells mkiso.sh "no menu" even for an empty command line.
     proc = subprocess.run([str(MKISO), *modules, str(iso), str(kernel), *(cmdline or [""])],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -479,7 +486,7 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in ("serial.log", "bochs.log", "bochs.out", "qemu.log"):
         (run_dir / stale).unlink(missing_ok=True)
-    iso = build_iso(kernel, run_dir / "shootdown.iso", s.cmdline)
+    iso = build_iso(kernel, run_dir / "shootdown.iso", s.cmdline, s.screen == "text")
     cmd, cwd, env = backend.launch(s, iso, run_dir, extra_args, monitor)
     shown = (f"cd {shlex.quote(str(cwd))} && " if cwd else "") + shlex.join(cmd)
     (run_dir / "cmd").write_text(shown + "\n")
@@ -550,39 +557,62 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
                      ending_of(backend, status, timed_out, run_dir, serial), error)
 
 
-def _monitor(sock_path: str, commands: list[str], quit_after: bool = True) -> None:
+def _monitor(sock_path: str, commands: list[str], quit_after: bool = True) -> str:
     """Send HMP commands over QEMU's monitor socket, each after a prompt, then
     wait for QEMU to close it (closing it first can make QEMU drop a quit
     unread), or, when the last command is not a quit, for the prompt that
-    says it is done."""
+    says it is done. Returns what the last command printed."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(30.0)
         sock.connect(sock_path)
 
-        def prompt() -> None:
+        def prompt() -> bytes:
             buf = b""
             while not buf.endswith(b"(qemu) "):
                 chunk = sock.recv(4096)
                 if not chunk:
                     raise ConnectionError("monitor closed")
                 buf += chunk
+            return buf
 
         for command in commands:
             prompt()
             sock.sendall(command.encode() + b"\n")
         if not quit_after:
-            prompt()
-            return
+            return prompt()[:-len(b"(qemu) ")].decode(errors="replace")
         while sock.recv(4096):
             pass
+        return ""
+
+
+# VGA text mode: 80x25 cells of character and attribute at 0xb8000.
+TEXT_COLUMNS, TEXT_ROWS, TEXT_BUFFER = 80, 25, 0xB8000
+HALFWORD = re.compile(r"0x([0-9a-f]{4})\b")
+
+
+def _text_screen(sock_path: str) -> list[str]:
+    """The characters of an 80x25 text screen, read from video memory by the
+    monitor (QEMU draws text mode with the VGA font, which the screendump
+    reader cannot read), row by row; CP437's block characters as themselves."""
+    dump = _monitor(sock_path, [f"xp /{TEXT_COLUMNS * TEXT_ROWS}hx {TEXT_BUFFER:#x}"],
+                    quit_after=False)
+    cells = [int(h, 16) for line in dump.splitlines() if ":" in line
+             for h in HALFWORD.findall(line.split(":", 1)[1])]
+    if len(cells) != TEXT_COLUMNS * TEXT_ROWS:
+        raise ConnectionError(f"the monitor gave {len(cells)} text cells, not "
+                              f"{TEXT_COLUMNS * TEXT_ROWS}")
+    chars = bytes(c & 0xFF for c in cells).decode("cp437")
+    return [chars[r * TEXT_COLUMNS:(r + 1) * TEXT_COLUMNS].rstrip()
+            for r in range(TEXT_ROWS)]
 
 
 def screendumps(s: Settings, kernel: str | Path, run_dir: str | Path,
                 shot) -> tuple[RunResult, list[str]]:
     """Boot, and for every serial line for which shot(line) names a file,
     screendump to that file at once: the kernel announces a page on serial
-    after drawing it and leaves it up for a while (bench/screen.c). Returns
-    the run and what went wrong with the screendumps, if anything."""
+    after drawing it and leaves it up for a while (bench/screen.c). On a
+    text screen the file's .txt twin gets the screen's characters too.
+    Returns the run and what went wrong with the screendumps, if anything."""
     sock_dir = tempfile.mkdtemp(prefix="shootdown-mon-")
     sock_path = os.path.join(sock_dir, "monitor.sock")
     problems = []
@@ -595,6 +625,8 @@ def screendumps(s: Settings, kernel: str | Path, run_dir: str | Path,
         ppm.unlink(missing_ok=True)
         try:
             _monitor(sock_path, [f"screendump {ppm}"], quit_after=False)
+            if s.screen == "text":
+                ppm.with_suffix(".txt").write_text("\n".join(_text_screen(sock_path)) + "\n")
         except OSError as e:
             problems.append(f"monitor: {e}")
             return

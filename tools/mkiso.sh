@@ -11,6 +11,9 @@
 # kernel: each is copied to /boot/user/<name>.elf and loaded by GRUB as a
 # multiboot2 module whose string is <name> (the file name without .elf),
 # in every menu entry. The kernel finds user programs by that name.
+# `--text-screen` makes the one entry of a boot-at-once image leave the
+# screen in 80x25 VGA text mode, as a PC whose firmware offers no graphics
+# mode would (the USB image's menu has such an entry of its own).
 #
 # grub-mkrescue puts the i386-pc (BIOS, El Torito + MBR) and x86_64-efi (EFI
 # system partition image) GRUBs on one image, so the same file boots from CD
@@ -20,12 +23,18 @@
 set -euo pipefail
 
 usage() {
-	echo "usage: $0 [--module <file>]... <out.iso> <kernel.elf> [cmdline words...]" >&2
+	echo "usage: $0 [--module <file>]... [--text-screen] <out.iso> <kernel.elf> [cmdline words...]" >&2
 	exit 2
 }
 
 modules=()
-while [[ $# -gt 0 && $1 == --module ]]; do
+text_screen=0
+while [[ $# -gt 0 && ( $1 == --module || $1 == --text-screen ) ]]; do
+	if [[ $1 == --text-screen ]]; then
+		text_screen=1
+		shift
+		continue
+	fi
 	[[ $# -ge 2 ]] || usage
 	modules+=("$2")
 	shift 2
@@ -84,7 +93,8 @@ preamble() {
 }
 
 # One menu entry; $2 holds the (already quoted) kernel options, each with a
-# leading space. The modules follow the kernel (module2 needs multiboot2
+# leading space; $3, if given, is the display mode instead of the
+# framebuffer ("text": 80x25 VGA text, the kernel draws with CP437). The modules follow the kernel (module2 needs multiboot2
 # first). gfxpayload makes GRUB set a linear framebuffer mode and
 # hand it to the kernel (multiboot2 framebuffer tag); "auto" falls back to
 # whatever the firmware offers. It must be set after `multiboot2`: that
@@ -96,7 +106,7 @@ entry() {
 	for name in "${module_names[@]}"; do
 		printf "\tmodule2 /boot/user/%s.elf %s\n" "$name" "$name"
 	done
-	printf "\tset gfxpayload=1024x768x32,1024x768,auto\n"
+	printf "\tset gfxpayload=%s\n" "${3:-1024x768x32,1024x768,auto}"
 	printf "\tboot\n}\n"
 }
 
@@ -113,7 +123,11 @@ if [[ $# -gt 0 ]]; then
 		echo "set timeout=0"
 		echo "set timeout_style=hidden"
 		preamble
-		entry "shootdown" "$args"
+		if ((text_screen)); then
+			entry "shootdown" "$args" text
+		else
+			entry "shootdown" "$args"
+		fi
 	} >"$cfg"
 else
 	# The menu for USB sticks and `make iso`. Under BIOS the GRUB menu is
@@ -134,6 +148,7 @@ else
 		entry "shootdown: run all tests" " test=all done=halt"
 		entry "shootdown: serial console only" " console=serial"
 		entry "shootdown: screen only" " console=fb"
+		entry "shootdown: 80x25 text screen (no graphics mode)" "" text
 	} >"$cfg"
 fi
 

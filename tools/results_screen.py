@@ -47,7 +47,12 @@ def shot_name(line: str) -> str | None:
 
 
 def screen_lines(ppm: Path, font: Path) -> list[str]:
-    """The text of each row of character cells, as fbcon drew it."""
+    """The text of each row of character cells, as fbcon drew it: read from
+    the screendump in our font, or, on a text screen, from the characters
+    tools/boot.py read from video memory beside it (SHOT.txt)."""
+    text = ppm.with_suffix(".txt")
+    if text.is_file():
+        return text.read_text().splitlines()
     done = subprocess.run([sys.executable, str(CHECK_SCREENDUMP), "--list", "--origin", "0,0",
                            str(ppm), str(font)], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=120)

@@ -124,6 +124,10 @@ CONFIGS = [
     cfg("tcg-serial-none", "exit", accel="tcg", smp=1, serial="none"),
     cfg("tcg-screendump", "screendump", accel="tcg", smp=1),
     cfg("tcg-uefi-screendump", "screendump", accel="tcg", firmware="uefi", smp=1),
+    # GRUB leaves 80x25 VGA text mode (no graphics mode, as on some old PCs):
+    # the summary must fit, and the codes are small, so a short job.
+    cfg("tcg-text-screendump", "screendump", accel="tcg", smp=2, screen="text",
+        cmdline=["bench=invlpg,flush_full,ipc,idle_lazy,mm_switch", "bench_scale=1"]),
     cfg("tcg-smp2", **TCG, smp=2),
     cfg("tcg-smp3", **TCG, smp=3),
     cfg("tcg-smp4", **TCG, smp=4),
