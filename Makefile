@@ -112,6 +112,8 @@ KERNEL_C := \
 	kernel/multiboot2.c \
 	kernel/boot_modules.c \
 	kernel/cpu.c \
+	kernel/cpu_decode.c \
+	kernel/cpu_quirks.c \
 	kernel/gdt.c \
 	kernel/idt.c \
 	kernel/trap.c \

@@ -32,6 +32,8 @@
 
 /* Model-specific registers (SDM Vol. 4); EFER comes from boot/consts.h */
 #define MSR_APIC_BASE 0x0000001bU
+/* Intel IA32_BIOS_SIGN_ID, AMD PATCH_LEVEL: the microcode revision. */
+#define MSR_BIOS_SIGN_ID 0x0000008bU
 #define MSR_PAT	      0x00000277U
 
 /* XCR0 (SDM Vol. 1, 13.3) */
