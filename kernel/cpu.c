@@ -104,11 +104,10 @@ static void quirk_report(const struct cpu_features *f, unsigned q)
 	if (applied)
 		kprintf("cpu: quirk %s: %s (%s)\n", cpu_quirk_names[q],
 			d->decision,
-			matched ? "this CPU is listed"
-				: "forced by cpu_quirks_force=");
+			matched ? "fits this CPU" : "forced by cpu_quirks_force=");
 	else
-		kprintf("cpu: quirk %s: listed, not applied (cpu_quirks=off): "
-			"%s used as CPUID says\n",
+		kprintf("cpu: quirk %s: fits this CPU, not applied "
+			"(cpu_quirks=off): %s as CPUID says\n",
 			cpu_quirk_names[q], d->affects);
 	kprintf("cpu:   %s\n", d->detail(f, detail, sizeof(detail)));
 	kprintf("cpu:   why: %s\n", d->reason);
