@@ -104,7 +104,8 @@ static void quirk_report(const struct cpu_features *f, unsigned q)
 	if (applied)
 		kprintf("cpu: quirk %s: %s (%s)\n", cpu_quirk_names[q],
 			d->decision,
-			matched ? "fits this CPU" : "forced by cpu_quirks_force=");
+			matched ? "fits this CPU"
+				: "forced by cpu_quirks_force=");
 	else
 		kprintf("cpu: quirk %s: fits this CPU, not applied "
 			"(cpu_quirks=off): %s as CPUID says\n",
@@ -119,7 +120,7 @@ static void quirks_report(const struct cpu_features *f)
 	char microcode[16] = "unknown";
 
 	if (f->microcode_known)
-		ksnprintf(microcode, sizeof(microcode), "%#x", f->microcode);
+		ksnprintf(microcode, sizeof(microcode), "0x%x", f->microcode);
 	if (!(f->quirks_matched | f->quirks_applied)) {
 		kprintf("cpu: quirks: none of the %u known applies (microcode "
 			"%s, cpu_quirks=%s)\n",

@@ -65,10 +65,10 @@ static const char *invlpg_detail(const struct cpu_features *f, char *buf,
 	else if (!f->microcode_known)
 		ksnprintf(buf, size,
 			  "%s, microcode revision unknown (counted as "
-			  "without the fix, %#x)",
+			  "without the fix, 0x%x)",
 			  m->name, m->fixed_microcode);
 	else
-		ksnprintf(buf, size, "%s, microcode %#x, fixed from %#x",
+		ksnprintf(buf, size, "%s, microcode 0x%x, fixed from 0x%x",
 			  m->name, f->microcode, m->fixed_microcode);
 	return buf;
 }
@@ -83,8 +83,8 @@ static bool invpcid_alone_matches(const struct cpu_features *f)
 	return f->invpcid && !pcid_left(f);
 }
 
-static const char *invpcid_alone_detail(const struct cpu_features *f,
-					char *buf, size_t size)
+static const char *invpcid_alone_detail(const struct cpu_features *f, char *buf,
+					size_t size)
 {
 	const char *taker = cpu_quirk_taking(f, CPU_QUIRK_NO_PCID);
 
@@ -93,42 +93,36 @@ static const char *invpcid_alone_detail(const struct cpu_features *f,
 	else if (!f->pcid)
 		ksnprintf(buf, size, "CPUID has INVPCID but no PCID");
 	else if (taker)
-		ksnprintf(buf, size, "CPUID has both; PCID is off (%s)",
-			  taker);
+		ksnprintf(buf, size, "CPUID has both; PCID is off (%s)", taker);
 	else
 		ksnprintf(buf, size, "CPUID has both, PCID usable");
 	return buf;
 }
 
+static const char invlpg_reason[] =
+	"with PCID on, INVLPG may leave the global TLB entry of the address "
+	"behind (Intel errata ADL063, RPL042), and the kernel's own mappings "
+	"are global and shot down with INVLPG; Linux turns PCID off on these "
+	"models (\"x86/mm: Avoid incomplete Global INVLPG flushes\", 2023) "
+	"unless the microcode has the fix (f24f669d03f8, 2024), and so does "
+	"this kernel";
+
+static const char invpcid_alone_reason[] =
+	"INVPCID is trusted only beside a usable PCID: KVM on Intel lets a "
+	"guest execute INVPCID only when the guest's CPUID has PCID too "
+	"(\"Exposing INVPCID only when PCID is exposed\", arch/x86/kvm/vmx), "
+	"so without it the instruction may raise #UD; and mm/ flushes with "
+	"INVPCID only what PCID tagged";
+
 const struct cpu_quirk_desc cpu_quirk_table[CPU_QUIRK_COUNT] = {
-	[CPU_QUIRK_INVLPG_GLOBAL_PCID] = {
-		.affects = "PCID",
-		.decision = "PCID off",
-		.reason = "with PCID on, INVLPG may leave the global TLB "
-			  "entry of the address behind (Intel errata ADL063, "
-			  "RPL042), and the kernel's own mappings are global "
-			  "and shot down with INVLPG; Linux turns PCID off on "
-			  "these models (\"x86/mm: Avoid incomplete Global "
-			  "INVLPG flushes\", 2023) unless the microcode has "
-			  "the fix (f24f669d03f8, 2024), and so does this "
-			  "kernel",
-		.effects = CPU_QUIRK_NO_PCID,
-		.matches = invlpg_matches,
-		.detail = invlpg_detail,
-	},
-	[CPU_QUIRK_INVPCID_WITHOUT_PCID] = {
-		.affects = "INVPCID",
-		.decision = "INVPCID not used",
-		.reason = "INVPCID is trusted only beside a usable PCID: KVM "
-			  "on Intel lets a guest execute INVPCID only when "
-			  "the guest's CPUID has PCID too (\"Exposing INVPCID "
-			  "only when PCID is exposed\", arch/x86/kvm/vmx), so "
-			  "without it the instruction may raise #UD; and mm/ "
-			  "flushes with INVPCID only what PCID tagged",
-		.effects = CPU_QUIRK_NO_INVPCID,
-		.matches = invpcid_alone_matches,
-		.detail = invpcid_alone_detail,
-	},
+	[CPU_QUIRK_INVLPG_GLOBAL_PCID] = {"PCID", "PCID off", invlpg_reason,
+					  CPU_QUIRK_NO_PCID, invlpg_matches,
+					  invlpg_detail},
+	[CPU_QUIRK_INVPCID_WITHOUT_PCID] = {"INVPCID", "INVPCID not used",
+					    invpcid_alone_reason,
+					    CPU_QUIRK_NO_INVPCID,
+					    invpcid_alone_matches,
+					    invpcid_alone_detail},
 };
 
 void cpu_quirks_decide(struct cpu_features *f,

@@ -32,9 +32,10 @@
 
 /* Model-specific registers (SDM Vol. 4); EFER comes from boot/consts.h */
 #define MSR_APIC_BASE 0x0000001bU
+#define MSR_PAT	      0x00000277U
+
 /* Intel IA32_BIOS_SIGN_ID, AMD PATCH_LEVEL: the microcode revision. */
 #define MSR_BIOS_SIGN_ID 0x0000008bU
-#define MSR_PAT	      0x00000277U
 
 /* XCR0 (SDM Vol. 1, 13.3) */
 #define XCR0_X87 0x1ULL

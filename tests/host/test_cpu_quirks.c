@@ -59,8 +59,8 @@ static uint32_t signature(uint32_t family, uint32_t model, uint32_t stepping)
 	uint32_t base = family >= 0xf ? 0xf : family;
 	uint32_t ext_family = family >= 0xf ? family - 0xf : 0;
 
-	return stepping | (model & 0xf) << 4 | base << 8 |
-	       (model >> 4) << 16 | ext_family << 20;
+	return stepping | (model & 0xf) << 4 | base << 8 | (model >> 4) << 16 |
+	       ext_family << 20;
 }
 
 #define F1_ECX_PCID	(1U << 17)
@@ -179,9 +179,9 @@ HOST_TEST(neighbours_keep_pcid)
 		const char *vendor;
 		uint32_t family, model;
 	} others[] = {
-		{"AuthenticAMD", 6, 0x97},  {"AuthenticAMD", 0x19, 0xba},
+		{"AuthenticAMD", 6, 0x97},    {"AuthenticAMD", 0x19, 0xba},
 		{"HygonGenuine", 0x18, 0xb7}, {"CentaurHauls", 6, 0x9a},
-		{"GenuineIntel", 0xf, 0x97}, {"GenuineIntel", 5, 0x07},
+		{"GenuineIntel", 0xf, 0x97},  {"GenuineIntel", 5, 0x07},
 		{"GenuineIntel", 0x13, 0xba}, {"GenuineIntel", 0x7, 0xbf},
 	};
 
@@ -195,9 +195,8 @@ HOST_TEST(neighbours_keep_pcid)
 		      intel_models[i], f.quirks_matched);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(others); i++) {
-		struct cpu_features f = decided(others[i].vendor,
-						others[i].family,
-						others[i].model, 0);
+		struct cpu_features f = decided(
+			others[i].vendor, others[i].family, others[i].model, 0);
 
 		CHECK(!f.quirks_matched && cpu_pcid_usable(&f),
 		      "%s family %#x model %#x: a quirk matched (%#x)",
@@ -335,8 +334,8 @@ HOST_TEST(invlpgb_count_decodes)
 	static const struct {
 		uint32_t edx, pages;
 	} counts[] = {
-		{0x0000, 1}, {0x0007, 8}, {0x00ff, 256}, {0xabcd0007, 8},
-		{0xffff, 65536},
+		{0x0000, 1},	 {0x0007, 8},	  {0x00ff, 256},
+		{0xabcd0007, 8}, {0xffff, 65536},
 	};
 	struct cpu_features f;
 

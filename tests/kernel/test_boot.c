@@ -113,8 +113,8 @@ KTEST(BOOT0006, boot, "the TLB policy follows the CPU quirks the census shows")
 	const char *pcid_taker = cpu_quirk_taking(&boot_cpu, CPU_QUIRK_NO_PCID);
 	const char *invpcid_taker =
 		cpu_quirk_taking(&boot_cpu, CPU_QUIRK_NO_INVPCID);
-	uint32_t expected = (req->automatic ? boot_cpu.quirks_matched : 0) |
-			    req->forced;
+	uint32_t expected =
+		(req->automatic ? boot_cpu.quirks_matched : 0) | req->forced;
 	bool pcide = read_cr4() & CR4_PCIDE;
 
 	KEXPECT(boot_cpu.quirks_applied == expected,
