@@ -149,7 +149,7 @@ static void unused_report(const struct cpu_features *f)
 			"invalidation; shootdowns use IPIs)\n");
 	kprintf("cpu: TCE: %s\n",
 		f->tce ? "present; not used (EFER.TCE off: INVLPG drops "
-			 "every cached upper-level walk)"
+			 "every cached upper-level entry)"
 		       : "absent (AMD's translation cache extension)");
 }
 
