@@ -112,6 +112,8 @@ KERNEL_C := \
 	kernel/multiboot2.c \
 	kernel/boot_modules.c \
 	kernel/cpu.c \
+	kernel/cpu_decode.c \
+	kernel/cpu_quirks.c \
 	kernel/gdt.c \
 	kernel/idt.c \
 	kernel/trap.c \
@@ -424,7 +426,7 @@ HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 HOST_TESTS := format cmdline multiboot2 memmap frame_alloc \
-	acpi_tables elf
+	acpi_tables elf cpu_quirks
 HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
 $(BUILD)/host/test_format: tests/host/test_format.c lib/format.c lib/string.c tests/host/host_test.h
@@ -433,6 +435,8 @@ $(BUILD)/host/test_multiboot2: tests/host/test_multiboot2.c kernel/multiboot2.c 
 $(BUILD)/host/test_memmap: tests/host/test_memmap.c mm/memmap.c tests/host/host_test.h
 $(BUILD)/host/test_frame_alloc: tests/host/test_frame_alloc.c mm/frame_alloc.c tests/host/host_test.h
 $(BUILD)/host/test_acpi_tables: tests/host/test_acpi_tables.c acpi/tables.c tests/host/host_test.h
+$(BUILD)/host/test_cpu_quirks: tests/host/test_cpu_quirks.c kernel/cpu_decode.c kernel/cpu_quirks.c \
+	lib/cmdline.c lib/format.c lib/string.c tests/host/host_test.h
 # test_elf also checks the real user programs, so they must be built first.
 $(BUILD)/host/test_elf: tests/host/test_elf.c proc/elf.c tests/host/host_test.h $(USER_ELFS)
 $(BUILD)/host/test_elf: HOST_TEST_CFLAGS += -DUSER_ELF_DIR='"$(BUILD)/user"'

@@ -1,133 +1,51 @@
 // SPDX-License-Identifier: MIT
 #include "kernel/cpu.h"
+#include "kernel/cpu_quirks.h"
+#include "kernel/extable.h"
 #include "kernel/kprintf.h"
+#include "lib/format.h"
 #include "lib/string.h"
 #include "kernel/x86.h"
 
 struct cpu_features boot_cpu;
 
-/* CPUID leaves and bits (Intel SDM Vol. 2A, CPUID, tables 3-8 to 3-11). */
-#define LEAF_VENDOR	   0x00000000U
-#define LEAF_FEATURES	   0x00000001U
-#define LEAF_EXT_FEATURES7 0x00000007U
-#define LEAF_HYPERVISOR	   0x40000000U
-#define LEAF_EXT_MAX	   0x80000000U
-#define LEAF_EXT_FEATURES  0x80000001U
-#define LEAF_BRAND_FIRST   0x80000002U
-#define LEAF_BRAND_LAST	   0x80000004U
-#define LEAF_POWER	   0x80000007U
-#define LEAF_ADDR_SIZES	   0x80000008U
-
-#define F1_ECX_PCID	     (1U << 17)
-#define F1_ECX_X2APIC	     (1U << 21)
-#define F1_ECX_TSC_DEADLINE  (1U << 24)
-#define F1_ECX_XSAVE	     (1U << 26)
-#define F1_ECX_AVX	     (1U << 28)
-#define F1_ECX_HYPERVISOR    (1U << 31)
-#define F1_EDX_PGE	     (1U << 13)
-#define F1_EDX_PAT	     (1U << 16)
-#define F1_EDX_FXSR	     (1U << 24)
-#define F7_EBX_FSGSBASE	     (1U << 0)
-#define F7_EBX_SMEP	     (1U << 7)
-#define F7_EBX_ERMS	     (1U << 9)
-#define F7_EBX_INVPCID	     (1U << 10)
-#define F7_EBX_SMAP	     (1U << 20)
-#define FX_EDX_NX	     (1U << 20)
-#define FX_EDX_GBPAGES	     (1U << 26)
-#define FX_EDX_RDTSCP	     (1U << 27)
-#define FP_EDX_INVARIANT_TSC (1U << 8)
-
-static void copy_regs(char *dst, const uint32_t *regs, size_t n)
+static struct cpuid_regs cpuid_instruction(uint32_t leaf, uint32_t subleaf)
 {
-	memcpy(dst, regs, n * sizeof(uint32_t));
-	dst[n * sizeof(uint32_t)] = '\0';
-}
-
-/* Trims the leading spaces Intel pads brand strings with. */
-static void probe_brand(struct cpu_features *f)
-{
-	char *p;
-	size_t len;
-
-	if (f->max_ext_leaf < LEAF_BRAND_LAST) {
-		strlcpy(f->brand, "(no brand string)", sizeof(f->brand));
-		return;
-	}
-	for (uint32_t leaf = LEAF_BRAND_FIRST; leaf <= LEAF_BRAND_LAST;
-	     leaf++) {
-		struct cpuid_regs r = cpuid(leaf, 0);
-		uint32_t regs[4] = {r.eax, r.ebx, r.ecx, r.edx};
-
-		copy_regs(f->brand + (leaf - LEAF_BRAND_FIRST) * 16, regs, 4);
-	}
-	for (p = f->brand; *p == ' '; p++)
-		;
-	len = strlen(p);
-	memmove(f->brand, p, len + 1);
+	return cpuid(leaf, subleaf);
 }
 
 void cpu_probe(struct cpu_features *f)
 {
-	struct cpuid_regs r = cpuid(LEAF_VENDOR, 0);
-	uint32_t vendor[3] = {r.ebx, r.edx, r.ecx};
-	uint32_t family;
+	cpu_decode(f, cpuid_instruction);
+}
 
-	memset(f, 0, sizeof(*f));
-	f->max_leaf = r.eax;
-	copy_regs(f->vendor, vendor, 3);
+/*
+ * The microcode revision. Intel's is the high half of IA32_BIOS_SIGN_ID
+ * once CPUID leaf 1 has run after a write of 0 there (SDM Vol. 3A, "Microcode
+ * Update Facilities"); AMD's patch level is the low half of the same MSR.
+ * An emulator without the MSR answers with a #GP: the revision stays
+ * unknown.
+ */
+static void read_microcode(struct cpu_features *f)
+{
+	bool intel = !strcmp(f->vendor, "GenuineIntel");
+	uint64_t value;
 
-	r = cpuid(LEAF_FEATURES, 0);
-	family = (r.eax >> 8) & 0xf;
-	f->family = family == 0xf ? family + ((r.eax >> 20) & 0xff) : family;
-	f->model = ((r.eax >> 4) & 0xf) |
-		   ((family >= 6 ? (r.eax >> 16) & 0xf : 0) << 4);
-	f->stepping = r.eax & 0xf;
-	f->pcid = r.ecx & F1_ECX_PCID;
-	f->x2apic = r.ecx & F1_ECX_X2APIC;
-	f->tsc_deadline = r.ecx & F1_ECX_TSC_DEADLINE;
-	f->xsave = r.ecx & F1_ECX_XSAVE;
-	f->avx = r.ecx & F1_ECX_AVX;
-	f->hypervisor_bit = r.ecx & F1_ECX_HYPERVISOR;
-	f->pge = r.edx & F1_EDX_PGE;
-	f->pat = r.edx & F1_EDX_PAT;
-	f->fxsr = r.edx & F1_EDX_FXSR;
+	if (!intel && strcmp(f->vendor, "AuthenticAMD"))
+		return;
+	if (intel && probe_wrmsr(MSR_BIOS_SIGN_ID, 0))
+		return;
+	(void)cpuid(1, 0);
+	if (probe_rdmsr(MSR_BIOS_SIGN_ID, &value))
+		return;
+	f->microcode = intel ? (uint32_t)(value >> 32) : (uint32_t)value;
+	f->microcode_known = true;
+}
 
-	if (f->max_leaf >= LEAF_EXT_FEATURES7) {
-		r = cpuid(LEAF_EXT_FEATURES7, 0);
-		f->fsgsbase = r.ebx & F7_EBX_FSGSBASE;
-		f->smep = r.ebx & F7_EBX_SMEP;
-		f->erms = r.ebx & F7_EBX_ERMS;
-		f->invpcid = r.ebx & F7_EBX_INVPCID;
-		f->smap = r.ebx & F7_EBX_SMAP;
-	}
-
-	f->max_ext_leaf = cpuid(LEAF_EXT_MAX, 0).eax;
-	if (f->max_ext_leaf >= LEAF_EXT_FEATURES) {
-		r = cpuid(LEAF_EXT_FEATURES, 0);
-		f->nx = r.edx & FX_EDX_NX;
-		f->gbpages = r.edx & FX_EDX_GBPAGES;
-		f->rdtscp = r.edx & FX_EDX_RDTSCP;
-	}
-	if (f->max_ext_leaf >= LEAF_POWER)
-		f->invariant_tsc =
-			cpuid(LEAF_POWER, 0).edx & FP_EDX_INVARIANT_TSC;
-	if (f->max_ext_leaf >= LEAF_ADDR_SIZES) {
-		r = cpuid(LEAF_ADDR_SIZES, 0);
-		f->phys_addr_bits = r.eax & 0xff;
-		f->virt_addr_bits = (r.eax >> 8) & 0xff;
-	} else {
-		f->phys_addr_bits = 36;
-		f->virt_addr_bits = 48;
-	}
-	probe_brand(f);
-
-	/* The hypervisor leaves exist only when the hypervisor bit is set. */
-	if (f->hypervisor_bit) {
-		r = cpuid(LEAF_HYPERVISOR, 0);
-		uint32_t sig[3] = {r.ebx, r.ecx, r.edx};
-
-		copy_regs(f->hypervisor, sig, 3);
-	}
+void cpu_apply_quirks(struct cpu_features *f)
+{
+	read_microcode(f);
+	cpu_quirks_decide(f, cpu_quirks_requested());
 }
 
 void cpu_enable_features(const struct cpu_features *f)
@@ -157,6 +75,8 @@ void cpu_enable_features(const struct cpu_features *f)
 		wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_NXE);
 }
 
+#define TAKEN_PATH_MAX 64
+
 /* One row of the feature table: the path taken with the feature or without. */
 static void feature_row(const char *name, bool present, const char *with,
 			const char *without)
@@ -165,8 +85,80 @@ static void feature_row(const char *name, bool present, const char *with,
 		present ? with : without);
 }
 
+/* The path of a feature a quirk took away: which one, in the table. */
+static const char *taken_path(const char *taker, char *buf)
+{
+	if (!taker)
+		return "available to mm/";
+	ksnprintf(buf, TAKEN_PATH_MAX, "not used: quirk %s", taker);
+	return buf;
+}
+
+static void quirk_report(const struct cpu_features *f, unsigned q)
+{
+	const struct cpu_quirk_desc *d = &cpu_quirk_table[q];
+	bool matched = f->quirks_matched >> q & 1;
+	bool applied = f->quirks_applied >> q & 1;
+	char detail[128];
+
+	if (applied)
+		kprintf("cpu: quirk %s: %s (%s)\n", cpu_quirk_names[q],
+			d->decision,
+			matched ? "fits this CPU"
+				: "forced by cpu_quirks_force=");
+	else
+		kprintf("cpu: quirk %s: fits this CPU, not applied "
+			"(cpu_quirks=off): %s as CPUID says\n",
+			cpu_quirk_names[q], d->affects);
+	kprintf("cpu:   %s\n", d->detail(f, detail, sizeof(detail)));
+	kprintf("cpu:   why: %s\n", d->reason);
+}
+
+/* The table's verdict on this CPU; one line when no entry concerns it. */
+static void quirks_report(const struct cpu_features *f)
+{
+	char microcode[16] = "unknown";
+
+	if (f->microcode_known)
+		ksnprintf(microcode, sizeof(microcode), "0x%x", f->microcode);
+	if (!(f->quirks_matched | f->quirks_applied)) {
+		kprintf("cpu: quirks: none of the %u known applies (microcode "
+			"%s, cpu_quirks=%s)\n",
+			(unsigned)CPU_QUIRK_COUNT, microcode,
+			cpu_quirks_requested()->automatic ? "auto" : "off");
+		return;
+	}
+	for (unsigned q = 0; q < CPU_QUIRK_COUNT; q++) {
+		if ((f->quirks_matched | f->quirks_applied) >> q & 1)
+			quirk_report(f, q);
+	}
+}
+
+/*
+ * What the CPU has and the kernel leaves alone: TLB hardware a student
+ * should know is there (docs/cpu-quirks.md, "Not used yet").
+ */
+static void unused_report(const struct cpu_features *f)
+{
+	if (f->invlpgb)
+		kprintf("cpu: INVLPGB/TLBSYNC: present, up to %u pages per "
+			"INVLPGB; not used (shootdowns use IPIs)\n",
+			f->invlpgb_max_pages);
+	else
+		kprintf("cpu: INVLPGB/TLBSYNC: absent (AMD's broadcast "
+			"invalidation; shootdowns use IPIs)\n");
+	kprintf("cpu: TCE: %s\n",
+		f->tce ? "present; not used (EFER.TCE off: INVLPG drops "
+			 "every cached upper-level entry)"
+		       : "absent (AMD's translation cache extension)");
+}
+
 void cpu_report(const struct cpu_features *f)
 {
+	const char *pcid_taker = cpu_quirk_taking(f, CPU_QUIRK_NO_PCID);
+	const char *invpcid_taker = cpu_quirk_taking(f, CPU_QUIRK_NO_INVPCID);
+	char pcid_path[TAKEN_PATH_MAX], invpcid_path[TAKEN_PATH_MAX];
+
 	kprintf("cpu: %s, family %u model %u stepping %u, \"%s\"\n", f->vendor,
 		f->family, f->model, f->stepping, f->brand);
 	kprintf("cpu: hypervisor: %s; address bits: %u physical, %u "
@@ -189,9 +181,10 @@ void cpu_report(const struct cpu_features *f)
 		    "direct map uses 2 MiB pages");
 	feature_row("XSAVE", f->xsave, "XSAVE for FPU state",
 		    f->fxsr ? "FXSAVE for FPU state" : "no FPU state saving");
-	feature_row("PCID", f->pcid, "available to mm/",
+	feature_row("PCID", f->pcid, taken_path(pcid_taker, pcid_path),
 		    "every CR3 write flushes");
-	feature_row("INVPCID", f->invpcid, "available to mm/",
+	feature_row("INVPCID", f->invpcid,
+		    taken_path(invpcid_taker, invpcid_path),
 		    "CR3 writes and INVLPG instead");
 	feature_row("x2APIC", f->x2apic, "available to apic/", "xAPIC (MMIO)");
 	feature_row("TSC-deadline", f->tsc_deadline, "available to apic/",
@@ -200,4 +193,6 @@ void cpu_report(const struct cpu_features *f)
 		    "TSC rate may vary: timings marked");
 	feature_row("RDTSCP", f->rdtscp, "benchmarks order RDTSC with LFENCE",
 		    "benchmarks order RDTSC with LFENCE");
+	quirks_report(f);
+	unused_report(f);
 }

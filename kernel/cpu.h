@@ -9,6 +9,17 @@
 
 #include "lib/types.h"
 
+struct cpuid_regs;
+
+/*
+ * What an applied quirk (kernel/cpu_quirks.h) takes away, whatever CPUID
+ * says: the subsystem that would use the feature asks cpu_*_usable below.
+ */
+enum cpu_quirk_effect {
+	CPU_QUIRK_NO_PCID = 1U << 0,
+	CPU_QUIRK_NO_INVPCID = 1U << 1,
+};
+
 struct cpu_features {
 	char vendor[13];
 	char brand[49];
@@ -35,12 +46,60 @@ struct cpu_features {
 	bool fsgsbase;	     /* RDFSBASE and friends */
 	bool avx;	     /* AVX state, saved by XSAVE when present */
 	bool erms;	     /* fast REP MOVSB/STOSB */
+
+	/*
+	 * Reported, not used: AMD's broadcast invalidation (INVLPGB, and
+	 * TLBSYNC to wait for it), with the most pages one INVLPGB takes, and
+	 * AMD's translation cache extension (EFER.TCE: INVLPG drops only the
+	 * paging-structure entries on the address's own walk).
+	 */
+	bool invlpgb;
+	uint32_t invlpgb_max_pages;
+	bool tce;
+
+	/* The microcode revision (MSR 0x8B), read by cpu_apply_quirks. */
+	bool microcode_known;
+	uint32_t microcode;
+
+	/* Bit q for quirk q of kernel/cpu_quirks.h (cpu_quirks_decide). */
+	uint32_t quirks_matched; /* its table entry describes this CPU */
+	uint32_t quirks_applied; /* in force, after cpu_quirks= */
+	unsigned quirk_effects;	 /* enum cpu_quirk_effect, of those applied */
 };
+
+/* One CPUID query: what the instruction returns for leaf and subleaf. */
+typedef struct cpuid_regs (*cpuid_reader)(uint32_t leaf, uint32_t subleaf);
 
 /* The boot CPU's features; application processors must match them. */
 extern struct cpu_features boot_cpu;
 
 void cpu_probe(struct cpu_features *f);
+
+/*
+ * Fills f from the CPUID leaves `read` returns (kernel/cpu_decode.c): pure
+ * logic, so host tests feed it crafted leaves. Leaves the microcode and the
+ * quirks to cpu_apply_quirks.
+ */
+void cpu_decode(struct cpu_features *f, cpuid_reader read);
+
+/*
+ * Reads f's microcode revision and decides which known quirks apply
+ * (kernel/cpu_quirks.c, with the cpu_quirks= options). On the boot CPU,
+ * once the IDT is up (the MSR read may fault in an emulator) and the
+ * command line parsed, before anything uses PCID or INVPCID.
+ */
+void cpu_apply_quirks(struct cpu_features *f);
+
+/* PCID and INVPCID as CPUID reports them, less what a quirk took away. */
+static inline bool cpu_pcid_usable(const struct cpu_features *f)
+{
+	return f->pcid && !(f->quirk_effects & CPU_QUIRK_NO_PCID);
+}
+
+static inline bool cpu_invpcid_usable(const struct cpu_features *f)
+{
+	return f->invpcid && !(f->quirk_effects & CPU_QUIRK_NO_INVPCID);
+}
 
 /* Sets CR0, CR4, EFER and XCR0 on this CPU from the features. */
 void cpu_enable_features(const struct cpu_features *f);

@@ -21,4 +21,8 @@ uint64_t extable_fixup(uint64_t rip);
 int probe_read_u64(const void *addr, uint64_t *out);
 int probe_write_u64(void *addr, uint64_t value);
 
+/* MSR accesses that survive a #GP: 0, or -EFAULT when the access faulted. */
+int probe_rdmsr(uint32_t msr, uint64_t *out);
+int probe_wrmsr(uint32_t msr, uint64_t value);
+
 #endif

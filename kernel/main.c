@@ -245,6 +245,9 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	/* Every subsystem's options, console= among them, are in force after
 	 * this; the warnings print before console= moves the output. */
 	options_parse(boot.cmdline);
+	/* The CPU's known errata, with cpu_quirks= in force: before the
+	 * census reports them and before mm/ settles PCID and INVPCID. */
+	cpu_apply_quirks(&boot_cpu);
 	/* From here on a panic ends an emulator run at once (done=exit). */
 	panic_set_exit_on_panic(done_option.choice == DONE_EXIT);
 	kprintf("boot: serial %s, screen %s %ux%u\n",

@@ -34,6 +34,9 @@
 #define MSR_APIC_BASE 0x0000001bU
 #define MSR_PAT	      0x00000277U
 
+/* Intel IA32_BIOS_SIGN_ID, AMD PATCH_LEVEL: the microcode revision. */
+#define MSR_BIOS_SIGN_ID 0x0000008bU
+
 /* XCR0 (SDM Vol. 1, 13.3) */
 #define XCR0_X87 0x1ULL
 #define XCR0_SSE 0x2ULL

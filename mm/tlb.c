@@ -988,15 +988,18 @@ void tlb_mm_teardown(struct mm *mm)
  * What the CPU allows of what was asked (mm/tlb.h). PCID only with global
  * pages: kernel entries must survive CR3 loads, and INVLPG must reach them
  * in every PCID (Kernel mappings, above). INVPCID only with PCID: without
- * it there is one context, and INVLPG or a CR3 load does the job.
+ * it there is one context, and INVLPG or a CR3 load does the job. Usable
+ * means in CPUID and not taken away by a known erratum (kernel/cpu_quirks.c:
+ * on some Alder and Raptor Lake parts INVLPG misses global entries while
+ * PCID is on, which is exactly what the second rule relies on).
  */
 struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
 				    const struct cpu_features *cpu)
 {
 	struct tlb_policy p = *asked;
 
-	p.pcid = asked->pcid && cpu->pcid && cpu->pge;
-	p.invpcid = asked->invpcid && p.pcid && cpu->invpcid;
+	p.pcid = asked->pcid && cpu_pcid_usable(cpu) && cpu->pge;
+	p.invpcid = asked->invpcid && p.pcid && cpu_invpcid_usable(cpu);
 	return p;
 }
 

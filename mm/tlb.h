@@ -74,8 +74,8 @@ enum tlb_bug {
  * one while only they run (through tlb_policy_settle as well).
  */
 struct tlb_policy {
-	bool pcid;    /* PCID requested (pcid=on) and in CPUID */
-	bool invpcid; /* INVPCID requested and in CPUID (only with pcid) */
+	bool pcid;	     /* PCID asked for (pcid=on) and cpu_pcid_usable */
+	bool invpcid;	     /* INVPCID asked for and usable (only with pcid) */
 	unsigned asid_slots; /* dynamic ASID slots per CPU (asid_slots=) */
 	enum tlb_lazy_policy lazy;
 	unsigned lazy_backoff;	   /* lazy_backoff= */

@@ -160,6 +160,15 @@ CONFIGS = [
     cfg("bochs-smp2", **BOCHS, smp=2, expect=("apic: x2apic",)),
     cfg("bochs-smp4", **BOCHS, smp=4, expect=("apic: x2apic", "timer=tsc-deadline")),
     cfg("bochs-xapic", **BOCHS, smp=2, cmdline=["x2apic=off"], expect=("apic: xapic",)),
+    # The CPU quirks table (docs/cpu-quirks.md). Bochs's CPU has PCID and is
+    # not on the INVLPG erratum's list: forced, the erratum turns PCID off, and
+    # INVPCID with it (BOOT0006 checks CR4.PCIDE). TCG: a bad value is named.
+    cfg("bochs-quirk-invlpg", **BOCHS, smp=1,
+        cmdline=["test=boot", "console=serial", "cpu_quirks_force=intel-invlpg-global-pcid"],
+        expect=("cpu: quirk intel-invlpg-global-pcid: PCID off (forced", "pcid=0 invpcid=0 ")),
+    cfg("tcg-quirks-typo", **TCG, smp=1, cmdline=["test=boot", "cpu_quirks=maybe"],
+        expect=("cmdline: warning: option cpu_quirks: bad value 'maybe'",
+                "cpu: quirks: none of the 2 known applies")),
     cfg("kvm", needs="kvm", accel="kvm", cpu="host", mem_mib=256, smp=2),
     # Every benchmark, with a tenth of the samples (no timing thresholds).
     cfg("bench-tcg", "bench", **TCG, smp=2, cmdline=["bench_scale=10"]),

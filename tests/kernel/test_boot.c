@@ -2,12 +2,14 @@
 /* The state boot leaves behind: control registers, the kernel's mappings. */
 #include "tests/ktest.h"
 #include "kernel/cpu.h"
+#include "kernel/cpu_quirks.h"
 #include "kernel/symbols.h"
 #include "kernel/x86.h"
 #include "mm/kmap.h"
 #include "mm/layout.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
+#include "mm/tlb.h"
 
 extern char kernel_text_start[], kernel_rodata_start[], kernel_data_start[];
 void kmain(uint32_t magic, uint64_t mbi_phys);
@@ -103,4 +105,27 @@ KTEST(BOOT0005, boot, "symbol table names kernel functions")
 		"symbol_address(kmain) = %#llx",
 		(unsigned long long)symbol_address("kmain"));
 	KEXPECT(!symbol_lookup(0x1000, &offset), "a user address has no name");
+}
+
+KTEST(BOOT0006, boot, "the TLB policy follows the CPU quirks the census shows")
+{
+	const struct cpu_quirk_request *req = cpu_quirks_requested();
+	const char *pcid_taker = cpu_quirk_taking(&boot_cpu, CPU_QUIRK_NO_PCID);
+	const char *invpcid_taker =
+		cpu_quirk_taking(&boot_cpu, CPU_QUIRK_NO_INVPCID);
+	uint32_t expected =
+		(req->automatic ? boot_cpu.quirks_matched : 0) | req->forced;
+	bool pcide = read_cr4() & CR4_PCIDE;
+
+	KEXPECT(boot_cpu.quirks_applied == expected,
+		"quirks applied %#x, the table and cpu_quirks= say %#x",
+		boot_cpu.quirks_applied, expected);
+	KEXPECT(!(pcid_taker && tlb_policy.pcid),
+		"PCID in use although quirk %s took it", pcid_taker);
+	KEXPECT(!(invpcid_taker && tlb_policy.invpcid),
+		"INVPCID in use although quirk %s took it", invpcid_taker);
+	KEXPECT(!tlb_policy.pcid || cpu_pcid_usable(&boot_cpu),
+		"PCID in use, not usable");
+	KEXPECT(pcide == tlb_policy.pcid, "CR4.PCIDE %d, pcid in force %d",
+		pcide, tlb_policy.pcid);
 }
