@@ -28,13 +28,14 @@
 #include "sched/sched.h"
 
 /* A page's lines: the title, the column header, then rows, then the footer. */
-#define PAGE_FRAME_LINES 3
-#define PAGE_COLUMNS	 80
-#define PAGE_SECONDS_MIN 1
-#define PAGE_SECONDS_DEF 8
-#define PAGE_SECONDS_MAX 600
-#define SUMMARY_PAGES	 2 /* the summary stays this many page times */
-#define TENTHS		 10
+#define PAGE_FRAME_LINES   3
+#define PAGE_COLUMNS	   80
+#define PAGE_SECONDS_MIN   1
+#define PAGE_SECONDS_DEF   8
+#define PAGE_SECONDS_MAX   600
+#define SUMMARY_PAGES	   2 /* the summary stays this many page times */
+#define TENTHS		   10
+#define SUMMARY_FOOTER_MAX 96
 
 enum screen_mode { MODE_AUTO, MODE_SUMMARY, MODE_ONCE, MODE_CYCLE };
 
@@ -155,14 +156,17 @@ static void show_page(unsigned page, unsigned pages, unsigned codes)
 
 static void show_summary(unsigned pages, unsigned codes)
 {
-	bench_summary_show();
+	char footer[SUMMARY_FOOTER_MAX];
+
 	if (pages || codes)
-		kprintf_screen(
-			"\nNext: every row in %u pages, then %u QR codes "
-			"of the complete results, %llu s each.\n",
+		ksnprintf(
+			footer, sizeof(footer),
+			"Next: every row in %u pages, then %u QR codes of the "
+			"complete results, %llu s each.",
 			pages, codes,
 			(unsigned long long)screen_options[OPT_PAGE_SECONDS]
 				.number);
+	bench_summary_show(pages || codes ? footer : NULL);
 	kprintf_serial("screen: summary\n");
 }
 

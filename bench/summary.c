@@ -110,6 +110,10 @@ static void headline_pcid(void)
 		usable("mm_switch", "pcid=on,pages=0", &why);
 	const struct bench_result *off, *on512, *off512;
 
+	if (!on && !bench_results_find("mm_switch", "pcid=on,pages=0")) {
+		add("pcid", "PCID: %s.", why);
+		return;
+	}
 	if (!on) {
 		add("pcid",
 		    "PCID: what a PCID hit saves per switch cannot be "
@@ -359,12 +363,14 @@ static void where_it_ran(void)
 
 /*
  * A sentence on the screen, wrapped at spaces to SUMMARY_COLUMNS, its
- * continuation lines indented under its first word.
+ * continuation lines indented under its first word; returns the lines it
+ * takes, and draws them only when asked (the layout counts first).
  */
-static void show_wrapped(const char *prefix, const char *text)
+static unsigned show_wrapped(const char *prefix, const char *text, bool draw)
 {
 	size_t indent = strlen(prefix), width = SUMMARY_COLUMNS - 1 - indent;
 	const char *lead = prefix;
+	unsigned lines = 0;
 
 	while (*text) {
 		size_t n = strlen(text);
@@ -376,30 +382,70 @@ static void show_wrapped(const char *prefix, const char *text)
 			if (n == 0)
 				n = width;
 		}
-		kprintf_screen("%s%.*s\n", lead, (int)n, text);
+		if (draw)
+			kprintf_screen("%s%.*s\n", lead, (int)n, text);
+		lines++;
 		text += n;
 		while (*text == ' ')
 			text++;
 		lead = indent > 2 ? "    " : "  ";
 	}
+	return lines;
 }
 
-void bench_summary_show(void)
+static unsigned blank_line(bool draw)
 {
-	console_screen_clear();
-	kprintf_screen("shootdown: what the benchmarks found (%zu rows)\n\n",
-		       bench_results_count());
+	if (draw)
+		kprintf_screen("\n");
+	return 1;
+}
+
+/*
+ * The page: the title, the platform lines, the headlines, the note, the
+ * footer; with blank lines between the parts when `spaced`. Returns the
+ * lines it takes.
+ */
+static unsigned layout(bool draw, bool spaced, const char *footer)
+{
+	unsigned lines = 1;
+
+	if (draw)
+		kprintf_screen(
+			"shootdown: what the benchmarks found (%zu rows)\n",
+			bench_results_count());
+	if (spaced)
+		lines += blank_line(draw);
 	for (size_t i = 0; i < headline_count; i++) {
 		const struct headline *h = &headlines[i];
+		bool note = !strcmp(h->key, "note");
 		bool platform = !strcmp(h->key, "platform") ||
 				!strcmp(h->key, "cpu") ||
 				!strcmp(h->key, "features");
 
-		if (!strcmp(h->key, "note") || !strcmp(h->key, "pcid"))
-			kprintf_screen("\n");
-		show_wrapped(platform || !strcmp(h->key, "note") ? "" : "* ",
-			     h->text);
+		if (spaced && (note || !strcmp(h->key, "pcid")))
+			lines += blank_line(draw);
+		lines += show_wrapped(platform || note ? "" : "* ", h->text,
+				      draw);
 	}
+	if (footer) {
+		if (spaced)
+			lines += blank_line(draw);
+		lines += show_wrapped("", footer, draw);
+	}
+	return lines;
+}
+
+void bench_summary_show(const char *footer)
+{
+	unsigned columns, rows;
+	bool spaced;
+
+	console_screen_size(&columns, &rows);
+	/* Without the blank lines rather than scroll the title away (80x25
+	 * text with long sentences, icount's instruction counts). */
+	spaced = layout(false, true, footer) < rows;
+	console_screen_clear();
+	layout(true, spaced, footer);
 }
 
 void bench_summary_print(void)
@@ -416,5 +462,5 @@ void bench_summary_print(void)
 	for (size_t i = 0; i < headline_count; i++)
 		kprintf_serial("bench: summary %s %s\n", headlines[i].key,
 			       headlines[i].text);
-	bench_summary_show();
+	bench_summary_show(NULL);
 }

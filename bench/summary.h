@@ -11,7 +11,10 @@
 /* Writes the summary from the kept rows (bench/results.h): serial, screen. */
 void bench_summary_print(void);
 
-/* Shows it on the screen again, on a clear page (bench/screen.c). */
-void bench_summary_show(void);
+/*
+ * Shows it on the screen again, on a clear page, with a footer line if
+ * not NULL (bench/screen.c says what comes next).
+ */
+void bench_summary_show(const char *footer);
 
 #endif
