@@ -1,6 +1,7 @@
 """KTAP as the kernel (tests/ktest.c) and the host tests
 (tests/host/host_test.h) print it, read into results: shared by
-tools/run-tests.py and the lab grader (tools/grade.py)."""
+tools/run-tests.py and the lab grader (tools/grade.py); and Cases, which
+writes it for the host test scripts (tests/*/test_*.py)."""
 
 from __future__ import annotations
 
@@ -188,3 +189,36 @@ def ktap_results(prefix: str, text: str, log: str) -> tuple[list[Result], bool]:
     results = leaf_results(root, prefix, "/", log) or [
         Result(prefix, "FAIL", "KTAP with no results", log)]
     return results, root.ended
+
+
+class Cases:
+    """The KTAP a host test script prints: one case per check, in order.
+    check() takes a verdict (true passes) with why it failed, or a list of
+    problems (empty passes: the first five say why); skip() says why a case
+    cannot run here. report() prints it all and gives the exit status."""
+
+    def __init__(self) -> None:
+        self.results: list[tuple[str, str, str]] = []  # (ok | not ok | skip, name, why)
+
+    def check(self, name: str, verdict: bool | list[str], why: str = "") -> None:
+        if isinstance(verdict, list):
+            ok, why = not verdict, "; ".join(verdict[:5])
+        else:
+            ok = bool(verdict)
+        self.results.append(("ok" if ok else "not ok", name, why or "failed"))
+
+    def skip(self, name: str, why: str) -> None:
+        self.results.append(("skip", name, why))
+
+    def report(self) -> int:
+        print("KTAP version 1")
+        print(f"1..{len(self.results)}")
+        for number, (status, name, why) in enumerate(self.results, 1):
+            if status == "skip":
+                print(f"ok {number} {name} # SKIP {why}")
+                continue
+            if status != "ok":
+                for line in why.splitlines() or [""]:
+                    print(f"# {name}: {line}")
+            print(f"{status} {number} {name}")
+        return 0 if all(s != "not ok" for s, _, _ in self.results) else 1

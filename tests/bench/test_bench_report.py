@@ -39,6 +39,7 @@ TOOLS = HERE.parent.parent / "tools"
 sys.path.insert(0, str(TOOLS))
 import bench_plots  # noqa: E402  (tools/bench_plots.py)
 import bench_report  # noqa: E402  (tools/bench_report.py)
+from ktap import Cases  # noqa: E402  (tools/ktap.py)
 
 BENCH = TOOLS / "bench.py"
 TWO_CPUS = HERE / "fixture-2cpu.json"
@@ -53,31 +54,6 @@ CHART_CASES = ("report: every chart embedded",
                "report: error bars (p10-p90) on the curves and bars",
                "report: flush_ceiling and crossover marked on the local-flush chart",
                "report: shootdown curve from the 8-CPU run, and says why")
-
-
-class Cases:
-    def __init__(self) -> None:
-        self.results: list[tuple[str, str, str]] = []   # (ok|not ok|skip, name, why)
-
-    def check(self, name: str, problems: list[str] | bool, why: str = "") -> None:
-        if isinstance(problems, bool):
-            problems = [] if problems else [why or "failed"]
-        self.results.append(("ok" if not problems else "not ok", name, "; ".join(problems[:5])))
-
-    def skip(self, name: str, why: str) -> None:
-        self.results.append(("skip", name, why))
-
-    def report(self) -> int:
-        print("KTAP version 1")
-        print(f"1..{len(self.results)}")
-        for number, (status, name, why) in enumerate(self.results, 1):
-            if status == "skip":
-                print(f"ok {number} {name} # SKIP {why}")
-                continue
-            if status != "ok":
-                print(f"# {name}: {why}")
-            print(f"{status} {number} {name}")
-        return 0 if all(s != "not ok" for s, _, _ in self.results) else 1
 
 
 def bench_py(*args: str) -> subprocess.CompletedProcess:

@@ -27,6 +27,7 @@ TOOLS = Path(__file__).resolve().parent.parent.parent / "tools"
 sys.path.insert(0, str(TOOLS))
 import bench  # noqa: E402  (tools/bench.py)
 import results_screen  # noqa: E402  (tools/results_screen.py)
+from ktap import Cases  # noqa: E402  (tools/ktap.py)
 
 SERIAL = """\
 bench: shootdown benchmarks (docs/bench.md); rows: @ name params unit median p10 p90 min count
@@ -79,26 +80,6 @@ def codes_of(text: str, count: int) -> list[str]:
     run_id = packed[-4:].hex()
     return [f"shootdown {k + 1}/{count} {run_id} {data[k * per:(k + 1) * per]}"
             for k in range(count)]
-
-
-class Cases:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.failed = 0
-
-    def check(self, name: str, ok: bool, why: str = "") -> None:
-        n = len(self.lines) + 1
-        self.lines.append(f"ok {n} {name}" if ok else f"not ok {n} {name}")
-        if not ok:
-            self.failed += 1
-            self.lines.insert(len(self.lines) - 1, f"# {name}: {why}")
-
-    def report(self) -> int:
-        cases = [line for line in self.lines if not line.startswith("#")]
-        print("KTAP version 1")
-        print(f"1..{len(cases)}")
-        print("\n".join(self.lines))
-        return 1 if self.failed else 0
 
 
 def refused(text: str) -> str:

@@ -23,6 +23,8 @@ from pathlib import Path
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = Path(__file__).resolve().parent
 TIMELINE = HERE.parent.parent / "tools" / "timeline.py"
+sys.path.insert(0, str(TIMELINE.parent))
+from ktap import Cases  # noqa: E402  (tools/ktap.py)
 KNOWN_LOG = HERE / "known.log"
 
 # What known.log holds (its last trace line is cut short: not an event).
@@ -57,23 +59,6 @@ def plot_groups(svg: Path) -> dict[str, ET.Element]:
 
 def count(group: ET.Element, tag: str) -> int:
     return sum(1 for _ in group.iter(f"{SVG}{tag}"))
-
-
-class Cases:
-    def __init__(self) -> None:
-        self.results: list[tuple[bool, str, str]] = []
-
-    def check(self, name: str, ok: bool, why: str = "") -> None:
-        self.results.append((ok, name, why))
-
-    def report(self) -> int:
-        print("KTAP version 1")
-        print(f"1..{len(self.results)}")
-        for number, (ok, name, why) in enumerate(self.results, 1):
-            if not ok:
-                print(f"# {name}: {why}")
-            print(f"{'ok' if ok else 'not ok'} {number} {name}")
-        return 0 if all(ok for ok, _, _ in self.results) else 1
 
 
 def check_known(cases: Cases, out: Path) -> None:

@@ -27,30 +27,13 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 USB = ROOT / "tools" / "usb.py"
 sys.path.insert(0, str(ROOT / "tools"))
 import boot  # noqa: E402  (tools/boot.py)
+from ktap import Cases  # noqa: E402  (tools/ktap.py)
 
 IMAGE_SIZE = 3 * (1 << 20) + 4321  # not a whole number of the writer's blocks
 STICK_SECTORS = 16 * 2048          # 16 MiB
 # Where a USB stick and a SATA disk sit in sysfs (the writer looks for /usb).
 USB_SCSI = "devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0"
 SATA_SCSI = "devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0"
-
-
-class Cases:
-    def __init__(self) -> None:
-        self.results: list[tuple[bool, str, str]] = []
-
-    def check(self, name: str, ok: bool, why: str = "") -> None:
-        self.results.append((ok, name, why))
-
-    def report(self) -> int:
-        print("KTAP version 1")
-        print(f"1..{len(self.results)}")
-        for number, (ok, name, why) in enumerate(self.results, 1):
-            if not ok:
-                for line in why.splitlines() or [""]:
-                    print(f"# {name}: {line}")
-            print(f"{'ok' if ok else 'not ok'} {number} {name}")
-        return 0 if all(ok for ok, _, _ in self.results) else 1
 
 
 class FakeHost:
