@@ -22,6 +22,7 @@
 /* The screen's width for prose, whatever the screen: an 80x25 text mode. */
 #define SUMMARY_COLUMNS 80
 #define HEADLINE_MAX	256
+#define FIGURE_MAX	64 /* one figure of a headline: "saves 1.2 us" */
 #define HEADLINES_MAX	12
 
 struct headline {
@@ -53,10 +54,10 @@ static const char *cost(char *buf, const struct bench_result *r)
 
 	bench_format_duration(d, r->median_ns_tenths);
 	if (r->insns)
-		ksnprintf(buf, HEADLINE_MAX / 4, "%s (%llu insns)", d,
+		ksnprintf(buf, FIGURE_MAX, "%s (%llu insns)", d,
 			  (unsigned long long)r->insns);
 	else
-		strlcpy(buf, d, HEADLINE_MAX / 4);
+		strlcpy(buf, d, FIGURE_MAX);
 	return buf;
 }
 
@@ -87,12 +88,12 @@ static const char *difference(char *buf, const struct bench_result *cheap,
 	char d[BENCH_DURATION_MAX];
 
 	if (dear->median_ns_tenths >= cheap->median_ns_tenths)
-		ksnprintf(buf, HEADLINE_MAX / 4, "saves %s",
+		ksnprintf(buf, FIGURE_MAX, "saves %s",
 			  bench_format_duration(
 				  d, dear->median_ns_tenths -
 					     cheap->median_ns_tenths));
 	else
-		ksnprintf(buf, HEADLINE_MAX / 4, "costs %s more",
+		ksnprintf(buf, FIGURE_MAX, "costs %s more",
 			  bench_format_duration(
 				  d, cheap->median_ns_tenths -
 					     dear->median_ns_tenths));
@@ -103,8 +104,8 @@ static const char *difference(char *buf, const struct bench_result *cheap,
 
 static void headline_pcid(void)
 {
-	char a[HEADLINE_MAX / 4], b[HEADLINE_MAX / 4], c[HEADLINE_MAX / 4];
-	char d[HEADLINE_MAX / 4];
+	char a[FIGURE_MAX], b[FIGURE_MAX], c[FIGURE_MAX];
+	char d[FIGURE_MAX];
 	const char *why;
 	const struct bench_result *on =
 		usable("mm_switch", "pcid=on,pages=0", &why);
@@ -145,7 +146,7 @@ static void headline_pcid(void)
 
 static void headline_ipc(void)
 {
-	char a[HEADLINE_MAX / 4], b[HEADLINE_MAX / 4], c[HEADLINE_MAX / 4];
+	char a[FIGURE_MAX], b[FIGURE_MAX], c[FIGURE_MAX];
 	const char *why;
 	const struct bench_result *two = usable("ipc", "spaces=2,cpus=1", &why);
 	const struct bench_result *one, *cross;
@@ -177,7 +178,7 @@ static void headline_ipc(void)
 
 static void headline_flush(void)
 {
-	char a[HEADLINE_MAX / 4], b[HEADLINE_MAX / 4], c[HEADLINE_MAX / 4];
+	char a[FIGURE_MAX], b[FIGURE_MAX], c[FIGURE_MAX];
 	const char *why;
 	const struct bench_result *invlpg =
 		usable("invlpg", "entry=present", &why);
@@ -238,7 +239,7 @@ static void headline_ceiling(void)
 
 static void headline_shootdown(void)
 {
-	char a[HEADLINE_MAX / 4], b[HEADLINE_MAX / 4];
+	char a[FIGURE_MAX], b[FIGURE_MAX];
 	char params[BENCH_PARAMS_MAX];
 	const char *why;
 	const struct bench_result *one, *all;
@@ -277,7 +278,7 @@ static void headline_shootdown(void)
 
 static void headline_lazy(void)
 {
-	char a[HEADLINE_MAX / 4], b[HEADLINE_MAX / 4], c[HEADLINE_MAX / 4];
+	char a[FIGURE_MAX], b[FIGURE_MAX], c[FIGURE_MAX];
 	const char *why;
 	const struct bench_result *lazy =
 		usable("idle_lazy", "lazy=skip", &why);
