@@ -10,9 +10,9 @@ Both print KTAP (as Linux KUnit does): every leaf case is one result,
 host/<binary>/<case> or <config>/<suite>.<case>; the cases a crash cut off
 fail. With the TLB simulator among the host binaries, tools/mutants.py
 checks that every mutant applies and that a few are killed; with any host
-binary, the host scripts (HOST_SCRIPTS: the timeline renderer's and the lab
-tools' tests) run too, and the labs are graded (tools/lab_tests.py: results
-labs/<lab>/...). ONLY=PATTERNS works as --only. Setting any of EMU SMP
+binary, the host scripts (HOST_SCRIPTS: the timeline renderer's, the lab
+tools' and the QR encoder's tests) run too, and the labs are graded
+(tools/lab_tests.py: results labs/<lab>/...). ONLY=PATTERNS works as --only. Setting any of EMU SMP
 MEM ACCEL CPU FIRMWARE MACHINE CMDLINE QEMU_ARGS ICOUNT runs one
 configuration, `custom`, built from them, instead of the table; TIMEOUT
 changes every time limit. Logs: build/test/.
@@ -55,9 +55,13 @@ HOST_TIMEOUT = 120  # seconds for one host test binary
 HOST_TIMEOUTS = {"tlb_sim": 1200}
 MUTANTS = ROOT / "tools" / "mutants.py"
 # Host tests written in Python, run like the binaries (KTAP on stdout):
-# host/<name>: the renderer of tools/timeline.py draws a known trace.
+# host/<name>: the renderer of tools/timeline.py draws a known trace; qr:
+# the QR encoder, zlib and base64 of lib/ read back by zbarimg and Python
+# (through the host tool qr_tool, found in $HOST_BIN_DIR: the directory of
+# the host binaries).
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
-                "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py"}
+                "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
+                "qr": ROOT / "tests" / "qr" / "test_qr.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
 # shootdown that does not wait, a batch freed before its flush, a PCID that
@@ -704,6 +708,8 @@ def main(argv: list[str]) -> int:
     results: list[Result] = []
     for binary in host_bins:
         report(run_host_test(binary), results)
+    if args.host_bins:
+        os.environ["HOST_BIN_DIR"] = str(Path(args.host_bins[0]).resolve().parent)
     for name in scripts:
         report(run_host_test(str(HOST_SCRIPTS[name]), name), results)
     if any(Path(b).name == "tlb_sim" for b in host_bins):
