@@ -339,6 +339,163 @@ HOST_TEST(chosen_mask_has_lowest_penalty)
 	}
 }
 
+/*
+ * The symbol read back as a reader would but without error correction,
+ * which would hide a few wrong codewords per block (a decoder's success
+ * proves less than this): the mask named by the format information
+ * removed, the codewords read along the placement path, dealt back into
+ * blocks in turn, every block a Reed-Solomon codeword (all its syndromes
+ * zero), and the data codewords exactly the payload with its header,
+ * terminator and padding (section 6.4).
+ */
+#define MAX_BLOCKS    81  /* Table 9, 40-H */
+#define MAX_BLOCK_LEN 160 /* 40-L's are 148 or 149 codewords */
+
+static uint8_t stream_read[MAX_CODEWORDS];
+
+static unsigned read_codewords(void)
+{
+	unsigned first, second, mask = 8, s = code.size, bits = 0;
+
+	read_format(&first, &second);
+	for (unsigned e = 0; e < 4; e++) {
+		for (unsigned m = 0; m < 8; m++) {
+			if (format_table[e][m] == first)
+				mask = m;
+		}
+	}
+	if (mask == 8)
+		return 0;
+	memset(stream_read, 0, sizeof(stream_read));
+	/* Two-module columns from the right, up first, then alternately
+	 * down; column 6 (timing) is not part of any. */
+	for (unsigned pair = 0, up = 1; pair < (s - 1) / 2; pair++, up ^= 1) {
+		unsigned right = s - 1 - 2 * pair - (2 * pair >= s - 7);
+
+		for (unsigned k = 0; k < s; k++) {
+			unsigned y = up ? s - 1 - k : k;
+
+			for (unsigned x = right + 1; x-- > right - 1;) {
+				bool dark;
+
+				if (map_get(function_map, s, x, y))
+					continue;
+				dark = qr_module(&code, x, y) ^
+				       mask_inverts(mask, y, x);
+				if (bits / 8 < MAX_CODEWORDS)
+					stream_read[bits / 8] |=
+						(uint8_t)(dark
+							  << (7 - bits % 8));
+				bits++;
+			}
+		}
+	}
+	return bits;
+}
+
+/* The block's polynomial (first codeword highest) at a^j, j < n: zero
+ * for every j exactly when the generator divides it. */
+static bool rs_syndromes_zero(const uint8_t *block, unsigned len, unsigned n)
+{
+	uint8_t root = 1;
+
+	for (unsigned j = 0; j < n; j++, root = gf_mul(root, 2)) {
+		uint8_t value = 0;
+
+		for (unsigned i = 0; i < len; i++)
+			value = gf_mul(value, root) ^ block[i];
+		if (value)
+			return false;
+	}
+	return true;
+}
+
+/* Problems found, reported; 0 if the symbol holds payload exactly. */
+static unsigned check_symbol(const uint8_t *payload, size_t len, unsigned v,
+			     enum qr_ecc e)
+{
+	unsigned blocks = ecc_blocks[e][v - 1], n = ecc_per_block[e][v - 1];
+	unsigned total = total_codewords(v), data_total = total - blocks * n;
+	unsigned bits = read_codewords(), next = 0, problems = 0;
+	static uint8_t block[MAX_BLOCKS][MAX_BLOCK_LEN];
+	unsigned fill[MAX_BLOCKS] = {0}, data_len[MAX_BLOCKS];
+	static uint8_t data[MAX_CODEWORDS];
+	unsigned at = 0, want_bits;
+
+	if (!CHECK(bits / 8 == total, "%u-%c: %u bits read", v, level_names[e],
+		   bits) ||
+	    !CHECK(blocks <= MAX_BLOCKS && total / blocks + 1 <= MAX_BLOCK_LEN,
+		   "%u-%c: %u blocks of %u codewords", v, level_names[e],
+		   blocks, total / blocks))
+		return 1;
+	/* Deal the data codewords out a column at a time: the first
+	 * blocks are one short, so they drop out of the last column. */
+	for (unsigned b = 0; b < blocks; b++)
+		data_len[b] = data_total / blocks +
+			      (b >= blocks - data_total % blocks);
+	for (unsigned i = 0; next < data_total; i++) {
+		for (unsigned b = 0; b < blocks; b++) {
+			if (i < data_len[b])
+				block[b][fill[b]++] = stream_read[next++];
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		for (unsigned b = 0; b < blocks; b++)
+			block[b][fill[b]++] = stream_read[next++];
+	}
+	for (unsigned b = 0; b < blocks; b++) {
+		problems += !CHECK(rs_syndromes_zero(block[b], fill[b], n),
+				   "%u-%c: block %u is no RS codeword", v,
+				   level_names[e], b);
+		memcpy(data + at, block[b], data_len[b]);
+		at += data_len[b];
+	}
+	/* The data: 0100, the count, the bytes, then zeros to a byte
+	 * boundary (the terminator), then 0xec 0x11 ... */
+	struct bit_writer w = {calloc(MAX_CODEWORDS, 1), 0};
+
+	put_bits(&w, MODE_BYTE, MODE_BITS);
+	put_bits(&w, (unsigned)len, count_bits(v));
+	for (size_t i = 0; i < len; i++)
+		put_bits(&w, payload[i], 8);
+	want_bits = ALIGN_UP(w.bits, 8);
+	for (unsigned i = want_bits / 8; i < data_total; i++)
+		w.buf[i] = (i - want_bits / 8) % 2 ? 0x11 : 0xec;
+	if (want_bits / 8 > data_total)
+		problems += !CHECK(false, "%u-%c: no room", v, level_names[e]);
+	else
+		problems += !CHECK(!memcmp(w.buf, data, data_total),
+				   "%u-%c: the data codewords differ", v,
+				   level_names[e]);
+	free(w.buf);
+	return problems;
+}
+
+HOST_TEST(symbols_read_back_exactly)
+{
+	static uint8_t payload[3000];
+
+	host_rand_seed(2006);
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)host_rand();
+	for (unsigned v = QR_VERSION_MIN; v <= QR_VERSION_MAX; v++) {
+		for (int e = QR_ECC_L; e <= QR_ECC_H; e++) {
+			size_t cap = qr_capacity(v, (enum qr_ecc)e);
+			/* Full, or (every other one) a random length below. */
+			size_t len = (v + (unsigned)e) % 2
+					     ? cap
+					     : host_rand_below(cap + 1);
+
+			if (!CHECK(qr_encode(payload, len, v, (enum qr_ecc)e,
+					     &code),
+				   "%u-%c", v, level_names[e]))
+				continue;
+			if (check_symbol(payload, len, v, (enum qr_ecc)e))
+				return; /* one symbol's problems suffice */
+		}
+	}
+}
+
 HOST_TEST(base64_rfc4648_vectors)
 {
 	static const char *const vectors[][2] = {
