@@ -401,7 +401,7 @@ HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 HOST_TESTS := format cmdline multiboot2 memmap frame_alloc \
-	acpi_tables elf qr
+	acpi_tables elf qr deflate
 HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
 $(BUILD)/host/test_format: tests/host/test_format.c lib/format.c lib/string.c tests/host/host_test.h
@@ -413,10 +413,14 @@ $(BUILD)/host/test_acpi_tables: tests/host/test_acpi_tables.c acpi/tables.c test
 # test_elf also checks the real user programs, so they must be built first.
 $(BUILD)/host/test_elf: tests/host/test_elf.c proc/elf.c tests/host/host_test.h $(USER_ELFS)
 $(BUILD)/host/test_elf: HOST_TEST_CFLAGS += -DUSER_ELF_DIR='"$(BUILD)/user"'
-# test_qr includes lib/qr.c (to reach its Reed-Solomon code): not linked again.
+# test_qr and test_deflate include lib/qr.c and lib/deflate.c (to reach
+# their static functions): not linked again.
 $(BUILD)/host/test_qr: tests/host/test_qr.c lib/qr.c lib/qr.h lib/deflate.c \
 	lib/deflate.h lib/base64.c lib/base64.h tests/host/host_test.h
 $(BUILD)/host/test_qr: HOST_TEST_INCLUDED := lib/qr.c
+$(BUILD)/host/test_deflate: tests/host/test_deflate.c lib/deflate.c \
+	lib/deflate.h tests/host/host_test.h
+$(BUILD)/host/test_deflate: HOST_TEST_INCLUDED := lib/deflate.c
 
 quiet_cmd_hostcc = HOSTCC $@
 tools_hostcc := HOSTCC

@@ -561,9 +561,10 @@ HOST_TEST(zlib_output_bounds)
 		uint8_t *out = malloc(bound);
 		size_t len = zlib_compress(in, n, out, bound);
 
-		CHECK(len > 0 && len <= bound, "%zu bytes: %zu, bound %zu", n,
-		      len, bound);
 		free(out);
+		if (!CHECK(len > 0 && len <= bound, "%zu bytes: %zu, bound %zu",
+			   n, len, bound))
+			continue;
 		out = malloc(len);
 		CHECK_EQ(zlib_compress(in, n, out, len), len);
 		free(out);
