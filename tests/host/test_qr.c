@@ -5,11 +5,13 @@
  * zbarimg): byte capacities (ISO/IEC 18004 Table 7), the choice of
  * version, refused arguments, Reed-Solomon codewords of two worked
  * examples, the function patterns and the format and version information
- * read back from encoded symbols (Tables C.1, D.1, E.1); base64's test
- * vectors (RFC 4648 section 10), Adler-32 of a known string, and
- * zlib_compress() into buffers one byte too small.
+ * read back from encoded symbols (Tables C.1, D.1, E.1), every version and
+ * level read back codeword by codeword without error correction, the
+ * chosen mask's penalty the lowest; base64's test vectors (RFC 4648
+ * section 10), Adler-32 of a known string, and zlib_compress() into
+ * buffers one byte too small (tests/host/test_deflate.c has its codes).
  *
- * lib/qr.c is included, not linked, to reach its Reed-Solomon functions.
+ * lib/qr.c is included, not linked, to reach its static functions.
  */
 #include "lib/qr.c"
 #include "lib/base64.h"
