@@ -108,6 +108,9 @@ KERNEL_C := \
 	kernel/fbcon.c \
 	kernel/font.c \
 	lib/cmdline.c \
+	lib/qr.c \
+	lib/deflate.c \
+	lib/base64.c \
 	kernel/option_registry.c \
 	kernel/multiboot2.c \
 	kernel/boot_modules.c \
@@ -162,9 +165,6 @@ KERNEL_C := \
 	bench/summary.c \
 	bench/screen.c \
 	bench/qr_codes.c \
-	lib/qr.c \
-	lib/deflate.c \
-	lib/base64.c \
 	bench/tlb_view.c \
 	bench/fixture.c \
 	bench/prim.c \
@@ -426,7 +426,7 @@ HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 HOST_TESTS := format cmdline multiboot2 memmap frame_alloc \
-	acpi_tables elf cpu_quirks
+	acpi_tables elf cpu_quirks qr deflate
 HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
 $(BUILD)/host/test_format: tests/host/test_format.c lib/format.c lib/string.c tests/host/host_test.h
@@ -440,11 +440,28 @@ $(BUILD)/host/test_cpu_quirks: tests/host/test_cpu_quirks.c kernel/cpu_decode.c 
 # test_elf also checks the real user programs, so they must be built first.
 $(BUILD)/host/test_elf: tests/host/test_elf.c proc/elf.c tests/host/host_test.h $(USER_ELFS)
 $(BUILD)/host/test_elf: HOST_TEST_CFLAGS += -DUSER_ELF_DIR='"$(BUILD)/user"'
+# test_qr and test_deflate include lib/qr.c and lib/deflate.c (to reach
+# their static functions): not linked again.
+$(BUILD)/host/test_qr: tests/host/test_qr.c lib/qr.c lib/qr.h lib/deflate.c \
+	lib/deflate.h lib/base64.c lib/base64.h tests/host/host_test.h
+$(BUILD)/host/test_qr: HOST_TEST_INCLUDED := lib/qr.c
+$(BUILD)/host/test_deflate: tests/host/test_deflate.c lib/deflate.c \
+	lib/deflate.h tests/host/host_test.h
+$(BUILD)/host/test_deflate: HOST_TEST_INCLUDED := lib/deflate.c
 
 quiet_cmd_hostcc = HOSTCC $@
 tools_hostcc := HOSTCC
-cmd_hostcc = $(HOSTCC) $(HOST_TEST_CFLAGS) -o $@ $(filter %.c,$^)
+cmd_hostcc = $(HOSTCC) $(HOST_TEST_CFLAGS) -o $@ \
+	$(filter-out $(HOST_TEST_INCLUDED),$(filter %.c,$^))
 $(BUILD)/host/test_%:
+	$(Q)mkdir -p $(@D)
+	$(call cmd,hostcc)
+
+# Host tools the Python host tests run (not KTAP programs themselves):
+# qr_tool draws QR codes for tests/qr/test_qr.py to decode.
+HOST_TOOLS := $(BUILD)/host/qr_tool
+$(BUILD)/host/qr_tool: tests/host/qr_tool.c lib/qr.c lib/qr.h lib/deflate.c \
+		lib/deflate.h lib/base64.c lib/base64.h
 	$(Q)mkdir -p $(@D)
 	$(call cmd,hostcc)
 
@@ -485,7 +502,7 @@ $(BUILD)/host/tlb_sim: $(TLB_SIM_C) $(TLB_SIM_DEPS)
 	$(Q)mkdir -p $(@D)
 	$(call cmd,hostcc_sim)
 
-host-tests: $(HOST_TEST_BINS)
+host-tests: $(HOST_TEST_BINS) $(HOST_TOOLS)
 
 test: deps all host-tests
 	@env $(RUN_ENV) $(PYTHON) tools/run-tests.py $(KERNEL_ELF) $(HOST_TEST_BINS)

@@ -81,18 +81,18 @@ static const uint8_t ecc_format_bits[4] = {
 	[QR_ECC_H] = 2,
 };
 
-#define MODE_BYTE	   0x4 /* Table 2 */
-#define MODE_BITS	   4
-#define PAD_FIRST	   0xec /* 6.4.10: 11101100, 00010001 alternately */
-#define PAD_SECOND	   0x11
-#define TERMINATOR_BITS	   4
-#define MAX_CODEWORDS	   3706 /* Table 1, version 40 */
-#define MAX_ECC_PER_BLOCK  30
-#define MODULE_BYTES	   ((QR_SIZE_MAX * QR_SIZE_MAX + 7) / 8)
-#define FINDER_SIZE	   7
-#define TIMING_LINE	   6 /* the row and the column of the timing patterns */
-#define VERSION_INFO_FROM  7 /* versions that carry version information */
-#define MASKS		   8
+#define MODE_BYTE	  0x4 /* Table 2 */
+#define MODE_BITS	  4
+#define PAD_FIRST	  0xec /* 6.4.10: 11101100, 00010001 alternately */
+#define PAD_SECOND	  0x11
+#define TERMINATOR_BITS	  4
+#define MAX_CODEWORDS	  3706 /* Table 1, version 40 */
+#define MAX_ECC_PER_BLOCK 30
+#define MODULE_BYTES	  ((QR_SIZE_MAX * QR_SIZE_MAX + 7) / 8)
+#define FINDER_SIZE	  7
+#define TIMING_LINE	  6 /* the row and the column of the timing patterns */
+#define VERSION_INFO_FROM 7 /* versions that carry version information */
+#define MASKS		  8
 
 /* Byte count bits (Table 3): 8 for versions 1-9, 16 for 10-40. */
 static unsigned count_bits(unsigned version)
@@ -224,7 +224,7 @@ static void rs_remainder(const uint8_t *data, unsigned len, const uint8_t *gen,
 
 /* --- Scratch memory (not reentrant) -------------------------------------- */
 
-static uint8_t data_scratch[MAX_CODEWORDS];	/* step 1, in block order */
+static uint8_t data_scratch[MAX_CODEWORDS];   /* step 1, in block order */
 static uint8_t stream_scratch[MAX_CODEWORDS]; /* step 3, interleaved */
 static uint8_t function_map[MODULE_BYTES];    /* 1 = function module */
 
@@ -316,7 +316,7 @@ static void map_set(uint8_t *map, unsigned size, unsigned x, unsigned y,
 	if (on)
 		map[bit / 8] |= (uint8_t)(1u << (bit % 8));
 	else
-		map[bit / 8] &= (uint8_t)~(1u << (bit % 8));
+		map[bit / 8] &= (uint8_t) ~(1u << (bit % 8));
 }
 
 bool qr_module(const struct qr_code *qr, unsigned x, unsigned y)
@@ -327,8 +327,7 @@ bool qr_module(const struct qr_code *qr, unsigned x, unsigned y)
 	return map_get(qr->modules, qr->size, x, y);
 }
 
-static void set_function(struct qr_code *qr, unsigned x, unsigned y,
-			 bool dark)
+static void set_function(struct qr_code *qr, unsigned x, unsigned y, bool dark)
 {
 	map_set(qr->modules, qr->size, x, y, dark);
 	map_set(function_map, qr->size, x, y, true);
@@ -399,7 +398,8 @@ static unsigned format_bits(enum qr_ecc ecc, unsigned mask)
 
 	for (int bit = 14; bit >= 10; bit--) {
 		if (rem & (1u << bit))
-			rem ^= 0x537u << (bit - 10); /* x^10+x^8+x^5+x^4+x^2+x+1 */
+			rem ^= 0x537u
+			       << (bit - 10); /* x^10+x^8+x^5+x^4+x^2+x+1 */
 	}
 	return ((data << 10) | rem) ^ 0x5412;
 }
@@ -411,7 +411,9 @@ static unsigned version_bits(unsigned version)
 
 	for (int bit = 17; bit >= 12; bit--) {
 		if (rem & (1u << bit))
-			rem ^= 0x1f25u << (bit - 12); /* x^12+x^11+x^10+x^9+x^8+x^5+x^2+1 */
+			rem ^= 0x1f25u
+			       << (bit -
+				   12); /* x^12+x^11+x^10+x^9+x^8+x^5+x^2+1 */
 	}
 	return (version << 12) | rem;
 }
@@ -607,7 +609,8 @@ static unsigned line_penalty(const struct qr_code *qr, bool across)
 		for (unsigned i = 0; i < size; i++) {
 			bool dark = line_module(qr, across, line, i);
 
-			if (i > 0 && dark == line_module(qr, across, line, i - 1))
+			if (i > 0 &&
+			    dark == line_module(qr, across, line, i - 1))
 				run++;
 			else
 				run = 1;
@@ -619,8 +622,8 @@ static unsigned line_penalty(const struct qr_code *qr, bool across)
 		for (unsigned i = 0; i + 7 <= size; i++) {
 			unsigned k = 0;
 
-			while (k < 7 &&
-			       line_module(qr, across, line, i + k) == finder[k])
+			while (k < 7 && line_module(qr, across, line, i + k) ==
+						finder[k])
 				k++;
 			if (k == 7 &&
 			    (light_run_of_four(qr, across, line, (int)i - 4) ||

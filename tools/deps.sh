@@ -15,7 +15,7 @@ arch=$(uname -m)
 
 # The packages, each with what shows it is installed: a command, or
 # a path (a glob; one match is enough). Order: build, image, emulators,
-# hygiene, plots, labs.
+# hygiene, plots, labs, QR tests.
 requirements() {
 	need make cmd make
 	need nasm cmd nasm
@@ -51,6 +51,7 @@ requirements() {
 	need cppcheck cmd cppcheck
 	need gnuplot-nox cmd gnuplot # make plots, make timeline
 	need spin cmd spin # lab L7's model checker (tools/spin-check.py)
+	need zbar-tools cmd zbarimg # decodes the QR codes of host/qr (tests/qr/)
 	# CI (.ci/run) builds and boots everything with clang as well, so that
 	# make CC=clang keeps working; make run and make test need neither.
 	if [[ $for_ci == 1 ]]; then

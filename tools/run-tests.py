@@ -11,7 +11,8 @@ host/<binary>/<case> or <config>/<suite>.<case>; the cases a crash cut off
 fail. With the TLB simulator among the host binaries, tools/mutants.py
 checks that every mutant applies and that a few are killed; with any host
 binary, the host scripts (HOST_SCRIPTS: the tests of the timeline renderer,
-the lab tools and the USB stick writer) run too, and the labs are graded (tools/lab_tests.py: results
+the lab tools, the QR encoder, the results screen, the report and the USB
+stick writer) run too, and the labs are graded (tools/lab_tests.py: results
 labs/<lab>/...). ONLY=PATTERNS works as --only. Setting any of EMU SMP
 MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT runs one
 configuration, `custom`, built from them, instead of the table; TIMEOUT
@@ -56,11 +57,14 @@ HOST_TIMEOUTS = {"tlb_sim": 1200}
 MUTANTS = ROOT / "tools" / "mutants.py"
 # Host tests written in Python, run like the binaries (KTAP on stdout):
 # host/<name>: the renderer of tools/timeline.py draws a known trace; the
-# lab tools; the results screen's QR decoder and checks; the report and
-# charts on fixture results; the USB stick writer (tools/usb.py) refuses
-# what it must, on fake sysfs trees.
+# lab tools; qr: the QR encoder, zlib and base64 of lib/ read back by
+# zbarimg and Python (through the host tool qr_tool, found in $HOST_BIN_DIR:
+# the directory of the host binaries); the results screen's QR decoder and
+# checks; the report and charts on fixture results; the USB stick writer
+# (tools/usb.py) refuses what it must, on fake sysfs trees.
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
+                "qr": ROOT / "tests" / "qr" / "test_qr.py",
                 "results-screen": ROOT / "tests" / "screen" / "test_results_screen.py",
                 "bench-report": ROOT / "tests" / "bench" / "test_bench_report.py",
                 "usb": ROOT / "tests" / "usb" / "test_usb.py"}
@@ -745,6 +749,8 @@ def main(argv: list[str]) -> int:
     results: list[Result] = []
     for binary in host_bins:
         report(run_host_test(binary), results)
+    if args.host_bins:
+        os.environ["HOST_BIN_DIR"] = str(Path(args.host_bins[0]).resolve().parent)
     for name in scripts:
         report(run_host_test(str(HOST_SCRIPTS[name]), name), results)
     if any(Path(b).name == "tlb_sim" for b in host_bins):
