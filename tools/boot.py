@@ -132,6 +132,8 @@ class Settings:
             if value not in allowed:
                 raise ConfigError(f"{var}={value!r}: expected "
                                   f"{', '.join(allowed[:-1])} or {allowed[-1]}")
+        if s.screen == "text" and s.firmware != "bios":
+            raise ConfigError("a text screen needs FIRMWARE=bios: UEFI has no text mode")
         if s.smp is None:
             s.smp = max(2, len(os.sched_getaffinity(0)))  # the CPUs we may use
         if s.smp < 1:

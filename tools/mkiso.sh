@@ -148,7 +148,10 @@ else
 		entry "shootdown: run all tests" " test=all done=halt"
 		entry "shootdown: serial console only" " console=serial"
 		entry "shootdown: screen only" " console=fb"
+		# UEFI has no text mode to leave the screen in: BIOS only.
+		echo "if [ \"\$grub_platform\" = pc ]; then"
 		entry "shootdown: 80x25 text screen (no graphics mode)" "" text
+		echo "fi"
 	} >"$cfg"
 fi
 
