@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Run every test: the host test binaries, then the kernel in each machine
-configuration of CONFIGS, judged by its kind (JUDGES). One line per result,
-then exactly `N passed, N failed` (skips count as passed); exits 1 on failure.
+"""Run every test: the host test binaries, the kernel in each machine
+configuration of CONFIGS, judged by its kind (JUDGES), and the labs' grades;
+two steps at a time, the longest first, printed in that order. One line per
+result, then exactly `N passed, N failed` (skips count as passed); exits 1
+on failure. Each step's seconds go to build/test/times.json.
 
     tools/run-tests.py [--only PATTERNS] <kernel.elf> [host test binaries...]
     tools/run-tests.py --list
@@ -33,6 +35,8 @@ import shutil
 import subprocess
 import sys
 import time
+import traceback
+import typing
 from pathlib import Path
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -74,7 +78,9 @@ HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
 # collides with the kernel's.
 TEST_MUTANTS = ["no-wait", "batch-free-before-flush", "pcid-equals-asid"]
 MUTANTS_TIMEOUT = 300  # seconds for the check and for the named mutants
-PARALLEL = 2        # QEMU runs at once (the machine has 2 cores)
+PARALLEL = 2        # steps at once (the machine has 2 cores)
+LAB_COST = 240      # a guess of one lab's seconds (its grades and its student tree)
+SLOWEST_SHOWN = 8   # steps named in the closing "# slowest" line
 
 
 # --- The configurations ---------------------------------------------------------
@@ -255,6 +261,8 @@ class Outcome:
     results: list[Result]
     tail: str = ""      # log lines to show under the results
     summary: str = ""   # for the "# <config>: ..." line
+    heading: str = ""   # printed above the results
+    seconds: float = 0  # how long the step took
 
 
 def rel(path: Path) -> str:
@@ -685,6 +693,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def report(outcome: Outcome, results: list[Result]) -> None:
     """Print an outcome as it comes, and keep its results for the count."""
     results += outcome.results
+    if outcome.heading:
+        print(outcome.heading)
     for r in outcome.results:
         print(r.line())
     if outcome.tail:
@@ -692,37 +702,79 @@ def report(outcome: Outcome, results: list[Result]) -> None:
     sys.stdout.flush()
 
 
-def run_configs(configs: list[TestConfig], kernel: str, results: list[Result]) -> None:
-    """QEMU configurations two at a time, then Bochs alone (slow, and its
-    emulated time is only steady on an idle host); everything prints in
-    table order. KVM configurations run only on hardware virtualization."""
+def config_steps(configs: list[TestConfig], kernel: str) -> list[Step]:
+    """One step per configuration; KVM configurations run only on hardware
+    virtualization, and a lab tree skips the bugs whose code it stubbed."""
     kvm_ok, kvm_why = boot.kvm_status()
+    steps = []
+    for tc in configs:
+        why = kvm_why if tc.needs == "kvm" and not kvm_ok else lab_skip_reason(tc)
 
-    def show(tc: TestConfig, outcome: Outcome | None) -> None:
-        if outcome is None:
-            why = skipped[tc.name]
-            print(f"skip {tc.name}: {why}", flush=True)
-            results.append(Result(tc.name, "skip", why))
-        else:
-            print(f"# {tc.name}: {tc.settings.resolve().describe()}; {outcome.summary}")
-            report(outcome, results)
+        def work(tc: TestConfig = tc, why: str = why) -> Outcome:
+            if why:
+                return Outcome([Result(tc.name, "skip", why)], heading=f"skip {tc.name}: {why}")
+            outcome = run_config(tc, kernel)
+            outcome.heading = f"# {tc.name}: {tc.settings.resolve().describe()}; {outcome.summary}"
+            return outcome
+        steps.append(Step(tc.name, work, cost=config_cost(tc)))
+    return steps
 
-    skipped = {tc.name: kvm_why for tc in configs if tc.needs == "kvm" and not kvm_ok}
-    skipped |= {tc.name: lab_skip_reason(tc) for tc in configs if lab_skip_reason(tc)}
+
+def config_cost(tc: TestConfig) -> float:
+    """A rough guess of a configuration's seconds, to start the long ones
+    first: Bochs is slow, and many emulated CPUs on 2 host cores are too."""
+    if tc.needs == "kvm":
+        return 0
+    if tc.settings.emu == "bochs":
+        return 120 * (tc.settings.smp or 1)
+    return min(tc.settings.timeout or SMP_TIMEOUT, 30 * (tc.settings.smp or 1))
+
+
+@dataclasses.dataclass
+class Step:
+    """One thing make test does (a host test, the mutants, a boot, a lab's
+    grades), with a guess of its seconds."""
+    name: str
+    work: typing.Callable[[], Outcome]
+    cost: float = 60
+
+
+def run_steps(steps: list[Step], results: list[Result]) -> None:
+    """Every step, PARALLEL at once, the longest guesses first so that the
+    2 cores stay busy to the end (most steps keep one core busy: Bochs, the
+    simulator, a lab's grades); each prints in the order of steps as soon
+    as it and those before it are done."""
     with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
         try:
-            futures = [(tc, None if tc.name in skipped else pool.submit(run_config, tc, kernel))
-                       for tc in configs if tc.settings.emu != "bochs"]
-            for tc, future in futures:
-                show(tc, future.result() if future else None)
+            futures = {}
+            for step in sorted(steps, key=lambda st: -st.cost):
+                futures[step.name] = pool.submit(timed, step)
+            for step in steps:
+                report(futures[step.name].result(), results)
+            times = {step.name: round(futures[step.name].result().seconds, 1) for step in steps}
         except KeyboardInterrupt:
             # Start nothing more, and end what runs (in sessions of their
             # own, the emulators did not get the terminal's Ctrl-C).
             pool.shutdown(wait=False, cancel_futures=True)
             boot.stop_all()
             raise
-    for tc in (tc for tc in configs if tc.settings.emu == "bochs"):
-        show(tc, None if tc.name in skipped else run_config(tc, kernel))
+    TEST_DIR.mkdir(parents=True, exist_ok=True)
+    (TEST_DIR / "times.json").write_text(json.dumps(times, indent=1) + "\n")
+    slowest = sorted(times.items(), key=lambda kv: -kv[1])[:SLOWEST_SHOWN]
+    print("# slowest: " + ", ".join(f"{name} {t:.0f} s" for name, t in slowest))
+
+
+def timed(step: Step) -> Outcome:
+    """A step's outcome and time; a step that breaks fails alone."""
+    started = time.monotonic()
+    try:
+        outcome = step.work()
+    except Exception as e:  # noqa: BLE001  (a bug in a judge must not stop the others)
+        outcome = Outcome([Result(step.name, "FAIL", f"the runner broke: {e!r}"[:300])],
+                          "\n".join("    | " + line for line in
+                                    traceback.format_exc().rstrip().splitlines()))
+    outcome.seconds = time.monotonic() - started
+    return outcome
 
 
 def main(argv: list[str]) -> int:
@@ -745,31 +797,34 @@ def main(argv: list[str]) -> int:
         print(f"run-tests: nothing matches {args.only!r} (--list shows the names)",
               file=sys.stderr)
         return 2
+    if args.host_bins:  # where the host scripts find the host tools
+        os.environ["HOST_BIN_DIR"] = str(Path(args.host_bins[0]).resolve().parent)
+    steps = [Step(f"host/{Path(b).name}", functools.partial(run_host_test, b),
+                  cost=HOST_TIMEOUTS.get(Path(b).name, 10)) for b in host_bins]
+    steps += [Step(f"host/{n}", functools.partial(run_host_test, str(HOST_SCRIPTS[n]), n), cost=20)
+              for n in scripts]
+    if any(Path(b).name == "tlb_sim" for b in host_bins):
+        steps.append(Step("host/mutants", run_mutants, cost=MUTANTS_TIMEOUT))
+    if configs and not os.path.isfile(args.kernel):
+        steps.append(Step("kernel", lambda: Outcome([Result("kernel", "FAIL",
+                                                            f"no kernel at {args.kernel}")])))
+    elif configs:
+        steps += config_steps(configs, args.kernel)
+    steps += [Step(f"labs/{lab}", functools.partial(lab_step, lab), cost=LAB_COST)
+              for lab in labs]
     started = time.monotonic()
     results: list[Result] = []
-    for binary in host_bins:
-        report(run_host_test(binary), results)
-    if args.host_bins:
-        os.environ["HOST_BIN_DIR"] = str(Path(args.host_bins[0]).resolve().parent)
-    for name in scripts:
-        report(run_host_test(str(HOST_SCRIPTS[name]), name), results)
-    if any(Path(b).name == "tlb_sim" for b in host_bins):
-        mutants_started = time.monotonic()
-        report(run_mutants(), results)
-        print(f"# mutants: {time.monotonic() - mutants_started:.0f} s")
-    if configs and not os.path.isfile(args.kernel):
-        report(Outcome([Result("kernel", "FAIL", f"no kernel at {args.kernel}")]), results)
-    elif configs:
-        run_configs(configs, args.kernel, results)
-    for lab in labs:
-        lab_started = time.monotonic()
-        report(Outcome(lab_tests.lab_results(lab, TEST_DIR / "labs", rel, lab_tree()[0])),
-               results)
-        print(f"# labs/{lab}: {time.monotonic() - lab_started:.0f} s", flush=True)
+    run_steps(steps, results)
     print(f"# all tests took {time.monotonic() - started:.0f} s")
     failed = sum(r.status == "FAIL" for r in results)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def lab_step(lab: str) -> Outcome:
+    outcome = Outcome(lab_tests.lab_results(lab, TEST_DIR / "labs", rel, lab_tree()[0]))
+    outcome.heading = f"# labs/{lab}"
+    return outcome
 
 
 if __name__ == "__main__":
