@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Run every test: the host test binaries, the kernel in each machine
 configuration of CONFIGS, judged by its kind (JUDGES), and the labs' grades;
-two steps at a time, the longest first, printed in that order. One line per
-result, then exactly `N passed, N failed` (skips count as passed); exits 1
+two steps at a time, the longest first, each printed when it ends. One line
+per result, then exactly `N passed, N failed` (skips count as passed); exits 1
 on failure. Each step's seconds go to build/test/times.json.
 
     tools/run-tests.py [--only PATTERNS] <kernel.elf> [host test binaries...]
@@ -742,16 +742,15 @@ class Step:
 def run_steps(steps: list[Step], results: list[Result]) -> None:
     """Every step, PARALLEL at once, the longest guesses first so that the
     2 cores stay busy to the end (most steps keep one core busy: Bochs, the
-    simulator, a lab's grades); each prints in the order of steps as soon
-    as it and those before it are done."""
+    simulator, a lab's grades); each prints as soon as it is done."""
     with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
         try:
-            futures = {}
-            for step in sorted(steps, key=lambda st: -st.cost):
-                futures[step.name] = pool.submit(timed, step)
-            for step in steps:
-                report(futures[step.name].result(), results)
-            times = {step.name: round(futures[step.name].result().seconds, 1) for step in steps}
+            futures = {pool.submit(timed, step): step
+                       for step in sorted(steps, key=lambda st: -st.cost)}
+            times = {}
+            for future in concurrent.futures.as_completed(futures):
+                report(future.result(), results)
+                times[futures[future].name] = round(future.result().seconds, 1)
         except KeyboardInterrupt:
             # Start nothing more, and end what runs (in sessions of their
             # own, the emulators did not get the terminal's Ctrl-C).
