@@ -144,6 +144,7 @@ static struct kobject *get(struct handle_table *table, uint64_t h,
 	} else if ((s->rights & need) != need) {
 		*err = -EPERM;
 	} else {
+		*err = 0;
 		obj = s->obj;
 		kobject_get(obj);
 		if (rights)

@@ -100,7 +100,7 @@ long handle_install(struct handle_table *table, struct kobject *obj,
 /*
  * The object behind handle h, with a reference taken, if it is of type
  * `type` and has every right in `need`; its rights in *rights (may be
- * NULL). -EBADF or -EPERM in *err otherwise, and NULL.
+ * NULL) and 0 in *err; -EBADF or -EPERM in *err otherwise, and NULL.
  */
 struct kobject *handle_get(struct handle_table *table, uint64_t h,
 			   enum kobject_type type, uint32_t need,
