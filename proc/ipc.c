@@ -75,18 +75,17 @@ struct endpoint *ipc_endpoint_create(void)
 	uint64_t flags = spin_lock_irqsave(&table_lock);
 	struct endpoint *made = NULL;
 
-	for (int i = 0; i < IPC_ENDPOINTS && !made; i++) {
-		struct endpoint *ep = &endpoints[i];
-
-		if (ep->in_use)
+	for (int i = 0; i < IPC_ENDPOINTS; i++) {
+		if (endpoints[i].in_use)
 			continue;
-		ep->in_use = true;
-		kobject_init(&ep->obj, KOBJECT_ENDPOINT);
-		spin_lock(&ep->lock);
-		ep->dead = false;
-		ep->owner = task_current();
-		spin_unlock(&ep->lock);
-		made = ep;
+		made = &endpoints[i];
+		made->in_use = true;
+		kobject_init(&made->obj, KOBJECT_ENDPOINT);
+		spin_lock(&made->lock);
+		made->dead = false;
+		made->owner = task_current();
+		spin_unlock(&made->lock);
+		break;
 	}
 	spin_unlock_irqrestore(&table_lock, flags);
 	return made;

@@ -86,7 +86,7 @@ static int alone(unsigned long tries)
 	for (size_t i = 0; i < ARRAY_SIZE(edges); i++)
 		try_everything(edges[i]);
 	printf("isolate: %lu handle values tried on 9 calls, %lu wrong\n",
-	       tries + ARRAY_SIZE(edges), wrong);
+	       tries + (unsigned long)ARRAY_SIZE(edges), wrong);
 	return wrong != 0;
 }
 
