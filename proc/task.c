@@ -215,13 +215,13 @@ int task_spawn(const char *name, uint64_t arg,
 			       (int)i);
 	err = start_thread(task, elf.entry, USER_STACK_TOP, arg);
 	if (err < 0) {
-		handle_table_close_all(&task->handles);
 		/* No thread ever ran: the task ends at once, status err. */
 		uint64_t flags = spin_lock_irqsave(&task->exit_wait.lock);
 
 		task->exited = true;
 		task->status = err;
 		spin_unlock_irqrestore(&task->exit_wait.lock, flags);
+		handle_table_close_all(&task->handles);
 		return err;
 	}
 	return task->id;
