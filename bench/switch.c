@@ -15,6 +15,7 @@
 #include "bench/user_abi.h"
 #include "kernel/boot_modules.h"
 #include "lib/format.h"
+#include "proc/handle.h"
 #include "proc/ipc.h"
 #include "kernel/kprintf.h"
 #include "mm/tlb.h"
@@ -28,7 +29,7 @@
 /* --- User-mode rows --------------------------------------------------------- */
 
 /* Kernel-owned endpoints live for good: made once, used by every row. */
-static int results_endpoint, server_endpoint;
+static struct endpoint *results_endpoint, *server_endpoint;
 
 struct user_run {
 	unsigned role;
@@ -38,12 +39,17 @@ struct user_run {
 	unsigned server_cpu; /* and runs there */
 };
 
-static uint64_t user_arg(unsigned role, unsigned cpu, unsigned peer,
-			 int endpoint)
+static uint64_t user_arg(unsigned role, unsigned cpu, unsigned peer)
 {
 	return role | (uint64_t)cpu << UBENCH_ARG_CPU_SHIFT |
-	       (uint64_t)peer << UBENCH_ARG_PEER_SHIFT |
-	       (uint64_t)endpoint << UBENCH_ARG_ENDPOINT_SHIFT;
+	       (uint64_t)peer << UBENCH_ARG_PEER_SHIFT;
+}
+
+/* A handle with every endpoint right, for the programs' slots. */
+static struct handle_grant endpoint_grant(struct endpoint *ep)
+{
+	return (struct handle_grant){ipc_endpoint_object(ep),
+				     SYS_RIGHT_ENDPOINT_ALL};
 }
 
 /*
@@ -53,12 +59,11 @@ static uint64_t user_arg(unsigned role, unsigned cpu, unsigned peer,
 static long collect(void)
 {
 	struct ipc_message m, orders = {0};
-	int err = ipc_receive(results_endpoint, &m);
+	int err = ipc_receive(results_endpoint, &m, NULL);
 
 	orders.words[UBENCH_WORD_MAX_SAMPLES] = bench_max_samples();
 	orders.words[UBENCH_WORD_MIN_SAMPLES] = bench_min_samples();
 	orders.words[UBENCH_WORD_BUDGET] = ns_to_tsc(bench_budget_ns());
-	orders.words[UBENCH_WORD_SERVER] = (uint64_t)server_endpoint;
 	while (!err) {
 		unsigned kind =
 			m.label & ((1U << UBENCH_SAMPLES_COUNT_SHIFT) - 1);
@@ -66,7 +71,8 @@ static long collect(void)
 
 		if (kind == UBENCH_HELLO) {
 			bench_external_window(true);
-			err = ipc_reply_receive(results_endpoint, &orders, &m);
+			err = ipc_reply_receive(results_endpoint, &orders, NULL,
+						&m, NULL);
 			continue;
 		}
 		bench_external_window(false);
@@ -75,7 +81,7 @@ static long collect(void)
 		for (uint64_t i = 0;
 		     kind == UBENCH_SAMPLES && i < n && i < IPC_WORDS; i++)
 			bench_add(m.words[i]);
-		err = ipc_receive(results_endpoint, &m);
+		err = ipc_receive(results_endpoint, &m, NULL);
 	}
 	return err;
 }
@@ -86,6 +92,7 @@ static void run_user(const struct user_run *r, const char *params)
 	size_t size;
 	struct cpumask quiet;
 	struct ipc_message stop = {.label = UBENCH_STOP};
+	struct handle_grant grants[2];
 	int server = 0, client;
 	long status, server_status = 0;
 
@@ -98,7 +105,7 @@ static void run_user(const struct user_run *r, const char *params)
 		results_endpoint = ipc_endpoint_create();
 	if (!server_endpoint)
 		server_endpoint = ipc_endpoint_create();
-	if (results_endpoint < 0 || server_endpoint < 0) {
+	if (!results_endpoint || !server_endpoint) {
 		bench_na("no IPC endpoint left", "%s", params);
 		return;
 	}
@@ -106,14 +113,17 @@ static void run_user(const struct user_run *r, const char *params)
 	cpumask_set(&quiet, r->server_task ? r->server_cpu : r->peer_cpu);
 	bench_ticks_stop(&quiet);
 	bench_begin_external("%s", params);
+	grants[UBENCH_HANDLE_KERNEL] = endpoint_grant(results_endpoint);
+	grants[UBENCH_HANDLE_SERVER] = endpoint_grant(server_endpoint);
 	if (r->server_task)
-		server = task_spawn(USER_PROGRAM,
-				    user_arg(UBENCH_ROLE_SERVER, r->server_cpu,
-					     0, server_endpoint));
+		server = task_spawn(
+			USER_PROGRAM,
+			user_arg(UBENCH_ROLE_SERVER, r->server_cpu, 0),
+			&grants[UBENCH_HANDLE_SERVER], 1);
 	client = server < 0 ? server
 			    : task_spawn(USER_PROGRAM,
-					 user_arg(r->role, r->cpu, r->peer_cpu,
-						  results_endpoint));
+					 user_arg(r->role, r->cpu, r->peer_cpu),
+					 grants, 2);
 	if (client > 0) {
 		long reported = collect();
 
@@ -123,7 +133,7 @@ static void run_user(const struct user_run *r, const char *params)
 	} else {
 		status = UBENCH_FAILED_SETUP;
 		if (server > 0)
-			ipc_send(server_endpoint, &stop);
+			ipc_send(server_endpoint, &stop, NULL);
 	}
 	if (server > 0)
 		task_wait(server, &server_status);

@@ -6,10 +6,12 @@
  * only.
  *
  * The kernel spawns the program with an argument (ARG_* fields below):
- * its role, the CPU to run on, and the kernel's endpoint (for a server:
- * the endpoint to serve, and nothing else happens). The program then
- * calls that endpoint with UBENCH_HELLO; the reply's words are its orders
- * (UBENCH_WORD_*). It measures, sends its samples to the same endpoint
+ * its role and the CPU to run on, and with endpoint handles
+ * (proc/syscall_abi.h, SYS_HANDLE_SPAWNED): the kernel's in slot
+ * UBENCH_HANDLE_KERNEL (for a server: the endpoint to serve, and nothing
+ * else happens), and for a client the server's in UBENCH_HANDLE_SERVER.
+ * The program calls the kernel's endpoint with UBENCH_HELLO; the reply's
+ * words are its orders (UBENCH_WORD_*). It measures, sends its samples to the same endpoint
  * (UBENCH_SAMPLES messages, up to four samples each, in TSC cycles per
  * operation, the clock's own cost already taken off) and ends with
  * UBENCH_DONE (word 0: 0, or why it failed), then exits.
@@ -24,12 +26,14 @@
 #define UBENCH_ROLE_THREADS 4 /* client and server threads in one task */
 
 /* Argument fields. */
-#define UBENCH_ARG_ROLE_MASK	  0xfUL
-#define UBENCH_ARG_CPU_SHIFT	  4 /* the CPU to pin to (client's, for THREADS) */
-#define UBENCH_ARG_CPU_MASK	  0xffUL
-#define UBENCH_ARG_PEER_SHIFT	  12 /* THREADS: the server thread's CPU */
-#define UBENCH_ARG_ENDPOINT_SHIFT 20 /* the kernel's endpoint (> 0) */
-#define UBENCH_ARG_ENDPOINT_MASK  0x7fffffffUL
+#define UBENCH_ARG_ROLE_MASK  0xfUL
+#define UBENCH_ARG_CPU_SHIFT  4 /* the CPU to pin to (client's, for THREADS) */
+#define UBENCH_ARG_CPU_MASK   0xffUL
+#define UBENCH_ARG_PEER_SHIFT 12 /* THREADS: the server thread's CPU */
+
+/* Handle slots given at spawn. */
+#define UBENCH_HANDLE_KERNEL 0 /* the kernel's endpoint (server: to serve) */
+#define UBENCH_HANDLE_SERVER 1 /* CLIENT: the server's endpoint */
 
 /* Labels. */
 #define UBENCH_HELLO   1 /* program -> kernel, a call: the orders, please */
@@ -44,7 +48,6 @@
 #define UBENCH_WORD_MAX_SAMPLES 0 /* stop after this many samples */
 #define UBENCH_WORD_MIN_SAMPLES 1 /* take at least this many */
 #define UBENCH_WORD_BUDGET	2 /* then stop after this many TSC cycles */
-#define UBENCH_WORD_SERVER	3 /* CLIENT: the server's endpoint */
 
 /* Samples dropped before the measured ones (caches, TLB, predictors). */
 #define UBENCH_WARMUP 5

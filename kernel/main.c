@@ -191,7 +191,7 @@ static bool run_init_programs(const struct option_words *programs)
 		ids[i] = 0;
 		if (!option_words_has(programs, i))
 			continue;
-		ids[i] = task_spawn(boot_module_name(i), 0);
+		ids[i] = task_spawn(boot_module_name(i), 0, NULL, 0);
 		if (ids[i] < 0) {
 			kprintf("init: %s did not start (%d)\n",
 				boot_module_name(i), ids[i]);

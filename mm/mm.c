@@ -317,27 +317,6 @@ void shm_put(struct shm *shm)
 	kfree(shm);
 }
 
-uint64_t shm_id(const struct shm *shm)
-{
-	return shm->id;
-}
-
-struct shm *shm_find(uint64_t id)
-{
-	uint64_t flags = spin_lock_irqsave(&shm_lock);
-	struct shm *found = NULL;
-
-	for (size_t i = 0; i < SHM_MAX && !found; i++) {
-		if (shm_table[i] && shm_table[i]->id == id) {
-			found = shm_table[i];
-			__atomic_add_fetch(&found->refcount, 1,
-					   __ATOMIC_RELAXED);
-		}
-	}
-	spin_unlock_irqrestore(&shm_lock, flags);
-	return found;
-}
-
 int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
 {
 	uint64_t len = shm->pages * PAGE_SIZE, flags;

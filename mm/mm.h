@@ -71,8 +71,6 @@ bool user_range_ok(uint64_t va, uint64_t len);
 /* Shared memory: an object of frames that several address spaces map. */
 struct shm *shm_create(uint64_t len);
 void shm_put(struct shm *shm);
-uint64_t shm_id(const struct shm *shm);
-struct shm *shm_find(uint64_t id); /* takes a reference; NULL if none */
 /* Maps all of shm at va in mm (the mm keeps a reference to the object). */
 int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot);
 

@@ -22,14 +22,26 @@
  *      directly: the ping-pong of a client and a server on one CPU is two
  *      direct switches per round trip.
  *
- * Endings: an endpoint belongs to the task that created it and goes away
- * with it; every thread still queued on it wakes with -ENOENT. A thread
+ * Objects passed with a message (proc/handle.h) travel beside it, in the
+ * thread's ipc_grant, and move wherever the message is copied, under the
+ * same lock: whoever ends up holding the message holds the reference. A
+ * sender whose message was not taken gets its reference back; references
+ * are dropped outside every endpoint lock (dropping an endpoint's last one
+ * takes the table lock).
+ *
+ * Endings: an endpoint belongs to the task that created it and dies with
+ * it; every thread still queued on it wakes with -ENOENT, and so does every
+ * later use. The memory goes with the last reference (handles, and the
+ * system calls using it: each holds one for its whole length, so a queued
+ * thread always has its endpoint). A thread
  * that ends while it owes a reply answers its caller with an error label.
  * A thread of a killed task stops waiting (-ESRCH) so that its task can
  * end: the task wakes its threads, and each checks on waking.
  */
 #include "proc/ipc.h"
 #include "lib/errno.h"
+#include "proc/handle.h"
+#include "kernel/panic.h"
 #include "kernel/x86.h"
 #include "sched/sched.h"
 #include "proc/task.h"
@@ -45,52 +57,112 @@ enum ipc_wait {
 };
 
 struct endpoint {
+	struct kobject obj; /* type KOBJECT_ENDPOINT */
+	bool in_use;	    /* guarded by table_lock */
 	struct spinlock lock;
-	/* Guarded by lock. A slot is reused; ids never are. */
-	int id; /* 0: a free slot */
-	struct task *owner;
+	/* Guarded by lock. */
+	bool dead;	    /* its owner ended */
+	struct task *owner; /* NULL: the kernel's, or dead */
 	struct thread *senders, *senders_tail;
 	struct thread *receivers, *receivers_tail;
 };
 
 static struct spinlock table_lock = SPINLOCK_INIT;
 static struct endpoint endpoints[IPC_ENDPOINTS];
-static int next_id = 1; /* guarded by table_lock */
 
-int ipc_endpoint_create(void)
+struct endpoint *ipc_endpoint_create(void)
 {
 	uint64_t flags = spin_lock_irqsave(&table_lock);
-	int id = -ENOMEM;
+	struct endpoint *made = NULL;
 
-	for (int i = 0; i < IPC_ENDPOINTS && id < 0; i++) {
-		struct endpoint *ep = &endpoints[i];
-
-		spin_lock(&ep->lock);
-		if (!ep->id) {
-			id = next_id++;
-			ep->id = id;
-			ep->owner = task_current();
-		}
-		spin_unlock(&ep->lock);
+	for (int i = 0; i < IPC_ENDPOINTS; i++) {
+		if (endpoints[i].in_use)
+			continue;
+		made = &endpoints[i];
+		made->in_use = true;
+		kobject_init(&made->obj, KOBJECT_ENDPOINT);
+		spin_lock(&made->lock);
+		made->dead = false;
+		made->owner = task_current();
+		spin_unlock(&made->lock);
+		break;
 	}
 	spin_unlock_irqrestore(&table_lock, flags);
-	return id;
+	return made;
 }
 
-/* The endpoint with this id, locked (interrupts already off), or NULL. */
-static struct endpoint *lock_endpoint(int id)
+struct kobject *ipc_endpoint_object(struct endpoint *ep)
 {
-	for (int i = 0; id > 0 && i < IPC_ENDPOINTS; i++) {
-		struct endpoint *ep = &endpoints[i];
+	return &ep->obj;
+}
 
-		if (__atomic_load_n(&ep->id, __ATOMIC_RELAXED) != id)
-			continue;
-		spin_lock(&ep->lock);
-		if (ep->id == id)
-			return ep;
-		spin_unlock(&ep->lock);
+struct endpoint *ipc_object_endpoint(struct kobject *obj)
+{
+	KASSERT(obj->type == KOBJECT_ENDPOINT,
+		"object type %d is not an endpoint", obj->type);
+	return (struct endpoint *)obj;
+}
+
+void ipc_endpoint_put(struct endpoint *ep)
+{
+	kobject_put(&ep->obj);
+}
+
+void ipc_endpoint_release(struct kobject *obj)
+{
+	struct endpoint *ep = ipc_object_endpoint(obj);
+	uint64_t flags = spin_lock_irqsave(&table_lock);
+
+	/* Nobody waits on it: each waiter held a reference. */
+	spin_lock(&ep->lock);
+	KASSERT(!ep->senders && !ep->receivers,
+		"endpoint %ld released with threads queued",
+		(long)(ep - endpoints));
+	ep->owner = NULL;
+	spin_unlock(&ep->lock);
+	ep->in_use = false;
+	spin_unlock_irqrestore(&table_lock, flags);
+}
+
+/* Locks ep (interrupts already off) if it is alive; false if dead. */
+static bool lock_live(struct endpoint *ep)
+{
+	spin_lock(&ep->lock);
+	if (!ep->dead)
+		return true;
+	spin_unlock(&ep->lock);
+	return false;
+}
+
+/* Hands the object in `from` (if any) to thread t (its ipc_grant empty). */
+static void grant_give(struct thread *t, struct handle_grant *from)
+{
+	t->ipc_grant = from ? from->obj : NULL;
+	t->ipc_grant_rights = from ? from->rights : 0;
+	if (from)
+		from->obj = NULL;
+}
+
+/* Moves t's object to `to`, or drops it if `to` is NULL; no lock held. */
+static void grant_take(struct thread *t, struct handle_grant *to)
+{
+	struct kobject *obj = t->ipc_grant;
+
+	t->ipc_grant = NULL;
+	if (to) {
+		to->obj = obj;
+		to->rights = t->ipc_grant_rights;
+	} else if (obj) {
+		kobject_put(obj);
 	}
-	return NULL;
+}
+
+/* The message's object goes from one thread to the next (both locked out). */
+static void grant_move(struct thread *to, struct thread *from)
+{
+	to->ipc_grant = from->ipc_grant;
+	to->ipc_grant_rights = from->ipc_grant_rights;
+	from->ipc_grant = NULL;
 }
 
 static void push(struct thread **head, struct thread **tail, struct thread *t)
@@ -178,15 +250,21 @@ static int wait_locked(struct endpoint *ep, struct thread *self,
 	return 0;
 }
 
-/* Send or call, with ep locked. Returns with ep locked. */
+/*
+ * Send or call, with ep locked. Returns with ep locked, and self's
+ * ipc_grant holding what is ours again: the object sent if nobody took it,
+ * or a call's reply's.
+ */
 static int deliver_locked(struct endpoint *ep, struct thread *self,
-			  const struct ipc_message *msg, bool is_call)
+			  const struct ipc_message *msg,
+			  struct handle_grant *grant, bool is_call)
 {
 	struct thread *receiver = pop(&ep->receivers, &ep->receivers_tail);
 
 	self->ipc_is_call = is_call;
 	if (receiver) {
 		receiver->ipc_msg = *msg;
+		grant_give(receiver, grant);
 		receiver->ipc_reply_to = is_call ? self : NULL;
 		receiver->ipc_reply_endpoint = is_call ? ep : NULL;
 		receiver->ipc_wait = IPC_WAIT_NONE;
@@ -200,36 +278,45 @@ static int deliver_locked(struct endpoint *ep, struct thread *self,
 		return wait_locked(ep, self, receiver);
 	}
 	self->ipc_msg = *msg;
+	grant_give(self, grant);
 	self->ipc_wait = is_call ? IPC_WAIT_REPLY : IPC_WAIT_TAKEN;
 	push(&ep->senders, &ep->senders_tail, self);
 	return wait_locked(ep, self, NULL);
 }
 
-int ipc_send(int id, const struct ipc_message *msg)
+int ipc_send(struct endpoint *ep, const struct ipc_message *msg,
+	     struct handle_grant *grant)
 {
+	struct thread *self = current_thread();
 	uint64_t flags = irq_save();
-	struct endpoint *ep = lock_endpoint(id);
 	int err = -ENOENT;
 
-	if (ep) {
-		err = deliver_locked(ep, current_thread(), msg, false);
+	if (lock_live(ep)) {
+		err = deliver_locked(ep, self, msg, grant, false);
 		spin_unlock(&ep->lock);
+		grant_take(self, grant); /* ours again if it was not taken */
 	}
 	irq_restore(flags);
 	return err;
 }
 
-int ipc_call(int id, const struct ipc_message *msg, struct ipc_message *reply)
+int ipc_call(struct endpoint *ep, const struct ipc_message *msg,
+	     struct handle_grant *grant, struct ipc_message *reply,
+	     struct handle_grant *got)
 {
 	struct thread *self = current_thread();
 	uint64_t flags = irq_save();
-	struct endpoint *ep = lock_endpoint(id);
 	int err = -ENOENT;
 
-	if (ep) {
-		err = deliver_locked(ep, self, msg, true);
+	if (got)
+		got->obj = NULL;
+	if (lock_live(ep)) {
+		err = deliver_locked(ep, self, msg, grant, true);
 		*reply = self->ipc_msg;
 		spin_unlock(&ep->lock);
+		/* A failed call leaves the object it sent, if not taken; a
+		 * reply brings its own. */
+		grant_take(self, err ? grant : got);
 	}
 	irq_restore(flags);
 	return err;
@@ -244,6 +331,7 @@ static int receive_locked(struct endpoint *ep, struct thread *self,
 
 	if (sender) {
 		*msg = sender->ipc_msg;
+		grant_move(self, sender);
 		if (sender->ipc_is_call) {
 			/* It stays blocked until we reply. */
 			self->ipc_reply_to = sender;
@@ -269,23 +357,31 @@ static int receive_locked(struct endpoint *ep, struct thread *self,
 	return err;
 }
 
-int ipc_receive(int id, struct ipc_message *msg)
+int ipc_receive(struct endpoint *ep, struct ipc_message *msg,
+		struct handle_grant *got)
 {
+	struct thread *self = current_thread();
 	uint64_t flags = irq_save();
-	struct endpoint *ep = lock_endpoint(id);
 	int err = -ENOENT;
 
-	if (ep) {
-		err = receive_locked(ep, current_thread(), msg, NULL);
+	if (got)
+		got->obj = NULL;
+	if (lock_live(ep)) {
+		err = receive_locked(ep, self, msg, NULL);
 		spin_unlock(&ep->lock);
+		grant_take(self, got);
 	}
 	irq_restore(flags);
 	return err;
 }
 
-/* Answers the caller self owes a reply to, if any (ep: its endpoint). */
+/*
+ * Answers the caller self owes a reply to, if any (the lock of the
+ * endpoint the call came through held); the caller takes `grant`'s object.
+ */
 static struct thread *answer_locked(struct thread *self,
-				    const struct ipc_message *reply)
+				    const struct ipc_message *reply,
+				    struct handle_grant *grant)
 {
 	struct thread *caller = self->ipc_reply_to;
 
@@ -293,35 +389,39 @@ static struct thread *answer_locked(struct thread *self,
 	self->ipc_reply_endpoint = NULL;
 	if (caller) {
 		caller->ipc_msg = *reply;
+		grant_give(caller, grant);
 		caller->ipc_wait = IPC_WAIT_NONE;
 	}
 	return caller;
 }
 
-int ipc_reply_receive(int id, const struct ipc_message *reply,
-		      struct ipc_message *msg)
+int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
+		      struct handle_grant *grant, struct ipc_message *msg,
+		      struct handle_grant *got)
 {
 	struct thread *self = current_thread(), *caller = NULL;
-	struct endpoint *reply_ep = self->ipc_reply_endpoint, *ep;
+	struct endpoint *reply_ep = self->ipc_reply_endpoint;
 	uint64_t flags = irq_save();
 	int err;
 
-	if (self->ipc_reply_to && reply_ep && reply_ep->id != id) {
+	if (got)
+		got->obj = NULL;
+	if (self->ipc_reply_to && reply_ep && reply_ep != ep) {
 		/* The call came through another endpoint: answer it there. */
 		spin_lock(&reply_ep->lock);
-		caller = answer_locked(self, reply);
+		caller = answer_locked(self, reply, grant);
 		spin_unlock(&reply_ep->lock);
 		sched_wake(caller);
 		caller = NULL;
 	}
-	ep = lock_endpoint(id);
-	if (!ep) {
+	if (!lock_live(ep)) {
 		irq_restore(flags);
 		return -ENOENT;
 	}
-	caller = answer_locked(self, reply);
+	caller = answer_locked(self, reply, grant);
 	err = receive_locked(ep, self, msg, caller);
 	spin_unlock(&ep->lock);
+	grant_take(self, got);
 	irq_restore(flags);
 	return err;
 }
@@ -336,7 +436,7 @@ void ipc_thread_exit(struct thread *t)
 	if (!t->ipc_reply_to || !ep)
 		return;
 	flags = spin_lock_irqsave(&ep->lock);
-	caller = answer_locked(t, &failed);
+	caller = answer_locked(t, &failed, NULL);
 	caller->ipc_error = -ESRCH;
 	spin_unlock_irqrestore(&ep->lock, flags);
 	sched_wake(caller);
@@ -363,9 +463,9 @@ void ipc_task_exit(struct task *task)
 		struct thread *woken = NULL;
 		uint64_t flags = spin_lock_irqsave(&ep->lock);
 
-		if (ep->id && ep->owner == task) {
+		if (ep->owner == task) {
 			woken = drain_locked(ep);
-			ep->id = 0;
+			ep->dead = true;
 			ep->owner = NULL;
 		}
 		spin_unlock_irqrestore(&ep->lock, flags);

@@ -5,13 +5,16 @@
  * results live in the saved registers (struct trap_frame): RAX is the number
  * on entry and the result on return; IPC words come back in RDX, R10, R8,
  * R9. A bad number, argument or pointer returns a negative error; nothing a
- * user program passes can crash or hang the kernel.
+ * user program passes can crash or hang the kernel. Objects are reached
+ * only through the calling task's handles (proc/handle.h), each lookup
+ * checking type and rights.
  */
 #include "proc/syscall.h"
 #include "apic/tsc.h"
 #include "kernel/console.h"
 #include "lib/errno.h"
 #include "kernel/gdt.h"
+#include "proc/handle.h"
 #include "proc/ipc.h"
 #include "proc/syscall_abi.h"
 #include "kernel/trap.h"
@@ -33,12 +36,11 @@
 #define RFLAGS_TF	  0x100ULL
 #define RFLAGS_NT	  0x4000ULL
 
-#define WRITE_CHUNK	256
-#define WRITE_MAX	(1ULL << 20) /* bytes per SYS_WRITE */
-#define SPAWN_NAME_MAX	32
-#define SLEEP_MAX_NS	60000000000ULL /* a minute */
-#define AFFINITY_CPUS	64	       /* bits of the SYS_SET_AFFINITY mask */
-#define ENDPOINT_ID_MAX 0x7fffffff
+#define WRITE_CHUNK    256
+#define WRITE_MAX      (1ULL << 20) /* bytes per SYS_WRITE */
+#define SPAWN_NAME_MAX 32
+#define SLEEP_MAX_NS   60000000000ULL /* a minute */
+#define AFFINITY_CPUS  64	      /* bits of the SYS_SET_AFFINITY mask */
 
 void syscall_entry(void);
 
@@ -80,16 +82,41 @@ static long sys_write(uint64_t buf, uint64_t len)
 	return (long)done;
 }
 
-static long sys_spawn(uint64_t name, uint64_t len, uint64_t arg)
+static void put_grants(struct handle_grant *grants, uint64_t n)
 {
-	char copy[SPAWN_NAME_MAX + 1];
+	for (uint64_t i = 0; i < n; i++)
+		kobject_put(grants[i].obj);
+}
 
-	if (!len || len > SPAWN_NAME_MAX)
+/* The child gets each handle listed, with its rights, in slots 0, 1, ... */
+static long sys_spawn(uint64_t name, uint64_t len, uint64_t arg,
+		      uint64_t handles, uint64_t count)
+{
+	struct handle_table *table = &task_current()->handles;
+	char copy[SPAWN_NAME_MAX + 1];
+	uint64_t values[SYS_HANDLE_SPAWN_MAX];
+	struct handle_grant grants[SYS_HANDLE_SPAWN_MAX];
+	long id;
+	int err;
+
+	if (!len || len > SPAWN_NAME_MAX || count > SYS_HANDLE_SPAWN_MAX)
 		return -EINVAL;
-	if (copy_from_user(copy, name, len))
+	if (copy_from_user(copy, name, len) ||
+	    (count && copy_from_user(values, handles, count * sizeof(*values))))
 		return -EFAULT;
 	copy[len] = '\0';
-	return task_spawn(copy, arg);
+	for (uint64_t i = 0; i < count; i++) {
+		grants[i].obj =
+			handle_get_any(table, values[i], SYS_RIGHT_GRANT,
+				       &grants[i].rights, &err);
+		if (!grants[i].obj) {
+			put_grants(grants, i);
+			return err;
+		}
+	}
+	id = task_spawn(copy, arg, grants, (unsigned)count);
+	put_grants(grants, count);
+	return id;
 }
 
 static long sys_wait(uint64_t id)
@@ -115,26 +142,44 @@ static long sys_set_affinity(uint64_t mask_bits)
 	return sched_set_affinity(&mask) ? -EINVAL : 0;
 }
 
-static long sys_shm_map(uint64_t id, uint64_t addr, uint64_t prot)
+/* prot's bits are the map rights the handle must hold (proc/handle.c). */
+static long sys_shm_map(uint64_t h, uint64_t addr, uint64_t prot)
 {
-	struct shm *shm = shm_find(id);
+	struct task *task = task_current();
 	int err;
+	struct kobject *obj =
+		handle_get(&task->handles, h, KOBJECT_SHM,
+			   (uint32_t)prot & SYS_RIGHT_MAP_ALL, NULL, &err);
 
-	if (!shm)
-		return -ENOENT;
-	err = mm_map_shared(task_current()->mm, shm, addr, (uint32_t)prot);
-	shm_put(shm); /* the address space took its own reference */
+	if (!obj)
+		return err;
+	err = mm_map_shared(task->mm, shm_object_memory(obj), addr,
+			    (uint32_t)prot);
+	kobject_put(obj); /* the address space took its own reference */
 	return err;
 }
 
-static long sys_shm_create(uint64_t len)
+/*
+ * The object lives while a handle names it or an address space maps it.
+ * The creator's handle holds every right an object of its type has.
+ */
+static long install_new(struct kobject *obj, uint32_t rights)
 {
-	struct shm *shm = shm_create(len);
+	long h;
 
-	/* The object lives until the last address space that maps it ends;
-	 * an object nobody maps goes with the creator's handle: none here,
-	 * so the creator must map it to keep it. */
-	return shm ? (long)shm_id(shm) : -ENOMEM;
+	if (!obj)
+		return -ENOMEM;
+	h = handle_install(&task_current()->handles, obj, rights, -1);
+	kobject_put(obj); /* the handle holds its own */
+	return h;
+}
+
+static long sys_endpoint_create(void)
+{
+	struct endpoint *ep = ipc_endpoint_create();
+
+	return install_new(ep ? ipc_endpoint_object(ep) : NULL,
+			   SYS_RIGHT_ENDPOINT_ALL);
 }
 
 /* The four IPC words travel in RDX, R10, R8, R9 both ways. */
@@ -157,33 +202,85 @@ static long words_out(struct trap_frame *f, const struct ipc_message *m)
 	return (long)(m->label & INT64_MAX);
 }
 
+/*
+ * A message to send whose label has SYS_IPC_LABEL_HANDLE: the object of
+ * the handle in word 0 (which must hold SYS_RIGHT_GRANT), with its rights
+ * masked by word 1.
+ */
+static int grant_out(struct handle_table *table, const struct ipc_message *m,
+		     struct handle_grant *grant)
+{
+	int err = 0;
+
+	grant->obj = handle_get_any(table, m->words[0], SYS_RIGHT_GRANT,
+				    &grant->rights, &err);
+	grant->rights &= (uint32_t)m->words[1];
+	return err;
+}
+
+/* A message received with an object: word 0 becomes our handle to it. */
+static void grant_in(struct handle_table *table, struct ipc_message *m,
+		     struct handle_grant *got)
+{
+	long h = handle_install(table, got->obj, got->rights, -1);
+
+	kobject_put(got->obj); /* the handle holds its own */
+	m->words[0] = (uint64_t)h;
+	m->words[1] = h < 0 ? 0 : got->rights;
+}
+
 static long ipc_syscall(struct trap_frame *f)
 {
+	struct handle_table *table = &task_current()->handles;
+	uint64_t nr = f->rax;
+	bool sends = nr != SYS_IPC_RECV;
+	uint32_t need = nr == SYS_IPC_SEND || nr == SYS_IPC_CALL
+				? SYS_RIGHT_SEND
+				: SYS_RIGHT_RECEIVE;
+	struct handle_grant grant = {0}, got = {0};
 	struct ipc_message in, out;
-	int ep = f->rdi > (uint64_t)ENDPOINT_ID_MAX ? -1 : (int)f->rdi;
+	struct kobject *obj;
+	struct endpoint *ep;
 	int err;
 
+	obj = handle_get(table, f->rdi, KOBJECT_ENDPOINT, need, NULL, &err);
+	if (!obj)
+		return err;
+	ep = ipc_object_endpoint(obj);
 	words_in(f, &in, f->rsi);
-	switch (f->rax) {
-	case SYS_IPC_SEND:
-		return ipc_send(ep, &in);
-	case SYS_IPC_RECV:
-		err = ipc_receive(ep, &out);
-		break;
-	case SYS_IPC_CALL:
-		err = ipc_call(ep, &in, &out);
-		break;
-	default: /* SYS_IPC_REPLY_RECV */
-		err = ipc_reply_receive(ep, &in, &out);
-		break;
+	if (sends && (in.label & SYS_IPC_LABEL_HANDLE))
+		err = grant_out(table, &in, &grant);
+	if (!err) {
+		switch (nr) {
+		case SYS_IPC_SEND:
+			err = ipc_send(ep, &in, &grant);
+			break;
+		case SYS_IPC_RECV:
+			err = ipc_receive(ep, &out, &got);
+			break;
+		case SYS_IPC_CALL:
+			err = ipc_call(ep, &in, &grant, &out, &got);
+			break;
+		default: /* SYS_IPC_REPLY_RECV */
+			err = ipc_reply_receive(ep, &in, &grant, &out, &got);
+			break;
+		}
 	}
-	return err ? err : words_out(f, &out);
+	kobject_put(obj);
+	if (grant.obj) /* not taken */
+		kobject_put(grant.obj);
+	if (got.obj)
+		grant_in(table, &out, &got);
+	if (err || nr == SYS_IPC_SEND)
+		return err;
+	return words_out(f, &out);
 }
 
 static long dispatch(struct trap_frame *f)
 {
 	uint64_t a0 = f->rdi, a1 = f->rsi, a2 = f->rdx;
 	struct task *task = task_current();
+	struct handle_table *table = &task->handles;
 
 	switch (f->rax) {
 	case SYS_EXIT:
@@ -196,7 +293,7 @@ static long dispatch(struct trap_frame *f)
 	case SYS_THREAD_EXIT:
 		task_exit_thread();
 	case SYS_SPAWN:
-		return sys_spawn(a0, a1, a2);
+		return sys_spawn(a0, a1, a2, f->r10, f->r8);
 	case SYS_WAIT:
 		return sys_wait(a0);
 	case SYS_MAP:
@@ -219,16 +316,22 @@ static long dispatch(struct trap_frame *f)
 		sleep_ns(a0);
 		return 0;
 	case SYS_SHM_CREATE:
-		return sys_shm_create(a0);
+		return install_new(shm_object_create(a0), SYS_RIGHT_SHM_ALL);
 	case SYS_SHM_MAP:
 		return sys_shm_map(a0, a1, a2);
 	case SYS_ENDPOINT_CREATE:
-		return ipc_endpoint_create();
+		return sys_endpoint_create();
 	case SYS_IPC_SEND:
 	case SYS_IPC_RECV:
 	case SYS_IPC_CALL:
 	case SYS_IPC_REPLY_RECV:
 		return ipc_syscall(f);
+	case SYS_HANDLE_DUP:
+		return handle_dup(table, a0, a1);
+	case SYS_HANDLE_CLOSE:
+		return handle_close(table, a0);
+	case SYS_HANDLE_INFO:
+		return handle_info(table, a0);
 	default:
 		return -ENOSYS;
 	}

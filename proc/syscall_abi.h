@@ -24,7 +24,7 @@
 #define SYS_YIELD	    1  /* (): give up the CPU */
 #define SYS_THREAD_CREATE   2  /* (entry, stack_top, arg): thread id */
 #define SYS_THREAD_EXIT	    3  /* (): end the calling thread */
-#define SYS_SPAWN	    4  /* (module_name, name_len, arg): task id */
+#define SYS_SPAWN	    4  /* (name, len, arg, handles, count): task id */
 #define SYS_WAIT	    5  /* (task_id): the task's exit status */
 #define SYS_MAP		    6  /* (addr, len, prot): 0; anonymous, zeroed */
 #define SYS_UNMAP	    7  /* (addr, len): 0 */
@@ -34,14 +34,76 @@
 #define SYS_TIME_NS	    11 /* (): nanoseconds since boot (TSC) */
 #define SYS_WRITE	    12 /* (buf, len): bytes written to the console */
 #define SYS_SLEEP_NS	    13 /* (ns): 0 after at least ns */
-#define SYS_SHM_CREATE	    14 /* (len): shared-memory object id */
-#define SYS_SHM_MAP	    15 /* (id, addr, prot): 0 */
-#define SYS_ENDPOINT_CREATE 16 /* (): endpoint id */
+#define SYS_SHM_CREATE	    14 /* (len): a shared-memory handle */
+#define SYS_SHM_MAP	    15 /* (handle, addr, prot): 0 */
+#define SYS_ENDPOINT_CREATE 16 /* (): an endpoint handle */
 #define SYS_IPC_SEND	    17 /* (ep, label, w0, w1, w2, w3): 0 */
 #define SYS_IPC_RECV	    18 /* (ep): label; words in RDX, R10, R8, R9 */
 #define SYS_IPC_CALL	    19 /* (ep, label, w0..w3): reply label; words */
 #define SYS_IPC_REPLY_RECV  20 /* (ep, label, w0..w3): next label; words */
-#define SYS_COUNT	    21
+#define SYS_HANDLE_DUP	    21 /* (handle, rights): a new handle */
+#define SYS_HANDLE_CLOSE    22 /* (handle): 0 */
+#define SYS_HANDLE_INFO	    23 /* (handle): type and rights, see below */
+#define SYS_COUNT	    24
+
+/*
+ * Handles. A task names the kernel objects it may use (shared memory,
+ * endpoints) by handles: indexes into its own handle table (proc/handle.h),
+ * never by a global number. A handle value is
+ *
+ *	generation << SYS_HANDLE_SLOT_BITS | slot
+ *
+ * and is always > 0. Closing a slot bumps its generation, so a closed
+ * handle stays refused after its slot is reused. Each handle carries
+ * rights, SYS_RIGHT_* below; an operation needs the right it names.
+ * SYS_SHM_MAP's prot must be covered by the handle's MAP_* rights
+ * (SYS_PROT_READ is SYS_RIGHT_MAP_READ and so on). SYS_HANDLE_DUP makes a
+ * handle to the same object with rights & the mask given; asking for a
+ * right the handle lacks is -SYS_EPERM, never a raise.
+ *
+ * What a new object's handle holds: shm, SYS_RIGHT_SHM_ALL; endpoint,
+ * SYS_RIGHT_ENDPOINT_ALL.
+ *
+ * SYS_HANDLE_INFO returns type << SYS_HANDLE_INFO_TYPE_SHIFT | rights.
+ *
+ * Passing handles (each needs SYS_RIGHT_GRANT on the handle passed; the
+ * receiver gets the rights the sender had, or fewer):
+ *  - SYS_SPAWN: the `count` handles in the array at `handles` go, in
+ *    order, to the child's slots 0..count-1, generation 1: the child finds
+ *    the i-th at SYS_HANDLE_SPAWNED(i).
+ *  - IPC (SYS_IPC_SEND, SYS_IPC_CALL and the reply of SYS_IPC_REPLY_RECV):
+ *    a label with SYS_IPC_LABEL_HANDLE set carries the handle in word 0
+ *    and a rights mask in word 1 (the rights it gets: those of the handle
+ *    & the mask). The receiver sees the label as sent, a new handle of its
+ *    own in word 0 and the rights it holds in word 1; when its table is
+ *    full, word 0 is -SYS_EMFILE and the object is not received.
+ * The sender keeps its own handle. A task's handles close when it ends.
+ */
+#define SYS_HANDLE_SLOT_BITS	   6
+#define SYS_HANDLE_SLOTS	   (1 << SYS_HANDLE_SLOT_BITS)
+#define SYS_HANDLE_SPAWNED(i)	   ((1L << SYS_HANDLE_SLOT_BITS) | (i))
+#define SYS_HANDLE_SPAWN_MAX	   8
+#define SYS_HANDLE_INFO_TYPE_SHIFT 16
+#define SYS_IPC_LABEL_HANDLE	   (1ULL << 62)
+
+/* Object types (SYS_HANDLE_INFO). */
+#define SYS_HANDLE_TYPE_SHM	 1
+#define SYS_HANDLE_TYPE_ENDPOINT 2
+
+/* Rights. */
+#define SYS_RIGHT_MAP_READ  0x01 /* shm: SYS_SHM_MAP with SYS_PROT_READ */
+#define SYS_RIGHT_MAP_WRITE 0x02 /* shm: ... SYS_PROT_WRITE */
+#define SYS_RIGHT_MAP_EXEC  0x04 /* shm: ... SYS_PROT_EXEC */
+#define SYS_RIGHT_SEND	    0x08 /* endpoint: send and call */
+#define SYS_RIGHT_RECEIVE   0x10 /* endpoint: receive, reply-and-receive */
+#define SYS_RIGHT_GRANT	    0x20 /* pass the handle: spawn, IPC */
+#define SYS_RIGHT_REVOKE    0x40 /* shm: take the memory back from all */
+#define SYS_RIGHT_MAP_ALL \
+	(SYS_RIGHT_MAP_READ | SYS_RIGHT_MAP_WRITE | SYS_RIGHT_MAP_EXEC)
+#define SYS_RIGHT_SHM_ALL \
+	(SYS_RIGHT_MAP_ALL | SYS_RIGHT_GRANT | SYS_RIGHT_REVOKE)
+#define SYS_RIGHT_ENDPOINT_ALL \
+	(SYS_RIGHT_SEND | SYS_RIGHT_RECEIVE | SYS_RIGHT_GRANT)
 
 #define SYS_IPC_WORDS 4
 
@@ -60,14 +122,16 @@ struct ipc_message {
 #define SYS_PROT_EXEC  0x4
 
 /* Errors (returned negated). */
-#define SYS_EPERM  1
+#define SYS_EPERM  1 /* the handle lacks a right */
 #define SYS_ENOENT 2
 #define SYS_ESRCH  3
+#define SYS_EBADF  9 /* not a handle (closed, stale, forged, other type) */
 #define SYS_ENOMEM 12
 #define SYS_EFAULT 14
 #define SYS_EBUSY  16
 #define SYS_EEXIST 17
 #define SYS_EINVAL 22
+#define SYS_EMFILE 24 /* the handle table is full */
 #define SYS_ENOSYS 38
 
 #endif

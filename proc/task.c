@@ -7,6 +7,9 @@
  * copied in, map a stack, and start a thread that enters ring 3 at the
  * entry point. Anything that fails undoes what was done and says why.
  *
+ * Handles: a task starts with the ones its parent passed (slots 0, 1, ...)
+ * and the last thread to go closes all it still has.
+ *
  * Ending: a task ends when its thread count drops to zero. exit() and
  * faults mark the task killed; each other thread notices on its next way
  * back to user mode (system-call return or interrupt from ring 3: every
@@ -171,7 +174,8 @@ static int register_task(struct task *task)
 	return slot < 0 ? -EBUSY : 0;
 }
 
-int task_spawn(const char *name, uint64_t arg)
+int task_spawn(const char *name, uint64_t arg,
+	       const struct handle_grant *grants, unsigned count)
 {
 	struct elf_image elf;
 	const void *image;
@@ -179,6 +183,8 @@ int task_spawn(const char *name, uint64_t arg)
 	struct task *task;
 	int err;
 
+	if (count > SYS_HANDLE_SPAWN_MAX)
+		return -EINVAL;
 	if (!boot_module(name, &image, &size))
 		return -ENOENT;
 	if (elf_parse(image, size, &elf, report_elf, (void *)name))
@@ -188,6 +194,7 @@ int task_spawn(const char *name, uint64_t arg)
 		return -ENOMEM;
 	strlcpy(task->name, name, sizeof(task->name));
 	wait_queue_init(&task->exit_wait);
+	handle_table_init(&task->handles);
 	task->refcount = 1; /* the registry's */
 	task->mm = mm_create();
 	if (!task->mm) {
@@ -202,6 +209,10 @@ int task_spawn(const char *name, uint64_t arg)
 		kfree(task);
 		return err;
 	}
+	/* A fresh table: slot i is free and its handle SYS_HANDLE_SPAWNED(i). */
+	for (unsigned i = 0; i < count; i++)
+		handle_install(&task->handles, grants[i].obj, grants[i].rights,
+			       (int)i);
 	err = start_thread(task, elf.entry, USER_STACK_TOP, arg);
 	if (err < 0) {
 		/* No thread ever ran: the task ends at once, status err. */
@@ -210,6 +221,7 @@ int task_spawn(const char *name, uint64_t arg)
 		task->exited = true;
 		task->status = err;
 		spin_unlock_irqrestore(&task->exit_wait.lock, flags);
+		handle_table_close_all(&task->handles);
 		return err;
 	}
 	return task->id;
@@ -311,6 +323,7 @@ __noreturn void task_exit_thread(void)
 	spin_unlock_irqrestore(&task->exit_wait.lock, flags);
 	if (last) {
 		ipc_task_exit(task);
+		handle_table_close_all(&task->handles);
 		wake_all(&task->exit_wait);
 	}
 	current_thread()->task = NULL;

@@ -8,6 +8,7 @@
 #define PROC_TASK_H
 
 #include "lib/types.h"
+#include "proc/handle.h"
 #include "sched/wait.h"
 
 struct mm;
@@ -21,7 +22,8 @@ struct trap_frame;
 struct task {
 	int id;
 	char name[24];
-	struct mm *mm; /* a reference */
+	struct mm *mm;		     /* a reference */
+	struct handle_table handles; /* what it may use; closed as it ends */
 
 	/* Guarded by exit_wait.lock. */
 	unsigned threads;	    /* live threads */
@@ -34,11 +36,15 @@ struct task {
 };
 
 /*
- * Starts the user program in boot module `name` with `arg` in RDI.
- * Returns the task id, or a negative error (-ENOENT: no such module,
- * -EINVAL: not a valid executable, -ENOMEM, -EBUSY: too many tasks).
+ * Starts the user program in boot module `name` with `arg` in RDI, and
+ * the `count` objects in `grants` (the caller keeps its references) in
+ * its handle slots 0..count-1 with their rights. Returns the task id, or
+ * a negative error (-ENOENT: no such module, -EINVAL: not a valid
+ * executable or count above SYS_HANDLE_SPAWN_MAX, -ENOMEM, -EBUSY: too
+ * many tasks).
  */
-int task_spawn(const char *name, uint64_t arg);
+int task_spawn(const char *name, uint64_t arg,
+	       const struct handle_grant *grants, unsigned count);
 
 /* A new thread of the calling thread's task, starting in user mode. */
 int task_thread_create(uint64_t entry, uint64_t stack_top, uint64_t arg);

@@ -74,6 +74,8 @@ struct thread {
 	 * itself uses.
 	 */
 	struct ipc_message ipc_msg;	/* to send, or just received */
+	void *ipc_grant;		/* with ipc_msg: a kobject reference */
+	uint32_t ipc_grant_rights;	/* and the rights it comes with */
 	int ipc_wait;			/* what it waits for (enum in ipc.c) */
 	bool ipc_is_call;		/* its message wants a reply */
 	struct thread *ipc_reply_to;	/* the caller it owes a reply */

@@ -29,7 +29,6 @@
 
 struct orders {
 	uint64_t max_samples, min_samples, budget_cycles;
-	long server;
 };
 
 static long kernel_endpoint;
@@ -59,7 +58,6 @@ static bool get_orders(struct orders *o)
 	o->min_samples =
 		MIN(reply.words[UBENCH_WORD_MIN_SAMPLES], o->max_samples);
 	o->budget_cycles = reply.words[UBENCH_WORD_BUDGET];
-	o->server = (long)reply.words[UBENCH_WORD_SERVER];
 	return true;
 }
 
@@ -202,8 +200,7 @@ int main(long arg)
 	struct orders o;
 	long status = UBENCH_OK;
 
-	kernel_endpoint = (long)(a >> UBENCH_ARG_ENDPOINT_SHIFT &
-				 UBENCH_ARG_ENDPOINT_MASK);
+	kernel_endpoint = spawned_handle(UBENCH_HANDLE_KERNEL);
 	if (role == UBENCH_ROLE_SERVER) {
 		/* Its endpoint is the one to serve: it reports nothing. */
 		return sys_set_affinity(1UL << cpu) || !serve(kernel_endpoint);
@@ -225,7 +222,7 @@ int main(long arg)
 		measure_and_report(&o, null_syscall);
 		break;
 	case UBENCH_ROLE_CLIENT:
-		server_endpoint = o.server;
+		server_endpoint = spawned_handle(UBENCH_HANDLE_SERVER);
 		measure_and_report(&o, round_trip);
 		stop_server(server_endpoint);
 		break;

@@ -14,6 +14,12 @@
  * table must give -SYS_ENOSYS, and every error must be one of
  * proc/syscall_abi.h.
  *
+ * Before the random calls, handles get aimed attacks (check_handles), each
+ * of which must meet its one right error: random values, closed handles,
+ * handles of the wrong type, the numbering of another task's table (the
+ * slots a child of a spawn would find filled), and rights raised by
+ * SYS_HANDLE_DUP or by an IPC grant.
+ *
  * The fuzzer must not end or block itself, and some calls would do that
  * when the kernel does its job (see tame()):
  * - SYS_EXIT and SYS_THREAD_EXIT are never made;
@@ -40,6 +46,8 @@
 #define SHM_GUESS      (64UL << 20) /* length of a shared object not ours */
 #define THREAD_STACKS  8
 #define WRONG_SHOWN    8
+#define FORGED_TRIES   2000
+#define SHM_AT	       0x500000000000UL /* where check_handles maps */
 
 extern char __user_image_start[], __user_image_end[]; /* user/linker.ld */
 
@@ -112,9 +120,10 @@ static const uint64_t bad_numbers[] = {
 
 static const char *const error_names[] = {
 	[SYS_EPERM] = "EPERM",	 [SYS_ENOENT] = "ENOENT",
-	[SYS_ESRCH] = "ESRCH",	 [SYS_ENOMEM] = "ENOMEM",
-	[SYS_EFAULT] = "EFAULT", [SYS_EBUSY] = "EBUSY",
-	[SYS_EEXIST] = "EEXIST", [SYS_EINVAL] = "EINVAL",
+	[SYS_ESRCH] = "ESRCH",	 [SYS_EBADF] = "EBADF",
+	[SYS_ENOMEM] = "ENOMEM", [SYS_EFAULT] = "EFAULT",
+	[SYS_EBUSY] = "EBUSY",	 [SYS_EEXIST] = "EEXIST",
+	[SYS_EINVAL] = "EINVAL", [SYS_EMFILE] = "EMFILE",
 	[SYS_ENOSYS] = "ENOSYS",
 };
 
@@ -205,6 +214,138 @@ static void thread_body(long arg)
 	(void)arg; /* returning ends the thread */
 }
 
+/* One aimed attack's answer: it must be exactly `want`. */
+static void expect(const char *what, long got, long want)
+{
+	if (got == want)
+		return;
+	if (++wrong <= WRONG_SHOWN)
+		printf("fuzz: wrong answer: %s returned %ld, not %ld\n", what,
+		       got, want);
+}
+
+/* h is no handle of ours: every call that takes one must say so. */
+static void expect_bad(long h)
+{
+	struct ipc_message m = {.label = 1};
+	long list[1] = {h};
+
+	expect("SYS_HANDLE_INFO(forged)", sys_handle_info(h), -SYS_EBADF);
+	expect("SYS_HANDLE_DUP(forged)", sys_handle_dup(h, 0), -SYS_EBADF);
+	expect("SYS_HANDLE_CLOSE(forged)", sys_handle_close(h), -SYS_EBADF);
+	expect("SYS_SHM_MAP(forged)",
+	       sys_shm_map(h, (void *)SHM_AT, SYS_PROT_READ), -SYS_EBADF);
+	expect("SYS_IPC_SEND(forged)", sys_ipc_send(h, &m), -SYS_EBADF);
+	expect("SYS_IPC_RECV(forged)", sys_ipc_recv(h, &m), -SYS_EBADF);
+	expect("SYS_SPAWN(forged handle)", sys_spawn("hello", 5, 0, list, 1),
+	       -SYS_EBADF);
+}
+
+static struct ipc_message granted;
+static int granted_done;
+static char grant_stack[4096] __aligned(16);
+
+static void grant_receiver(long ep)
+{
+	sys_ipc_recv(ep, &granted);
+	/* Release: the message is complete before the flag. */
+	__atomic_store_n(&granted_done, 1, __ATOMIC_RELEASE);
+}
+
+static void check_grant(long shm, long ep)
+{
+	long read_only = sys_handle_dup(shm, SYS_RIGHT_MAP_READ);
+	struct ipc_message m = {.label = SYS_IPC_LABEL_HANDLE | 7,
+				.words = {(uint64_t)read_only, ~0UL}};
+
+	/* No SYS_RIGHT_GRANT: refused before anything is sent. */
+	expect("grant without SYS_RIGHT_GRANT", sys_ipc_send(ep, &m),
+	       -SYS_EPERM);
+	m.words[0] = (uint64_t)sys_handle_dup(shm, SYS_RIGHT_MAP_READ |
+							   SYS_RIGHT_GRANT);
+	if (thread_start(grant_receiver, grant_stack, sizeof(grant_stack), ep) <
+	    0) {
+		expect("thread for the grant", -1, 0);
+		return;
+	}
+	/* A mask of all ones: the receiver still gets no more rights. */
+	expect("SYS_IPC_SEND(grant)", sys_ipc_send(ep, &m), 0);
+	while (!__atomic_load_n(&granted_done, __ATOMIC_ACQUIRE))
+		sys_yield();
+	expect("granted rights", (long)granted.words[1],
+	       SYS_RIGHT_MAP_READ | SYS_RIGHT_GRANT);
+	expect("SYS_HANDLE_INFO(granted)",
+	       sys_handle_info((long)granted.words[0]),
+	       SYS_HANDLE_TYPE_SHM << SYS_HANDLE_INFO_TYPE_SHIFT |
+		       SYS_RIGHT_MAP_READ | SYS_RIGHT_GRANT);
+	expect("SYS_SHM_MAP(granted, write)",
+	       sys_shm_map((long)granted.words[0], (void *)SHM_AT,
+			   SYS_PROT_READ | SYS_PROT_WRITE),
+	       -SYS_EPERM);
+	sys_handle_close((long)granted.words[0]);
+	sys_handle_close((long)m.words[0]);
+	sys_handle_close(read_only);
+}
+
+static void check_handles(void)
+{
+	long shm, ep, ro, stale;
+
+	/* Nothing yet: a spawned child's slots, and any value, are empty. */
+	for (unsigned i = 0; i < SYS_HANDLE_SLOTS; i++)
+		expect_bad(spawned_handle(i));
+	for (unsigned i = 0; i < FORGED_TRIES; i++)
+		expect_bad(
+			(long)(i % 2 ? random64() : random_below(1UL << 20)));
+
+	/* Closed, and stale once the slot is reused. */
+	stale = sys_shm_create(PAGE);
+	expect("SYS_HANDLE_CLOSE", sys_handle_close(stale), 0);
+	expect_bad(stale);
+	shm = sys_shm_create(PAGE);
+	expect("a reused slot",
+	       shm != stale && (shm & (SYS_HANDLE_SLOTS - 1)) ==
+				       (stale & (SYS_HANDLE_SLOTS - 1)),
+	       1);
+	expect_bad(stale);
+	ep = sys_endpoint_create();
+
+	/* The wrong type. */
+	expect("SYS_SHM_MAP(endpoint)",
+	       sys_shm_map(ep, (void *)SHM_AT, SYS_PROT_READ), -SYS_EBADF);
+	{
+		struct ipc_message m = {.label = 1};
+
+		expect("SYS_IPC_SEND(shm)", sys_ipc_send(shm, &m), -SYS_EBADF);
+	}
+
+	/* Rights only shrink. */
+	ro = sys_handle_dup(shm, SYS_RIGHT_MAP_READ);
+	expect("SYS_HANDLE_INFO(dup)", sys_handle_info(ro),
+	       SYS_HANDLE_TYPE_SHM << SYS_HANDLE_INFO_TYPE_SHIFT |
+		       SYS_RIGHT_MAP_READ);
+	expect("SYS_HANDLE_DUP(raise)",
+	       sys_handle_dup(ro, SYS_RIGHT_MAP_READ | SYS_RIGHT_MAP_WRITE),
+	       -SYS_EPERM);
+	expect("SYS_HANDLE_DUP(raise, high bits)",
+	       syscall6(SYS_HANDLE_DUP, ro, (long)(1UL << 32 | 1), 0, 0, 0, 0),
+	       -SYS_EPERM);
+	expect("SYS_SHM_MAP(read-only, write)",
+	       sys_shm_map(ro, (void *)SHM_AT, SYS_PROT_WRITE), -SYS_EPERM);
+	{
+		long send_only = sys_handle_dup(ep, SYS_RIGHT_SEND);
+		struct ipc_message m;
+
+		expect("SYS_IPC_RECV(send only)", sys_ipc_recv(send_only, &m),
+		       -SYS_EPERM);
+		sys_handle_close(send_only);
+	}
+	check_grant(shm, ep);
+	sys_handle_close(ro);
+	sys_handle_close(shm);
+	sys_handle_close(ep);
+}
+
 static void count(uint64_t nr, const uint64_t *a, long r, unsigned long call)
 {
 	/* The error number; unsigned, since -r overflows for LONG_MIN. */
@@ -239,6 +380,9 @@ int main(long arg)
 	stack_low = ALIGN_DOWN(sp, PAGE) - STACK_WINDOW;
 	stack_high = ALIGN_UP(sp, PAGE) + STACK_WINDOW;
 	printf("fuzz: %lu calls, seed %lu\n", calls, (unsigned long)rng);
+	check_handles();
+	if (wrong)
+		printf("fuzz: %lu wrong answers to handle attacks\n", wrong);
 
 	for (unsigned long i = 0; i < calls; i++) {
 		uint64_t nr, a[6];

@@ -8,7 +8,8 @@
  *      (on CPU 1) calls exit after bits 4-15 times 20 us: the kill lands
  *      in the middle of a thread's creation, sooner or later.
  *   1  killed while a thread is blocked in an IPC receive on the endpoint
- *      in bits 32-62 (the kernel test's, which others wait on too): this
+ *      handle given at spawn, slot 0 (the kernel test's, which others wait
+ *      on too): this
  *      thread calls exit after bits 4-15 milliseconds.
  * The exit status is KILLRACE_STATUS (the exit's), whatever else happened.
  */
@@ -59,7 +60,7 @@ int main(long arg)
 
 	if (mode == 1) {
 		if (thread_start(receiver, stacks[THREADS], STACK_SIZE,
-				 arg >> 32) < 0)
+				 spawned_handle(0)) < 0)
 			return 1;
 		sys_sleep_ns((uint64_t)delay * 1000000);
 		sys_exit(KILLRACE_STATUS);

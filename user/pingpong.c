@@ -5,16 +5,16 @@
  * of what they receive, so a lost, repeated or mixed-up message shows.
  *
  * arg: bits 0-3 the role, bits 4-27 the number of round trips (0: 1000),
- * bits 28-31 a CPU to run on plus one (0: anywhere), bits 32-62 the
- * endpoint (the client's; a server given one uses it instead of creating
- * its own).
+ * bits 28-31 a CPU to run on plus one (0: anywhere), bit 32 set when an
+ * endpoint handle was given at spawn (slot 0: the client's; a server given
+ * one uses it instead of creating its own).
  *   role 0  both in this task: the server runs in a second thread, in the
  *           same address space; both threads on CPU 0 (the IPC fast path:
  *           a direct switch each way)
  *   role 3  the same with the server on CPU 1 (cross-CPU wake-ups)
- *   role 1  server: creates an endpoint, prints its number, and answers
- *           until a client says stop
- *   role 2  client of the server at the endpoint given in bits 32-62
+ *   role 1  server: creates an endpoint (or uses the one given) and
+ *           answers until a client says stop
+ *   role 2  client of the server at the endpoint given
  *
  * The client prints "pingpong: N round trips ok" (with the mean time of a
  * round trip) or the first mismatch; the exit status is 0 or 1.
@@ -26,6 +26,7 @@
 #define ROLE_CLIENT	2
 #define ROLE_BOTH_SPLIT 3
 #define DEFAULT_ROUNDS	1000
+#define ARG_GIVEN_SHIFT 32 /* an endpoint handle in spawn slot 0 */
 
 #define LABEL_PING 1
 #define LABEL_PONG 2
@@ -205,7 +206,10 @@ int main(long arg)
 	unsigned role = (unsigned)(arg & 0xf);
 	unsigned long rounds = ((unsigned long)arg >> 4) & 0xffffff;
 	unsigned cpu = (unsigned)(((unsigned long)arg >> 28) & 0xf);
-	long ep = (long)(((unsigned long)arg >> 32) & 0x7fffffff), served;
+	long ep = ((unsigned long)arg >> ARG_GIVEN_SHIFT & 1)
+			  ? spawned_handle(0)
+			  : 0,
+	     served;
 
 	rounds = rounds ? rounds : DEFAULT_ROUNDS;
 	if (cpu)
@@ -225,7 +229,7 @@ int main(long arg)
 			       -ep);
 			return 1;
 		}
-		printf("pingpong: server on endpoint %ld\n", ep);
+		printf("pingpong: server on endpoint handle %ld\n", ep);
 		served = serve(ep);
 		if (served >= 0)
 			printf("pingpong: server answered %ld pings\n", served);

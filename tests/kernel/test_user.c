@@ -7,6 +7,7 @@
 #include "tests/ktest.h"
 #include "kernel/boot_modules.h"
 #include "lib/errno.h"
+#include "proc/handle.h"
 #include "proc/ipc.h"
 #include "kernel/platform.h"
 #include "lib/string.h"
@@ -33,7 +34,8 @@
 #define ROLE_SAME_CPU	      0
 #define ROLE_TWO_CPUS	      3
 #define FRAMES_KEPT_BY_CACHES 8
-#define RUN_FAILED	      (-999999) /* no exit status: it did not run */
+#define RUN_FAILED	      (-999999)	   /* no exit status: it did not run */
+#define ARG_ENDPOINT_GIVEN    (1ULL << 32) /* user/pingpong.c */
 
 static uint64_t scaled(uint64_t n)
 {
@@ -55,7 +57,7 @@ static bool have(struct ktest_context *t, const char *program)
 static long run(struct ktest_context *t, const char *program, uint64_t arg)
 {
 	long status = 0;
-	int id = task_spawn(program, arg);
+	int id = task_spawn(program, arg, NULL, 0);
 
 	if (!KEXPECT(id > 0, "spawning %s failed (%d)", program, id))
 		return RUN_FAILED;
@@ -78,19 +80,25 @@ KTEST(USER0001, user, "a user program runs, makes system calls and exits")
 static void two_task_pingpong(struct ktest_context *t, unsigned server_cpu,
 			      unsigned client_cpu, uint64_t rounds)
 {
-	int ep = ipc_endpoint_create();
-	uint64_t common = rounds << 4 | (uint64_t)ep << 32;
+	struct endpoint *ep = ipc_endpoint_create();
+	uint64_t common = rounds << 4 | ARG_ENDPOINT_GIVEN;
 	long server_status = 0, client_status = 0;
+	struct handle_grant grant;
 	int server, client;
 
-	if (!KEXPECT(ep > 0, "no endpoint (%d)", ep))
+	if (!KEXPECT(ep, "no endpoint left"))
 		return;
-	server = task_spawn("pingpong", ROLE_SERVER | common |
-						(uint64_t)(server_cpu + 1)
-							<< 28);
-	client = task_spawn("pingpong", ROLE_CLIENT | common |
-						(uint64_t)(client_cpu + 1)
-							<< 28);
+	grant = (struct handle_grant){ipc_endpoint_object(ep),
+				      SYS_RIGHT_SEND | SYS_RIGHT_RECEIVE};
+	server = task_spawn("pingpong",
+			    ROLE_SERVER | common |
+				    (uint64_t)(server_cpu + 1) << 28,
+			    &grant, 1);
+	client = task_spawn("pingpong",
+			    ROLE_CLIENT | common |
+				    (uint64_t)(client_cpu + 1) << 28,
+			    &grant, 1);
+	ipc_endpoint_put(ep); /* the tasks' handles keep it */
 	if (!KEXPECT(server > 0 && client > 0, "spawn: %d %d", server, client))
 		return;
 	KEXPECT(task_wait(client, &client_status) == 0 && client_status == 0,
@@ -200,7 +208,7 @@ KTEST(USER0007, user, "memory of ended tasks comes back")
 
 KTEST(USER0008, user, "spawning what is not a program fails cleanly")
 {
-	KEXPECT(task_spawn("no-such-program", 0) == -ENOENT,
+	KEXPECT(task_spawn("no-such-program", 0, NULL, 0) == -ENOENT,
 		"a missing module must give -ENOENT");
 	KEXPECT(task_wait(999999, NULL) == -ESRCH, "unknown task id");
 }
@@ -215,7 +223,7 @@ KTEST(USER0008, user, "spawning what is not a program fails cleanly")
 #define KILLED_RECEIVERS 3
 #define KILLED_ONE	 1
 
-static int killed_ep;
+static struct endpoint *killed_ep;
 static long killed_result[KILLED_RECEIVERS];
 static uint32_t killed_received, killed_sent;
 static struct task killed_task;
@@ -224,7 +232,7 @@ static void killed_receiver(void *arg)
 {
 	unsigned i = (unsigned)(uintptr_t)arg;
 	struct ipc_message msg = {0};
-	int err = ipc_receive(killed_ep, &msg);
+	int err = ipc_receive(killed_ep, &msg, NULL);
 
 	killed_result[i] = err ? err : (long)msg.label;
 	__atomic_fetch_add(&killed_received, 1, __ATOMIC_RELEASE);
@@ -236,7 +244,7 @@ static void killed_sender(void *arg)
 	for (uint64_t label = 1; label < KILLED_RECEIVERS; label++) {
 		struct ipc_message msg = {.label = label};
 
-		if (ipc_send(killed_ep, &msg) == 0)
+		if (ipc_send(killed_ep, &msg, NULL) == 0)
 			__atomic_fetch_add(&killed_sent, 1, __ATOMIC_RELEASE);
 	}
 }
@@ -258,7 +266,7 @@ KTEST(USER0010, user, "a killed thread leaves an IPC queue others still use")
 	uint32_t got_one = 0;
 
 	killed_ep = ipc_endpoint_create();
-	if (!KEXPECT(killed_ep > 0, "no endpoint (%d)", killed_ep))
+	if (!KEXPECT(killed_ep, "no endpoint left"))
 		return;
 	memset(&killed_task, 0, sizeof(killed_task));
 	killed_received = killed_sent = 0;
@@ -303,6 +311,7 @@ KTEST(USER0010, user, "a killed thread leaves an IPC queue others still use")
 			got_one++;
 	KEXPECT(got_one == KILLED_RECEIVERS - 1,
 		"%u of the other receivers got a message", got_one);
+	ipc_endpoint_put(killed_ep);
 }
 
 /* user/killrace.c: its exit status, whatever the mode. */
@@ -349,14 +358,17 @@ KTEST(USER0011, user, "a task killed while it creates threads ends cleanly")
 KTEST(USER0012, user, "a task killed in an IPC receive leaves the queue whole")
 {
 	struct thread *th[2], *sender;
+	struct handle_grant grant;
 	long status = 0;
 	int id;
 
 	if (!have(t, "killrace"))
 		return;
 	killed_ep = ipc_endpoint_create();
-	if (!KEXPECT(killed_ep > 0, "no endpoint (%d)", killed_ep))
+	if (!KEXPECT(killed_ep, "no endpoint left"))
 		return;
+	grant = (struct handle_grant){ipc_endpoint_object(killed_ep),
+				      SYS_RIGHT_RECEIVE};
 	killed_received = killed_sent = 0;
 	killed_result[0] = killed_result[2] = 0;
 	killed_result[1] = 1; /* not used: the task is receiver 1 */
@@ -368,7 +380,7 @@ KTEST(USER0012, user, "a task killed in an IPC receive leaves the queue whole")
 	       THREAD_BLOCKED)
 		sleep_ns(1000000);
 	/* The task's receiver blocks next; it exits 200 ms after it starts. */
-	id = task_spawn("killrace", 1 | 200 << 4 | (uint64_t)killed_ep << 32);
+	id = task_spawn("killrace", 1 | 200 << 4, &grant, 1);
 	if (!KEXPECT(id > 0, "spawning killrace failed (%d)", id))
 		return;
 	sleep_ns(50000000);
@@ -389,4 +401,27 @@ KTEST(USER0012, user, "a task killed in an IPC receive leaves the queue whole")
 	KEXPECT(killed_result[0] > 0 && killed_result[2] > 0,
 		"the kernel receivers got %ld and %ld", killed_result[0],
 		killed_result[2]);
+	ipc_endpoint_put(killed_ep);
+}
+
+/* user/isolate.c: its modes, and how many handle values mode 0 tries. */
+#define ISOLATE_ALONE  0
+#define ISOLATE_PARENT 1
+#define ISOLATE_TRIES  4096
+
+KTEST(USER0013, user, "a task with no handles reaches no object")
+{
+	if (!have(t, "isolate") || !have(t, "hello"))
+		return;
+	KEXPECT(run(t, "isolate", ISOLATE_ALONE | scaled(ISOLATE_TRIES) << 4) ==
+			0,
+		"isolate reached something (see above)");
+}
+
+KTEST(USER0014, user, "handles passed at spawn and over IPC keep their rights")
+{
+	if (!have(t, "isolate") || !have(t, "hello"))
+		return;
+	KEXPECT(run(t, "isolate", ISOLATE_PARENT) == 0,
+		"a passed handle did too much or too little (see above)");
 }

@@ -26,9 +26,11 @@ void sys_thread_exit(void)
 	__builtin_trap();
 }
 
-long sys_spawn(const char *name, size_t len, long arg)
+long sys_spawn(const char *name, size_t len, long arg, const long *handles,
+	       size_t count)
 {
-	return syscall6(SYS_SPAWN, (long)name, (long)len, arg, 0, 0, 0);
+	return syscall6(SYS_SPAWN, (long)name, (long)len, arg, (long)handles,
+			(long)count, 0);
 }
 
 long sys_wait(long task)
@@ -81,9 +83,24 @@ long sys_shm_create(size_t len)
 	return syscall6(SYS_SHM_CREATE, (long)len, 0, 0, 0, 0, 0);
 }
 
-long sys_shm_map(long id, void *addr, unsigned prot)
+long sys_shm_map(long shm, void *addr, unsigned prot)
 {
-	return syscall6(SYS_SHM_MAP, id, (long)addr, prot, 0, 0, 0);
+	return syscall6(SYS_SHM_MAP, shm, (long)addr, prot, 0, 0, 0);
+}
+
+long sys_handle_dup(long h, unsigned rights)
+{
+	return syscall6(SYS_HANDLE_DUP, h, rights, 0, 0, 0, 0);
+}
+
+long sys_handle_close(long h)
+{
+	return syscall6(SYS_HANDLE_CLOSE, h, 0, 0, 0, 0, 0);
+}
+
+long sys_handle_info(long h)
+{
+	return syscall6(SYS_HANDLE_INFO, h, 0, 0, 0, 0, 0);
 }
 
 long sys_endpoint_create(void)

@@ -66,9 +66,12 @@ __noreturn void sys_thread_exit(void);
 
 /*
  * A new task running the boot module called name (len bytes, no NUL), its
- * main() called with arg.
+ * main() called with arg, holding the count handles listed (each needs
+ * SYS_RIGHT_GRANT) with their rights: the child finds handles[i] at
+ * spawned_handle(i) (user/lib/ulib.h).
  */
-long sys_spawn(const char *name, size_t len, long arg);
+long sys_spawn(const char *name, size_t len, long arg, const long *handles,
+	       size_t count);
 long sys_wait(long task);
 
 /* prot: SYS_PROT_* bits. Addresses and lengths are whole pages. */
@@ -82,8 +85,12 @@ long sys_time_ns(void);
 long sys_write(const void *buf, size_t len);
 long sys_sleep_ns(uint64_t ns);
 
+/* Handles (proc/syscall_abi.h): values, rights, errors. */
 long sys_shm_create(size_t len);
-long sys_shm_map(long id, void *addr, unsigned prot);
+long sys_shm_map(long shm, void *addr, unsigned prot);
+long sys_handle_dup(long h, unsigned rights);
+long sys_handle_close(long h);
+long sys_handle_info(long h);
 
 /* One wrapper per IPC call of proc/ipc.h, which these mirror on purpose. */
 long sys_endpoint_create(void);

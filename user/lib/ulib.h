@@ -42,4 +42,10 @@ int vprintf(const char *fmt, va_list ap);
  */
 long thread_start(void (*fn)(long), void *stack, size_t size, long arg);
 
+/* The i-th handle the parent passed to sys_spawn. */
+static inline long spawned_handle(unsigned i)
+{
+	return SYS_HANDLE_SPAWNED((long)i);
+}
+
 #endif

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Handle tables and the objects they name (the theory is in proc/handle.h).
+ *
+ * Shared memory keeps its own structure in mm/ (struct shm, with the
+ * reference count address spaces use); here it is wrapped in a small
+ * object holding one reference to it, so handles can name it without mm/
+ * knowing about handles. Endpoints embed their kobject (proc/ipc.c).
+ */
+#include "proc/handle.h"
+#include "kernel/panic.h"
+#include "lib/errno.h"
+#include "mm/heap.h"
+#include "mm/mm.h"
+#include "proc/ipc.h"
+
+_Static_assert(SYS_HANDLE_SLOTS <= 64, "slot index in SYS_HANDLE_SLOT_BITS");
+_Static_assert(SYS_HANDLE_SLOT_BITS + HANDLE_GEN_BITS < 31,
+	       "a handle value fits a positive int");
+_Static_assert(SYS_PROT_READ == SYS_RIGHT_MAP_READ &&
+		       SYS_PROT_WRITE == SYS_RIGHT_MAP_WRITE &&
+		       SYS_PROT_EXEC == SYS_RIGHT_MAP_EXEC,
+	       "SYS_SHM_MAP checks prot against the map rights bit for bit");
+
+struct shm_object {
+	struct kobject obj;
+	struct shm *shm; /* a reference */
+};
+
+void kobject_init(struct kobject *obj, enum kobject_type type)
+{
+	obj->type = type;
+	obj->refcount = 1;
+}
+
+void kobject_get(struct kobject *obj)
+{
+	/* Relaxed: the caller already holds a reference, so it cannot drop
+	 * to zero under us. */
+	__atomic_add_fetch(&obj->refcount, 1, __ATOMIC_RELAXED);
+}
+
+void kobject_put(struct kobject *obj)
+{
+	struct shm_object *so;
+
+	/* Acquire-release: the release of the last reference sees every
+	 * write the other holders made before theirs. */
+	if (__atomic_sub_fetch(&obj->refcount, 1, __ATOMIC_ACQ_REL))
+		return;
+	switch (obj->type) {
+	case KOBJECT_SHM:
+		so = (struct shm_object *)obj;
+		shm_put(so->shm);
+		kfree(so);
+		break;
+	case KOBJECT_ENDPOINT:
+		ipc_endpoint_release(obj);
+		break;
+	}
+}
+
+struct kobject *shm_object_create(uint64_t len)
+{
+	struct shm_object *so = kmalloc(sizeof(*so));
+
+	if (!so)
+		return NULL;
+	so->shm = shm_create(len);
+	if (!so->shm) {
+		kfree(so);
+		return NULL;
+	}
+	kobject_init(&so->obj, KOBJECT_SHM);
+	return &so->obj;
+}
+
+struct shm *shm_object_memory(struct kobject *obj)
+{
+	KASSERT(obj->type == KOBJECT_SHM, "object type %d is not shm",
+		obj->type);
+	return ((struct shm_object *)obj)->shm;
+}
+
+void handle_table_init(struct handle_table *table)
+{
+	table->lock = (struct spinlock)SPINLOCK_INIT;
+	for (int i = 0; i < HANDLE_SLOTS; i++)
+		table->slots[i] =
+			(struct handle_slot){NULL, 0, HANDLE_GEN_FIRST};
+}
+
+static uint64_t handle_value(unsigned slot, uint32_t gen)
+{
+	return (uint64_t)gen << SYS_HANDLE_SLOT_BITS | slot;
+}
+
+/* The slot h names, in use, generation matching (table locked), or NULL. */
+static struct handle_slot *lookup_locked(struct handle_table *table, uint64_t h)
+{
+	struct handle_slot *s;
+
+	if (h >> SYS_HANDLE_SLOT_BITS > HANDLE_GEN_MAX)
+		return NULL;
+	s = &table->slots[h & (HANDLE_SLOTS - 1)];
+	if (!s->obj || s->gen != h >> SYS_HANDLE_SLOT_BITS)
+		return NULL;
+	return s;
+}
+
+long handle_install(struct handle_table *table, struct kobject *obj,
+		    uint32_t rights, int slot)
+{
+	uint64_t flags = spin_lock_irqsave(&table->lock);
+	long h = -EMFILE;
+
+	for (int i = slot < 0 ? 0 : slot; i < HANDLE_SLOTS; i++) {
+		struct handle_slot *s = &table->slots[i];
+
+		if (!s->obj) {
+			kobject_get(obj);
+			s->obj = obj;
+			s->rights = rights;
+			h = (long)handle_value((unsigned)i, s->gen);
+			break;
+		}
+		if (slot >= 0)
+			break;
+	}
+	spin_unlock_irqrestore(&table->lock, flags);
+	return h;
+}
+
+static struct kobject *get(struct handle_table *table, uint64_t h,
+			   bool any_type, enum kobject_type type, uint32_t need,
+			   uint32_t *rights, int *err)
+{
+	uint64_t flags = spin_lock_irqsave(&table->lock);
+	struct handle_slot *s = lookup_locked(table, h);
+	struct kobject *obj = NULL;
+
+	if (!s || (!any_type && s->obj->type != type)) {
+		*err = -EBADF;
+	} else if ((s->rights & need) != need) {
+		*err = -EPERM;
+	} else {
+		*err = 0;
+		obj = s->obj;
+		kobject_get(obj);
+		if (rights)
+			*rights = s->rights;
+	}
+	spin_unlock_irqrestore(&table->lock, flags);
+	return obj;
+}
+
+struct kobject *handle_get(struct handle_table *table, uint64_t h,
+			   enum kobject_type type, uint32_t need,
+			   uint32_t *rights, int *err)
+{
+	return get(table, h, false, type, need, rights, err);
+}
+
+struct kobject *handle_get_any(struct handle_table *table, uint64_t h,
+			       uint32_t need, uint32_t *rights, int *err)
+{
+	return get(table, h, true, KOBJECT_SHM, need, rights, err);
+}
+
+long handle_dup(struct handle_table *table, uint64_t h, uint64_t want)
+{
+	uint32_t rights;
+	int err;
+	struct kobject *obj;
+	long dup;
+
+	if (want >> 32)
+		return -EPERM; /* no such rights exist, so none are held */
+	obj = handle_get_any(table, h, (uint32_t)want, &rights, &err);
+	if (!obj)
+		return err;
+	dup = handle_install(table, obj, (uint32_t)want, -1);
+	kobject_put(obj);
+	return dup;
+}
+
+/* Empties slot s (table locked); returns the reference it held. */
+static struct kobject *clear_locked(struct handle_slot *s)
+{
+	struct kobject *obj = s->obj;
+
+	s->obj = NULL;
+	s->rights = 0;
+	s->gen = s->gen == HANDLE_GEN_MAX ? HANDLE_GEN_FIRST : s->gen + 1;
+	return obj;
+}
+
+long handle_close(struct handle_table *table, uint64_t h)
+{
+	uint64_t flags = spin_lock_irqsave(&table->lock);
+	struct handle_slot *s = lookup_locked(table, h);
+	struct kobject *obj = s ? clear_locked(s) : NULL;
+
+	spin_unlock_irqrestore(&table->lock, flags);
+	if (!obj)
+		return -EBADF;
+	/* Outside the lock: releasing an endpoint takes other locks. */
+	kobject_put(obj);
+	return 0;
+}
+
+long handle_info(struct handle_table *table, uint64_t h)
+{
+	uint32_t rights;
+	int err;
+	struct kobject *obj = handle_get_any(table, h, 0, &rights, &err);
+	long info;
+
+	if (!obj)
+		return err;
+	info = (long)obj->type << SYS_HANDLE_INFO_TYPE_SHIFT | rights;
+	kobject_put(obj);
+	return info;
+}
+
+void handle_table_close_all(struct handle_table *table)
+{
+	for (int i = 0; i < HANDLE_SLOTS; i++) {
+		uint64_t flags = spin_lock_irqsave(&table->lock);
+		struct handle_slot *s = &table->slots[i];
+		struct kobject *obj = s->obj ? clear_locked(s) : NULL;
+
+		spin_unlock_irqrestore(&table->lock, flags);
+		if (obj)
+			kobject_put(obj);
+	}
+}

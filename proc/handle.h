@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Handles: how a task names the kernel objects it may use.
+ *
+ * Theory of operation.
+ *
+ * 1. Objects. A shared-memory object or an IPC endpoint is a `struct
+ *    kobject` (a type and a reference count) inside a bigger structure of
+ *    its own subsystem. Every holder of a pointer to it holds a reference:
+ *    a handle, a message in flight, a system call using it right now, the
+ *    kernel code that made it. The last kobject_put releases it through
+ *    its type's release function.
+ *
+ * 2. Tables. Each task has one handle table of HANDLE_SLOTS slots. A slot
+ *    holds an object reference, the rights this task has on it
+ *    (SYS_RIGHT_*, proc/syscall_abi.h) and a generation. The handle value
+ *    user code sees is generation << SYS_HANDLE_SLOT_BITS | slot. Two ID
+ *    spaces meet here and stay apart: a handle means something only in
+ *    its own task's table, and no global object number ever reaches user
+ *    code, so a task can use only what it created or was given.
+ *
+ * 3. Lookup (handle_get) splits the value, checks the slot is in range and
+ *    in use, that its generation matches, that the object has the type
+ *    wanted and that every right asked for is held; then it takes a
+ *    reference, so the object outlives the operation even if another
+ *    thread closes the handle meanwhile. O(1): one table lock, held for a
+ *    few loads, and one atomic increment.
+ *
+ * 4. Closing drops the slot's reference and bumps the generation, so the
+ *    old value is refused from then on (SYS_EBADF) even once the slot is
+ *    reused. Generations run from 1 to HANDLE_GEN_MAX and wrap to 1: a
+ *    handle is never 0, and a stale one comes back only after 2^24 reuses
+ *    of its slot.
+ *
+ * 5. Rights only shrink: a dup, a spawn or an IPC grant gives the receiver
+ *    the rights of the handle passed, masked; passing needs
+ *    SYS_RIGHT_GRANT on that handle.
+ *
+ * Errors: -EBADF for a value that is not a live handle of this task or
+ * names an object of another type; -EPERM for a missing right; -EMFILE
+ * when the table is full.
+ */
+#ifndef PROC_HANDLE_H
+#define PROC_HANDLE_H
+
+#include "lib/types.h"
+#include "proc/syscall_abi.h"
+#include "smp/spinlock.h"
+
+#define HANDLE_SLOTS	 SYS_HANDLE_SLOTS
+#define HANDLE_GEN_BITS	 24
+#define HANDLE_GEN_MAX	 ((1U << HANDLE_GEN_BITS) - 1)
+#define HANDLE_GEN_FIRST 1 /* what a fresh table's slots start with */
+
+enum kobject_type {
+	KOBJECT_SHM = SYS_HANDLE_TYPE_SHM,
+	KOBJECT_ENDPOINT = SYS_HANDLE_TYPE_ENDPOINT,
+};
+
+struct kobject {
+	enum kobject_type type; /* set at creation, never changes */
+	uint32_t refcount;	/* atomic */
+};
+
+/* The object starts with one reference: its creator's. */
+void kobject_init(struct kobject *obj, enum kobject_type type);
+void kobject_get(struct kobject *obj);
+void kobject_put(struct kobject *obj);
+
+struct handle_slot {
+	struct kobject *obj; /* a reference; NULL: free */
+	uint32_t rights;
+	uint32_t gen;
+};
+
+struct handle_table {
+	struct spinlock lock; /* guards every slot */
+	struct handle_slot slots[HANDLE_SLOTS];
+};
+
+/* An object and rights on it, passed at spawn or in a message. */
+struct handle_grant {
+	struct kobject *obj; /* a reference, or NULL for none */
+	uint32_t rights;
+};
+
+void handle_table_init(struct handle_table *table);
+
+/* Closes every handle: the task ended. */
+void handle_table_close_all(struct handle_table *table);
+
+/*
+ * A new handle in table for obj with rights (takes its own reference).
+ * slot < 0: the lowest free slot; else exactly that one, which must be
+ * free. Returns the handle value or -EMFILE.
+ */
+long handle_install(struct handle_table *table, struct kobject *obj,
+		    uint32_t rights, int slot);
+
+/*
+ * The object behind handle h, with a reference taken, if it is of type
+ * `type` and has every right in `need`; its rights in *rights (may be
+ * NULL) and 0 in *err; -EBADF or -EPERM in *err otherwise, and NULL.
+ */
+struct kobject *handle_get(struct handle_table *table, uint64_t h,
+			   enum kobject_type type, uint32_t need,
+			   uint32_t *rights, int *err);
+
+/* As handle_get, for any type. */
+struct kobject *handle_get_any(struct handle_table *table, uint64_t h,
+			       uint32_t need, uint32_t *rights, int *err);
+
+/* The system calls: SYS_HANDLE_DUP, _CLOSE, _INFO of the calling task. */
+long handle_dup(struct handle_table *table, uint64_t h, uint64_t rights);
+long handle_close(struct handle_table *table, uint64_t h);
+long handle_info(struct handle_table *table, uint64_t h);
+
+/* A new shared-memory object of len bytes (one reference), or NULL. */
+struct kobject *shm_object_create(uint64_t len);
+struct shm;
+/* The memory behind an object of type KOBJECT_SHM. */
+struct shm *shm_object_memory(struct kobject *obj);
+
+#endif

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Isolation by handles (kernel tests USER0013 and USER0014).
+ *
+ * arg bits 0-3, the mode; bits 4-31, for mode 0, how many handle values
+ * to try (0: DEFAULT_TRIES):
+ *   0  alone: spawned with no handles, tries every handle value below the
+ *      count on every call that takes a handle (the old global object ids
+ *      were small numbers and are among them), then values on the edges
+ *      of the encoding. Every try must fail with -SYS_EBADF: a task
+ *      reaches nothing it was not given.
+ *   1  the parent of a mode-2 child: makes a shared-memory object and an
+ *      endpoint, gives the child a read-only handle to the memory and a
+ *      receive-only handle to the endpoint at spawn, then sends it a
+ *      read-write handle to the memory over IPC, and checks the child
+ *      wrote through it.
+ *   2  the child: the read-only handle maps for reading and nothing else;
+ *      the granted one maps for writing, and it writes CHILD_MARK.
+ * The exit status is 0 when every answer was the right one.
+ */
+#include "user/lib/ulib.h"
+
+#define MODE_ALONE     0
+#define MODE_PARENT    1
+#define MODE_CHILD     2
+#define DEFAULT_TRIES  4096
+#define PAGE	       4096UL
+#define PARENT_AT      0x500000000000UL
+#define CHILD_READ_AT  0x510000000000UL
+#define CHILD_WRITE_AT 0x520000000000UL
+#define PARENT_MARK    0x5041524eUL /* "PARN" */
+#define CHILD_MARK     0x4348494cUL /* "CHIL" */
+#define LABEL_GRANT    (SYS_IPC_LABEL_HANDLE | 1)
+#define SLOT_MEMORY    0 /* the child's spawn slots */
+#define SLOT_ENDPOINT  1
+#define WRONG_SHOWN    8
+
+static unsigned long wrong;
+
+static void expect(const char *what, long value, long got, long want)
+{
+	if (got == want)
+		return;
+	if (++wrong <= WRONG_SHOWN)
+		printf("isolate: %s (%#lx) returned %ld, not %ld\n", what,
+		       (unsigned long)value, got, want);
+}
+
+/* Every call that takes a handle, with h: all must give -SYS_EBADF. */
+static void try_everything(long h)
+{
+	struct ipc_message m = {.label = 1}, in;
+	long list[1] = {h};
+
+	expect("SYS_SHM_MAP", h,
+	       sys_shm_map(h, (void *)PARENT_AT,
+			   SYS_PROT_READ | SYS_PROT_WRITE),
+	       -SYS_EBADF);
+	expect("SYS_IPC_SEND", h, sys_ipc_send(h, &m), -SYS_EBADF);
+	expect("SYS_IPC_RECV", h, sys_ipc_recv(h, &in), -SYS_EBADF);
+	expect("SYS_IPC_CALL", h, sys_ipc_call(h, &m, &in), -SYS_EBADF);
+	expect("SYS_IPC_REPLY_RECV", h, sys_ipc_reply_recv(h, &m, &in),
+	       -SYS_EBADF);
+	expect("SYS_HANDLE_DUP", h, sys_handle_dup(h, 0), -SYS_EBADF);
+	expect("SYS_HANDLE_CLOSE", h, sys_handle_close(h), -SYS_EBADF);
+	expect("SYS_HANDLE_INFO", h, sys_handle_info(h), -SYS_EBADF);
+	expect("SYS_SPAWN with it", h, sys_spawn("hello", 5, 0, list, 1),
+	       -SYS_EBADF);
+}
+
+static int alone(unsigned long tries)
+{
+	static const long edges[] = {
+		-1,
+		-SYS_HANDLE_SLOTS,
+		1L << 30,
+		(1L << 30) - 1,
+		0x7fffffff,
+		1L << 62,
+		(long)(1UL << 63),
+		0x100000000L | SYS_HANDLE_SPAWNED(0),
+	};
+
+	for (unsigned long h = 0; h < tries; h++)
+		try_everything((long)h);
+	for (size_t i = 0; i < ARRAY_SIZE(edges); i++)
+		try_everything(edges[i]);
+	printf("isolate: %lu handle values tried on 9 calls, %lu wrong\n",
+	       tries + (unsigned long)ARRAY_SIZE(edges), wrong);
+	return wrong != 0;
+}
+
+static int parent(void)
+{
+	static const char child[] = "isolate";
+	long shm = sys_shm_create(PAGE), ep = sys_endpoint_create(), given[2];
+	struct ipc_message grant = {.label = LABEL_GRANT};
+	volatile uint64_t *mem = (volatile uint64_t *)PARENT_AT;
+	long id;
+
+	if (shm < 0 || ep < 0 ||
+	    sys_shm_map(shm, (void *)PARENT_AT,
+			SYS_PROT_READ | SYS_PROT_WRITE)) {
+		printf("isolate: parent: set-up failed (%ld, %ld)\n", shm, ep);
+		return 1;
+	}
+	mem[0] = PARENT_MARK;
+	given[SLOT_MEMORY] =
+		sys_handle_dup(shm, SYS_RIGHT_MAP_READ | SYS_RIGHT_GRANT);
+	given[SLOT_ENDPOINT] =
+		sys_handle_dup(ep, SYS_RIGHT_RECEIVE | SYS_RIGHT_GRANT);
+	id = sys_spawn(child, sizeof(child) - 1, MODE_CHILD, given, 2);
+	if (id < 0) {
+		printf("isolate: parent: spawn failed (%ld)\n", id);
+		return 1;
+	}
+	/* Read and write, nothing more, whatever the handle itself holds. */
+	grant.words[0] = (uint64_t)shm;
+	grant.words[1] = SYS_RIGHT_MAP_READ | SYS_RIGHT_MAP_WRITE;
+	expect("parent: SYS_IPC_SEND(grant)", ep, sys_ipc_send(ep, &grant), 0);
+	expect("parent: SYS_WAIT", id, sys_wait(id), 0);
+	expect("parent: what the child wrote", PARENT_AT, (long)mem[1],
+	       CHILD_MARK);
+	return wrong != 0;
+}
+
+static int child(void)
+{
+	long shm = spawned_handle(SLOT_MEMORY),
+	     ep = spawned_handle(SLOT_ENDPOINT);
+	struct ipc_message m = {.label = 1}, in;
+	long got;
+
+	expect("child: SYS_HANDLE_INFO(read-only)", shm, sys_handle_info(shm),
+	       SYS_HANDLE_TYPE_SHM << SYS_HANDLE_INFO_TYPE_SHIFT |
+		       SYS_RIGHT_MAP_READ | SYS_RIGHT_GRANT);
+	expect("child: SYS_SHM_MAP(read-only, write)", shm,
+	       sys_shm_map(shm, (void *)CHILD_READ_AT,
+			   SYS_PROT_READ | SYS_PROT_WRITE),
+	       -SYS_EPERM);
+	expect("child: SYS_SHM_MAP(read-only, exec)", shm,
+	       sys_shm_map(shm, (void *)CHILD_READ_AT, SYS_PROT_EXEC),
+	       -SYS_EPERM);
+	expect("child: SYS_HANDLE_DUP(raise)", shm,
+	       sys_handle_dup(shm, SYS_RIGHT_MAP_WRITE), -SYS_EPERM);
+	expect("child: SYS_SHM_MAP(read-only, read)", shm,
+	       sys_shm_map(shm, (void *)CHILD_READ_AT, SYS_PROT_READ), 0);
+	expect("child: what the parent wrote", CHILD_READ_AT,
+	       (long)*(volatile uint64_t *)CHILD_READ_AT, PARENT_MARK);
+	expect("child: a third spawned handle", spawned_handle(2),
+	       sys_handle_info(spawned_handle(2)), -SYS_EBADF);
+	expect("child: SYS_IPC_SEND(receive only)", ep, sys_ipc_send(ep, &m),
+	       -SYS_EPERM);
+
+	/* The parent waits until this is taken: always take it. */
+	expect("child: SYS_IPC_RECV", ep, sys_ipc_recv(ep, &in),
+	       (long)LABEL_GRANT);
+	got = (long)in.words[0];
+	expect("child: granted rights", got, (long)in.words[1],
+	       SYS_RIGHT_MAP_READ | SYS_RIGHT_MAP_WRITE);
+	expect("child: SYS_SHM_MAP(granted, exec)", got,
+	       sys_shm_map(got, (void *)CHILD_WRITE_AT, SYS_PROT_EXEC),
+	       -SYS_EPERM);
+	expect("child: SYS_SHM_MAP(granted, read-write)", got,
+	       sys_shm_map(got, (void *)CHILD_WRITE_AT,
+			   SYS_PROT_READ | SYS_PROT_WRITE),
+	       0);
+	if (!wrong)
+		((volatile uint64_t *)CHILD_WRITE_AT)[1] = CHILD_MARK;
+	return wrong != 0;
+}
+
+int main(long arg)
+{
+	unsigned long tries = ((unsigned long)arg >> 4) & 0xfffffff;
+
+	switch (arg & 0xf) {
+	case MODE_ALONE:
+		return alone(tries ? tries : DEFAULT_TRIES);
+	case MODE_PARENT:
+		return parent();
+	case MODE_CHILD:
+		return child();
+	default:
+		printf("isolate: unknown mode %ld\n", arg & 0xf);
+		return 2;
+	}
+}
