@@ -13,5 +13,6 @@
 #define EINVAL 22 /* bad argument */
 #define ERANGE 34 /* out of range */
 #define ENOSYS 38 /* no such system call */
+#define EIDRM  43 /* the object was revoked */
 
 #endif

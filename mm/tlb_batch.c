@@ -5,6 +5,13 @@
  * returned, that is after every CPU that could use the entry dropped it.
  * Freed earlier, the frame could be reused while a remote TLB still maps it
  * (tlb_bug=free_before_ack shows that).
+ *
+ * A multi-batch holds one batch per address space and flushes them in one
+ * round (flush_tlb_mms: one request per CPU for all the spaces, mm/tlb.c
+ * "Batches of address spaces"); the same rule holds for each space, and the
+ * caller frees what the spaces shared (a revoked object's frames) only
+ * after tlb_multi_batch_flush has returned, when every CPU that could hold
+ * any of the spaces' old translations has dropped them.
  */
 #include "mm/tlb_batch.h"
 #include "kernel/panic.h"
@@ -70,4 +77,42 @@ void tlb_batch_flush(struct tlb_batch *b)
 	free_frames(b);
 	tlb_batch_begin(b, b->mm);
 	/* LAB(L3) end */
+}
+
+void tlb_multi_batch_begin(struct tlb_multi_batch *mb)
+{
+	mb->count = 0;
+}
+
+struct tlb_batch *tlb_multi_batch_add(struct tlb_multi_batch *mb, struct mm *mm)
+{
+	for (unsigned i = 0; i < mb->count; i++) {
+		if (mb->mms[i].mm == mm)
+			return &mb->mms[i];
+	}
+	if (mb->count == TLB_MULTI_MMS_MAX)
+		return NULL;
+	tlb_batch_begin(&mb->mms[mb->count], mm);
+	return &mb->mms[mb->count++];
+}
+
+void tlb_multi_batch_flush(struct tlb_multi_batch *mb)
+{
+	struct tlb_mm_range ranges[TLB_MULTI_MMS_MAX];
+
+	for (unsigned i = 0; i < mb->count; i++) {
+		const struct tlb_batch *b = &mb->mms[i];
+
+		ranges[i] = (struct tlb_mm_range){
+			.mm = b->mm,
+			.start = b->start,
+			.end = b->end,
+			.freed = b->freed_tables ? TLB_TABLES_FREED
+						 : TLB_TABLES_KEPT,
+		};
+	}
+	flush_tlb_mms(ranges, mb->count);
+	for (unsigned i = 0; i < mb->count; i++)
+		free_frames(&mb->mms[i]);
+	mb->count = 0;
 }

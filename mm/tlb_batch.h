@@ -20,6 +20,7 @@
 #define MM_TLB_BATCH_H
 
 #include "lib/types.h"
+#include "mm/tlb.h"
 
 struct mm;
 
@@ -48,5 +49,28 @@ void tlb_batch_free_table(struct tlb_batch *b, uint64_t frame);
 bool tlb_batch_full(const struct tlb_batch *b, size_t room);
 /* Flushes what was batched on every CPU, then frees; b is empty after. */
 void tlb_batch_flush(struct tlb_batch *b);
+
+/*
+ * The same across address spaces: one struct tlb_batch per space, all
+ * flushed by one round (flush_tlb_mms; unmap_batch= says how), then freed.
+ * Large (about 2 KiB per space): callers allocate it.
+ *
+ *	tlb_multi_batch_begin(mb);
+ *	for each address space mm:
+ *		b = tlb_multi_batch_add(mb, mm);	(NULL: full, flush first)
+ *		lock mm; pt_unmap(mm->root, va, &old, b) ...; unlock
+ *	tlb_multi_batch_flush(mb);	(one round, wait for all, then free)
+ */
+struct tlb_multi_batch {
+	unsigned count;
+	struct tlb_batch mms[TLB_MULTI_MMS_MAX];
+};
+
+void tlb_multi_batch_begin(struct tlb_multi_batch *mb);
+/* mm's batch in mb (a new one if mm has none yet); NULL when mb is full. */
+struct tlb_batch *tlb_multi_batch_add(struct tlb_multi_batch *mb,
+				      struct mm *mm);
+/* Flushes every space batched in one round, then frees; mb is empty after. */
+void tlb_multi_batch_flush(struct tlb_multi_batch *mb);
 
 #endif
