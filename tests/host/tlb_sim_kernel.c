@@ -216,6 +216,9 @@ static void label_kstack(uint64_t top)
 		label(kernel_root_phys, va, FRAME_KSTACK, KERNEL_OWNER);
 }
 
+/* The shared object's id: shm_find gives it while a space maps it. */
+static uint64_t shm_handle;
+
 void kern_reset(unsigned cpus, unsigned count)
 {
 	struct shm *shm;
@@ -267,7 +270,8 @@ void kern_reset(unsigned cpus, unsigned count)
 	for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
 		label(mms[0].mm->root, sim_page_va(p), FRAME_PAGE,
 		      KERNEL_OWNER);
-	shm_put(shm); /* the address spaces keep it */
+	shm_handle = shm_id(shm); /* for revoke, while a space maps it */
+	shm_put(shm);		  /* the address spaces keep it */
 	mmu_set_owner(KERNEL_OWNER);
 }
 
@@ -605,6 +609,35 @@ static void user_access(unsigned cpu, unsigned page, bool write)
 	access(cpu, owner, mms[owner].mm->root, sim_page_va(page), write, what);
 }
 
+/*
+ * Revokes the shared object: until shm_revoke returns, every address space
+ * that maps it may still translate its pages to their frames, after that
+ * none may (the frames are freed, so the simulated memory checks too).
+ */
+static void revoke(void)
+{
+	struct shm *shm = shm_find(shm_handle);
+	const struct mm *first = NULL;
+	unsigned token;
+
+	if (!shm) /* every address space that mapped it is gone */
+		return;
+	token = oracle_begin_change();
+	for (unsigned i = 0; i < nmms; i++) {
+		if (mms[i].dead)
+			continue;
+		first = first ? first : mms[i].mm;
+		for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
+			permit_current(token, (int)i, mms[i].mm->root,
+				       sim_page_va(p));
+	}
+	sim_trace("revokes the shared object");
+	if (shm_revoke(shm))
+		sim_fail("shm_revoke failed");
+	oracle_end_change(token, first);
+	shm_put(shm);
+}
+
 /* --- Operations ------------------------------------------------------------------- */
 
 /* A reference for working on mm from any CPU; NULL once it exited. */
@@ -665,6 +698,9 @@ void kern_op(const struct sim_op *op)
 		break;
 	case OP_KSTACK_TOUCH:
 		kstack_touch(cpu, op->page);
+		break;
+	case OP_REVOKE:
+		revoke();
 		break;
 	}
 	if (sm)
