@@ -444,15 +444,36 @@ int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
 }
 
 /*
+ * One of mm's references to shm (one per mapping) moves to the revoke,
+ * which drops it after its flush: the slot in mm->shared is free again.
+ * False when mm holds none: a mapping that failed after it was recorded
+ * (mm_map_shared's error path). Caller holds mm->lock.
+ */
+static bool take_shared(struct mm *mm, const struct shm *shm)
+{
+	for (unsigned i = 0; i < mm->shared_count; i++) {
+		if (mm->shared[i] == shm) {
+			mm->shared[i] = mm->shared[--mm->shared_count];
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Unmaps, into b, the pages of shm mapped in m->mm at m->va that still map
  * shm's frames (the space may have unmapped them, or mapped others there).
- * Returns false, with the rest left mapped, when b has no room left.
+ * Returns false, with the rest left mapped, when b has no room left;
+ * true once done, with *taken set when mm's reference to shm moved to the
+ * caller.
  */
 static bool revoke_mapping(struct shm *shm, const struct shm_mapping *m,
-			   struct tlb_batch *b, uint64_t *next_page)
+			   struct tlb_batch *b, uint64_t *next_page,
+			   bool *taken)
 {
 	struct mm *mm = m->mm;
 	uint64_t flags = spin_lock_irqsave(&mm->lock);
+	bool done;
 
 	for (; *next_page < shm->pages; ++*next_page) {
 		uint64_t va = m->va + *next_page * PAGE_SIZE, pa, old;
@@ -465,23 +486,24 @@ static bool revoke_mapping(struct shm *shm, const struct shm_mapping *m,
 		if (!pt_unmap(mm->root, va, &old, b))
 			mm->pages--;
 	}
+	done = *next_page == shm->pages;
+	if (done)
+		*taken = take_shared(mm, shm);
 	spin_unlock_irqrestore(&mm->lock, flags);
-	return *next_page == shm->pages;
+	return done;
 }
 
 int shm_revoke(struct shm *shm)
 {
-	struct tlb_multi_batch *mb = kzalloc(sizeof(*mb));
+	struct tlb_multi_batch mb;
 	struct shm_mapping maps[SHM_MAX_MAPPINGS];
+	bool taken[SHM_MAX_MAPPINGS] = {0};
 	unsigned count = 0;
 	uint64_t flags;
 
-	if (!mb)
-		return -ENOMEM;
 	flags = spin_lock_irqsave(&shm->lock);
 	if (shm->revoked) {
 		spin_unlock_irqrestore(&shm->lock, flags);
-		kfree(mb);
 		return -EIDRM;
 	}
 	shm->revoked = true;
@@ -502,25 +524,28 @@ int shm_revoke(struct shm *shm)
 	shm->map_count = 0;
 	spin_unlock_irqrestore(&shm->lock, flags);
 
-	tlb_multi_batch_begin(mb);
+	tlb_multi_batch_begin(&mb);
 	for (unsigned i = 0; i < count; i++) {
 		uint64_t page = 0;
 		struct tlb_batch *b;
 
 		for (;;) {
-			b = tlb_multi_batch_add(mb, maps[i].mm);
-			if (b && revoke_mapping(shm, &maps[i], b, &page))
+			b = tlb_multi_batch_add(&mb, maps[i].mm);
+			if (b &&
+			    revoke_mapping(shm, &maps[i], b, &page, &taken[i]))
 				break;
 			/* Out of room: flush what is batched, go on. */
-			tlb_multi_batch_flush(mb);
+			tlb_multi_batch_flush(&mb);
 		}
 	}
-	tlb_multi_batch_flush(mb);
+	tlb_multi_batch_flush(&mb);
 	/* Every CPU that held a translation to them has dropped it. */
 	for (uint64_t i = 0; i < shm->pages; i++)
 		pmm_free_frame(shm->frames[i]);
-	for (unsigned i = 0; i < count; i++)
+	for (unsigned i = 0; i < count; i++) {
 		mm_put(maps[i].mm);
-	kfree(mb);
+		if (taken[i]) /* the mapping's reference (take_shared) */
+			shm_put(shm);
+	}
 	return 0;
 }

@@ -87,9 +87,9 @@ int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot);
  * translations (one round for all the spaces: unmap_batch=), and only then
  * frees the object's frames and the page tables the unmaps emptied. The
  * object itself lives on until its last reference goes, with no pages:
- * mapping it again fails with -EIDRM, and so does a second revoke. 0 or
- * -ENOMEM (nothing revoked). Call it with interrupts on and no lock held:
- * it waits for the other CPUs' acknowledgements.
+ * mapping it again fails with -EIDRM, and so does a second revoke
+ * (otherwise 0). Call it with interrupts on and no lock held: it waits for
+ * the other CPUs' acknowledgements.
  */
 int shm_revoke(struct shm *shm);
 

@@ -81,38 +81,46 @@ void tlb_batch_flush(struct tlb_batch *b)
 
 void tlb_multi_batch_begin(struct tlb_multi_batch *mb)
 {
+	tlb_batch_begin(&mb->now, NULL);
 	mb->count = 0;
+}
+
+/* The range of the space batched last joins the finished ones. */
+static void close_range(struct tlb_multi_batch *mb)
+{
+	struct tlb_batch *b = &mb->now;
+
+	if (!b->mm)
+		return;
+	mb->done[mb->count++] = (struct tlb_mm_range){
+		.mm = b->mm,
+		.start = b->start,
+		.end = b->end,
+		.freed = b->freed_tables ? TLB_TABLES_FREED : TLB_TABLES_KEPT,
+	};
 }
 
 struct tlb_batch *tlb_multi_batch_add(struct tlb_multi_batch *mb, struct mm *mm)
 {
-	for (unsigned i = 0; i < mb->count; i++) {
-		if (mb->mms[i].mm == mm)
-			return &mb->mms[i];
-	}
-	if (mb->count == TLB_MULTI_MMS_MAX)
+	struct tlb_batch *b = &mb->now;
+
+	if (b->mm == mm)
+		return b;
+	if (b->mm && mb->count + 1 == TLB_MULTI_MMS_MAX)
 		return NULL;
-	tlb_batch_begin(&mb->mms[mb->count], mm);
-	return &mb->mms[mb->count++];
+	close_range(mb);
+	/* A new range; the frames batched so far stay. */
+	b->mm = mm;
+	b->start = UINT64_MAX;
+	b->end = 0;
+	b->freed_tables = false;
+	return b;
 }
 
 void tlb_multi_batch_flush(struct tlb_multi_batch *mb)
 {
-	struct tlb_mm_range ranges[TLB_MULTI_MMS_MAX];
-
-	for (unsigned i = 0; i < mb->count; i++) {
-		const struct tlb_batch *b = &mb->mms[i];
-
-		ranges[i] = (struct tlb_mm_range){
-			.mm = b->mm,
-			.start = b->start,
-			.end = b->end,
-			.freed = b->freed_tables ? TLB_TABLES_FREED
-						 : TLB_TABLES_KEPT,
-		};
-	}
-	flush_tlb_mms(ranges, mb->count);
-	for (unsigned i = 0; i < mb->count; i++)
-		free_frames(&mb->mms[i]);
-	mb->count = 0;
+	close_range(mb);
+	flush_tlb_mms(mb->done, mb->count);
+	free_frames(&mb->now);
+	tlb_multi_batch_begin(mb);
 }
