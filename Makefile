@@ -172,6 +172,7 @@ KERNEL_C := \
 	bench/switch.c \
 	bench/flush.c \
 	bench/scale.c \
+	bench/revoke.c \
 	tests/ktest.c \
 	tests/kernel/test_format.c \
 	tests/kernel/test_mm.c \
