@@ -592,8 +592,7 @@ static enum tlb_hw_wait wait_mode(void)
  * Does what request r (read already) asks of this CPU: the cases at the
  * top. A batch round (flush_multi_here) asks it once per address space.
  */
-static void flush_request_here(struct tlb_cpu *c,
-			       const struct tlb_flush_request *r)
+static void flush_tlb_here(struct tlb_cpu *c, const struct tlb_flush_request *r)
 {
 	struct tlb_asid_slot *slot;
 	uint64_t local_gen, mm_gen, pages;
@@ -644,8 +643,8 @@ static void flush_request_here(struct tlb_cpu *c,
 	/* LAB(L5) end */
 }
 
-/* Handles a user-range request on this CPU. */
-static void flush_tlb_here(void *arg)
+/* A user-range request arrives (the IPI, or this CPU's own call). */
+static void flush_tlb_ipi(void *arg)
 {
 	struct tlb_flush_request request;
 	struct tlb_cpu *c = this_tlb();
@@ -655,7 +654,7 @@ static void flush_tlb_here(void *arg)
 	shared_read(&request, arg, sizeof(request));
 	if (request.sender != tlb_hw_cpu())
 		c->stats.ipis_received++;
-	flush_request_here(c, &request);
+	flush_tlb_here(c, &request);
 }
 
 /* Whether cpu (not this one) must get the request (the skip rules). */
@@ -872,7 +871,7 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	/* LAB(L3) end */
 	trace_request(mm, here ? c->loaded_asid : TLB_ASID_KERNEL,
 		      request.new_gen, &targets);
-	send_request(c, self, &targets, here, flush_tlb_here,
+	send_request(c, self, &targets, here, flush_tlb_ipi,
 		     place_request(c, &on_stack, &request));
 	request_done(c);
 	tlb_hw_unpin();
@@ -898,7 +897,7 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
  *      space freed tables; never a SWITCHING CPU);
  *   4. one request per target for the whole batch, here too if this CPU has
  *      one of them loaded; wait for all.
- *   A CPU handling the round (flush_multi_here) runs flush_request_here for
+ *   A CPU handling the round (flush_multi_here) runs flush_tlb_here for
  *   each space in turn: every space but the one loaded there is "not
  *   loaded", a no-op, and the loaded one gets the usual decision (up to
  *   date, pages, or all). Slots of the others on that CPU are behind their
@@ -924,7 +923,7 @@ static void flush_multi_here(void *arg)
 	struct tlb_cpu *c = this_tlb();
 	unsigned count = shared_load(&sent->count, __ATOMIC_RELAXED);
 
-	/* As in flush_tlb_here: ordered by the call's release and acquire.
+	/* As in flush_tlb_ipi: ordered by the call's release and acquire.
 	 * Only the spaces the sender filled in are read. */
 	shared_read(&request, sent,
 		    offsetof(struct tlb_multi_request, mms) +
@@ -932,7 +931,7 @@ static void flush_multi_here(void *arg)
 	if (request.sender != tlb_hw_cpu())
 		c->stats.ipis_received++;
 	for (unsigned i = 0; i < request.count; i++)
-		flush_request_here(c, &request.mms[i]);
+		flush_tlb_here(c, &request.mms[i]);
 }
 
 /* unmap_batch=per_mm (and ack_before_flush): a round per space. */
@@ -1064,7 +1063,7 @@ static void flush_kernel_here(void *arg)
 	struct tlb_flush_request request, *r = &request;
 	struct tlb_cpu *c = this_tlb();
 
-	shared_read(r, arg, sizeof(*r)); /* as in flush_tlb_here */
+	shared_read(r, arg, sizeof(*r)); /* as in flush_tlb_ipi */
 	if (r->sender != tlb_hw_cpu())
 		c->stats.ipis_received++;
 	c->stats.flush_kernel++;
