@@ -173,6 +173,7 @@ KERNEL_C := \
 	bench/switch.c \
 	bench/flush.c \
 	bench/scale.c \
+	bench/revoke.c \
 	tests/ktest.c \
 	tests/kernel/test_format.c \
 	tests/kernel/test_mm.c \
@@ -184,6 +185,7 @@ KERNEL_C := \
 	tests/kernel/test_sched.c \
 	tests/kernel/test_user.c \
 	tests/kernel/test_tlb.c \
+	tests/kernel/test_revoke.c \
 	tests/kernel/tlb_oracle.c \
 	tests/kernel/tlb_oracle_threads.c
 

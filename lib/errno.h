@@ -15,5 +15,6 @@
 #define EMFILE 24 /* the task's handle table is full */
 #define ERANGE 34 /* out of range */
 #define ENOSYS 38 /* no such system call */
+#define EIDRM  43 /* the object was revoked */
 
 #endif

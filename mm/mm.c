@@ -16,6 +16,20 @@
  * through a batch or not at all. The address-space lock covers the table
  * edits only, never the flush: a CPU waiting for that lock with interrupts
  * off would not answer the flush's IPI.
+ *
+ * Revocation (shm_revoke) takes an object's pages away from every address
+ * space at once. The object records each mapping (mm, va) under its own
+ * lock, taken inside mm->lock by mm_map_shared (which also checks that the
+ * object is not revoked) and by mm_put (which drops the dying space's
+ * records before freeing it), and alone by shm_revoke, which marks the
+ * object revoked, takes the records and a reference to each space whose
+ * count is not yet zero (a space at zero is being torn down: no thread
+ * runs in it, its teardown frees its tables, and its record stays valid
+ * until mm_put removes it under the same lock). Then, with no object lock
+ * held, it unmaps the pages from each space under that space's lock into
+ * one tlb_multi_batch, flushes them in one round, and frees the frames
+ * only after that round returned: after every CPU that could hold one of
+ * the translations, in any of the spaces, acknowledged dropping it.
  */
 #include "mm/mm.h"
 #include "kernel/cpu.h"
@@ -36,17 +50,23 @@
 #define SHM_MAX_PAGES	 4096 /* 16 MiB per object */
 #define TABLE_ENTRIES	 512
 
+struct shm_mapping {
+	struct mm *mm; /* no reference: mm_put removes the record first */
+	uint64_t va;
+};
+
 struct shm {
-	uint64_t id;
 	uint32_t refcount; /* atomic: creator's handle and each mapping mm */
 	uint64_t pages;
+	struct spinlock lock; /* guards the fields below (inside mm->lock) */
+	bool revoked;	      /* frames freed by shm_revoke; no new mappings */
+	unsigned map_count;
+	struct shm_mapping maps[SHM_MAX_MAPPINGS];
 	uint64_t frames[];
 };
 
 static uint64_t next_context_id = 1;
-static struct spinlock shm_lock = SPINLOCK_INIT;
-static struct shm *shm_table[SHM_MAX]; /* guarded by shm_lock */
-static uint64_t next_shm_id = 1;       /* guarded by shm_lock */
+static uint32_t shm_live; /* atomic: objects in the system, SHM_MAX at most */
 
 bool user_range_ok(uint64_t va, uint64_t len)
 {
@@ -124,6 +144,24 @@ static void free_tables(uint64_t table, int level)
 	pmm_free_frame(table);
 }
 
+/* forget_mappings: every mapping of the address space. */
+#define EVERY_VA UINT64_MAX
+
+/* Drops shm's records of mm mapping it at va (or at EVERY_VA). */
+static void forget_mappings(struct shm *shm, const struct mm *mm, uint64_t va)
+{
+	uint64_t flags = spin_lock_irqsave(&shm->lock);
+
+	for (unsigned i = 0; i < shm->map_count;) {
+		if (shm->maps[i].mm == mm &&
+		    (va == EVERY_VA || shm->maps[i].va == va))
+			shm->maps[i] = shm->maps[--shm->map_count];
+		else
+			i++;
+	}
+	spin_unlock_irqrestore(&shm->lock, flags);
+}
+
 void mm_put(struct mm *mm)
 {
 	uint64_t *root;
@@ -137,8 +175,11 @@ void mm_put(struct mm *mm)
 		if (root[slot] & PTE_PRESENT)
 			free_tables(root[slot] & PTE_ADDR_MASK, 3);
 	}
-	for (unsigned i = 0; i < mm->shared_count; i++)
+	for (unsigned i = 0; i < mm->shared_count; i++) {
+		/* shm_revoke must not find it once it is freed. */
+		forget_mappings(mm->shared[i], mm, EVERY_VA);
 		shm_put(mm->shared[i]);
+	}
 	pmm_free_frame(mm->root);
 	kfree(mm);
 }
@@ -264,17 +305,24 @@ int mm_write(struct mm *mm, uint64_t va, const void *src, size_t n)
 
 struct shm *shm_create(uint64_t len)
 {
-	uint64_t pages = ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE, flags;
+	uint64_t pages = ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE;
 	struct shm *shm;
-	size_t slot;
 
 	if (!len || pages > SHM_MAX_PAGES)
 		return NULL;
-	shm = kzalloc(sizeof(*shm) + pages * sizeof(uint64_t));
-	if (!shm)
+	/* Counted first, so that shm_put's uncount balances every path. */
+	if (__atomic_add_fetch(&shm_live, 1, __ATOMIC_RELAXED) > SHM_MAX) {
+		__atomic_sub_fetch(&shm_live, 1, __ATOMIC_RELAXED);
 		return NULL;
+	}
+	shm = kzalloc(sizeof(*shm) + pages * sizeof(uint64_t));
+	if (!shm) {
+		__atomic_sub_fetch(&shm_live, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
 	shm->pages = pages;
 	shm->refcount = 1;
+	shm->lock = (struct spinlock)SPINLOCK_INIT;
 	for (uint64_t i = 0; i < pages; i++) {
 		shm->frames[i] = pmm_alloc_frame();
 		if (!shm->frames[i]) {
@@ -283,38 +331,39 @@ struct shm *shm_create(uint64_t len)
 			return NULL;
 		}
 	}
-	flags = spin_lock_irqsave(&shm_lock);
-	for (slot = 0; slot < SHM_MAX && shm_table[slot]; slot++)
-		;
-	if (slot < SHM_MAX) {
-		shm->id = next_shm_id++;
-		shm_table[slot] = shm;
-	}
-	spin_unlock_irqrestore(&shm_lock, flags);
-	if (slot == SHM_MAX) {
-		shm_put(shm);
-		return NULL;
-	}
 	return shm;
 }
 
 void shm_put(struct shm *shm)
 {
-	uint64_t flags;
-
-	flags = spin_lock_irqsave(&shm_lock);
-	if (__atomic_sub_fetch(&shm->refcount, 1, __ATOMIC_ACQ_REL)) {
-		spin_unlock_irqrestore(&shm_lock, flags);
+	if (__atomic_sub_fetch(&shm->refcount, 1, __ATOMIC_ACQ_REL))
 		return;
-	}
-	for (size_t i = 0; i < SHM_MAX; i++) {
-		if (shm_table[i] == shm)
-			shm_table[i] = NULL;
-	}
-	spin_unlock_irqrestore(&shm_lock, flags);
-	for (uint64_t i = 0; i < shm->pages; i++)
+	/* Revoked: shm_revoke freed the frames. */
+	for (uint64_t i = 0; !shm->revoked && i < shm->pages; i++)
 		pmm_free_frame(shm->frames[i]);
 	kfree(shm);
+	__atomic_sub_fetch(&shm_live, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Records that mm maps shm at va, unless shm was revoked. Caller holds
+ * mm->lock, before mapping the pages: a revoke that comes after this finds
+ * the record and waits for mm->lock before unmapping them, and one that
+ * came before has freed the frames, which must then not be mapped.
+ */
+static int record_mapping(struct shm *shm, struct mm *mm, uint64_t va)
+{
+	uint64_t flags = spin_lock_irqsave(&shm->lock);
+	int err = 0;
+
+	if (shm->revoked)
+		err = -EIDRM;
+	else if (shm->map_count == SHM_MAX_MAPPINGS)
+		err = -ENOMEM;
+	else
+		shm->maps[shm->map_count++] = (struct shm_mapping){mm, va};
+	spin_unlock_irqrestore(&shm->lock, flags);
+	return err;
 }
 
 int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
@@ -322,6 +371,7 @@ int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
 	uint64_t len = shm->pages * PAGE_SIZE, flags;
 	uint64_t pte = pte_flags(prot) | PTE_SOFT_SHARED;
 	uint64_t done = va;
+	bool recorded = false;
 	int err = 0;
 
 	if (!range_ok(va, len) || !prot_ok(prot))
@@ -333,6 +383,10 @@ int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
 		if (mapped(mm, p))
 			err = -EEXIST;
 	}
+	if (!err) {
+		err = record_mapping(shm, mm, va);
+		recorded = !err;
+	}
 	for (uint64_t i = 0; !err && i < shm->pages; i++, done += PAGE_SIZE) {
 		err = pt_map(mm->root, done, shm->frames[i], PAGE_4K, pte);
 		if (!err)
@@ -341,9 +395,118 @@ int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
 	if (!err) {
 		mm->shared[mm->shared_count++] = shm;
 		__atomic_add_fetch(&shm->refcount, 1, __ATOMIC_RELAXED);
+	} else if (recorded) {
+		forget_mappings(shm, mm, va);
 	}
 	spin_unlock_irqrestore(&mm->lock, flags);
 	if (err && done > va)
 		unmap_range(mm, va, done);
 	return err;
+}
+
+/*
+ * One of mm's references to shm (one per mapping) moves to the revoke,
+ * which drops it after its flush: the slot in mm->shared is free again.
+ * False when mm holds none: a mapping that failed after it was recorded
+ * (mm_map_shared's error path). Caller holds mm->lock.
+ */
+static bool take_shared(struct mm *mm, const struct shm *shm)
+{
+	for (unsigned i = 0; i < mm->shared_count; i++) {
+		if (mm->shared[i] == shm) {
+			mm->shared[i] = mm->shared[--mm->shared_count];
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Unmaps, into b, the pages of shm mapped in m->mm at m->va that still map
+ * shm's frames (the space may have unmapped them, or mapped others there).
+ * Returns false, with the rest left mapped, when b has no room left;
+ * true once done, with *taken set when mm's reference to shm moved to the
+ * caller.
+ */
+static bool revoke_mapping(struct shm *shm, const struct shm_mapping *m,
+			   struct tlb_batch *b, uint64_t *next_page,
+			   bool *taken)
+{
+	struct mm *mm = m->mm;
+	uint64_t flags = spin_lock_irqsave(&mm->lock);
+	bool done;
+
+	for (; *next_page < shm->pages; ++*next_page) {
+		uint64_t va = m->va + *next_page * PAGE_SIZE, pa, old;
+
+		if (tlb_batch_full(b, FRAMES_PER_UNMAP))
+			break;
+		if (pt_translate(mm->root, va, &pa, &old) ||
+		    !(old & PTE_SOFT_SHARED) || pa != shm->frames[*next_page])
+			continue;
+		if (!pt_unmap(mm->root, va, &old, b))
+			mm->pages--;
+	}
+	done = *next_page == shm->pages;
+	if (done)
+		*taken = take_shared(mm, shm);
+	spin_unlock_irqrestore(&mm->lock, flags);
+	return done;
+}
+
+int shm_revoke(struct shm *shm)
+{
+	struct tlb_multi_batch mb;
+	struct shm_mapping maps[SHM_MAX_MAPPINGS];
+	bool taken[SHM_MAX_MAPPINGS] = {0};
+	unsigned count = 0;
+	uint64_t flags;
+
+	flags = spin_lock_irqsave(&shm->lock);
+	if (shm->revoked) {
+		spin_unlock_irqrestore(&shm->lock, flags);
+		return -EIDRM;
+	}
+	shm->revoked = true;
+	for (unsigned i = 0; i < shm->map_count; i++) {
+		struct mm *mm = shm->maps[i].mm;
+		uint32_t refs =
+			__atomic_load_n(&mm->refcount, __ATOMIC_RELAXED);
+
+		/* A reference unless it is already zero (a space being torn
+		 * down, which nothing runs in any more). */
+		while (refs && !__atomic_compare_exchange_n(
+				       &mm->refcount, &refs, refs + 1, false,
+				       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			;
+		if (refs)
+			maps[count++] = shm->maps[i];
+	}
+	shm->map_count = 0;
+	spin_unlock_irqrestore(&shm->lock, flags);
+
+	tlb_multi_batch_begin(&mb);
+	for (unsigned i = 0; i < count; i++) {
+		uint64_t page = 0;
+		struct tlb_batch *b;
+
+		for (;;) {
+			b = tlb_multi_batch_add(&mb, maps[i].mm);
+			if (b &&
+			    revoke_mapping(shm, &maps[i], b, &page, &taken[i]))
+				break;
+			/* Out of room: flush what is batched, go on. */
+			tlb_multi_batch_flush(&mb);
+		}
+	}
+	tlb_multi_batch_flush(&mb);
+	/* Every CPU that held a translation to them has dropped it. */
+	for (uint64_t i = 0; i < shm->pages; i++)
+		pmm_free_frame(shm->frames[i]);
+	for (unsigned i = 0; i < count; i++) {
+		mm_put(maps[i].mm);
+		if (taken[i]) /* the mapping's reference (take_shared) */
+			shm_put(shm);
+	}
+	return 0;
 }

@@ -20,7 +20,8 @@
 #define MM_PROT_WRITE 0x2
 #define MM_PROT_EXEC  0x4
 
-#define MM_MAX_SHARED 16 /* shared-memory objects one address space maps */
+#define MM_MAX_SHARED	 16 /* shared-memory objects one address space maps */
+#define SHM_MAX_MAPPINGS 32 /* mappings of one object, in all spaces */
 
 struct shm;
 
@@ -71,7 +72,23 @@ bool user_range_ok(uint64_t va, uint64_t len);
 /* Shared memory: an object of frames that several address spaces map. */
 struct shm *shm_create(uint64_t len);
 void shm_put(struct shm *shm);
-/* Maps all of shm at va in mm (the mm keeps a reference to the object). */
+/*
+ * Maps all of shm at va in mm (the mm keeps a reference to the object).
+ * -EIDRM once the object was revoked; -ENOMEM when mm maps MM_MAX_SHARED
+ * objects or shm is mapped SHM_MAX_MAPPINGS times already.
+ */
 int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot);
+
+/*
+ * Revokes shm: unmaps its pages from every address space that maps it
+ * (their other mappings stay), flushes every CPU that may hold one of those
+ * translations (one round for all the spaces: unmap_batch=), and only then
+ * frees the object's frames and the page tables the unmaps emptied. The
+ * object itself lives on until its last reference goes, with no pages:
+ * mapping it again fails with -EIDRM, and so does a second revoke
+ * (otherwise 0). Call it with interrupts on and no lock held: it waits for
+ * the other CPUs' acknowledgements.
+ */
+int shm_revoke(struct shm *shm);
 
 #endif

@@ -134,8 +134,10 @@ const char *const tlb_bug_names[TLB_BUG_COUNT + 1] = {
 	"reuse_asid_noflush",
 	"lazy_skip_freed_tables",
 	"free_before_ack",
+	"batch_first_mm_only",
 	NULL,
 };
+const char *const tlb_unmap_batch_names[] = {"pages", "all", "per_mm", NULL};
 
 struct mm kernel_mm;
 struct tlb_cpu tlb_cpus[MAX_CPUS];
@@ -586,19 +588,15 @@ static enum tlb_hw_wait wait_mode(void)
 	return TLB_HW_WAIT;
 }
 
-/* Handles a user-range request on this CPU (the cases at the top). */
-static void flush_tlb_here(void *arg)
+/*
+ * Does what request r (read already) asks of this CPU: the cases at the
+ * top. A batch round (flush_multi_here) asks it once per address space.
+ */
+static void flush_tlb_here(struct tlb_cpu *c, const struct tlb_flush_request *r)
 {
-	struct tlb_flush_request request, *r = &request;
-	struct tlb_cpu *c = this_tlb();
 	struct tlb_asid_slot *slot;
 	uint64_t local_gen, mm_gen, pages;
 
-	/* The sender's stores to it are ordered before the call's queueing
-	 * (a release), our read after taking the call (an acquire). */
-	shared_read(r, arg, sizeof(*r));
-	if (r->sender != tlb_hw_cpu())
-		c->stats.ipis_received++;
 	if (loaded_mm(c) != r->mm) {
 		trace_handling("not-loaded", r, TLB_ASID_KERNEL,
 			       TRACE_GEN_UNREAD, TRACE_GEN_UNREAD);
@@ -643,6 +641,20 @@ static void flush_tlb_here(void *arg)
 		slot->tlb_gen = mm_gen;
 	}
 	/* LAB(L5) end */
+}
+
+/* A user-range request arrives (the IPI, or this CPU's own call). */
+static void flush_tlb_ipi(void *arg)
+{
+	struct tlb_flush_request request;
+	struct tlb_cpu *c = this_tlb();
+
+	/* The sender's stores to it are ordered before the call's queueing
+	 * (a release), our read after taking the call (an acquire). */
+	shared_read(&request, arg, sizeof(request));
+	if (request.sender != tlb_hw_cpu())
+		c->stats.ipis_received++;
+	flush_tlb_here(c, &request);
 }
 
 /* Whether cpu (not this one) must get the request (the skip rules). */
@@ -748,11 +760,17 @@ void tlb_timer_tick(void)
 	flush_acked_now();
 }
 
-/* Runs handler(r) on targets: waiting as told, or with the bug above. */
+/*
+ * Runs handler(arg) on targets: waiting as told, or with the bug above,
+ * which holds single requests only (flush_tlb_mms goes space by space
+ * under it), so arg is then a struct tlb_flush_request.
+ */
 static void call_targets(const struct cpumask *targets, void (*handler)(void *),
-			 struct tlb_flush_request *r)
+			 void *arg)
 {
 	if (tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH)) {
+		const struct tlb_flush_request *r = arg;
+
 		tlb_hw_call(targets, ack_here,
 			    &(struct tlb_ack_call){handler, r}, TLB_HW_WAIT);
 		if (!r->mm) /* a kernel range (above): flushed a call later */
@@ -760,7 +778,7 @@ static void call_targets(const struct cpumask *targets, void (*handler)(void *),
 				    TLB_HW_NO_WAIT);
 		return;
 	}
-	tlb_hw_call(targets, handler, r, wait_mode());
+	tlb_hw_call(targets, handler, arg, wait_mode());
 }
 
 /*
@@ -769,7 +787,7 @@ static void call_targets(const struct cpumask *targets, void (*handler)(void *),
  */
 static void send_request(struct tlb_cpu *c, unsigned self,
 			 struct cpumask *targets, bool here,
-			 void (*handler)(void *), struct tlb_flush_request *r)
+			 void (*handler)(void *), void *r)
 {
 	/* LAB(L3) begin: send the request, flush here too, wait for all
 	 * keeps: call_targets */
@@ -853,8 +871,167 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	/* LAB(L3) end */
 	trace_request(mm, here ? c->loaded_asid : TLB_ASID_KERNEL,
 		      request.new_gen, &targets);
-	send_request(c, self, &targets, here, flush_tlb_here,
+	send_request(c, self, &targets, here, flush_tlb_ipi,
 		     place_request(c, &on_stack, &request));
+	request_done(c);
+	tlb_hw_unpin();
+}
+
+/* --- Batches of address spaces ------------------------------------------------ */
+
+/*
+ * flush_tlb_mms: one change made in several address spaces at once (a
+ * shared-memory object revoked: shm_revoke in mm/mm.c unmaps it from every
+ * space that maps it through a struct tlb_multi_batch, mm/tlb_batch.h).
+ * Flushing each space on its own sends one IPI round per space, to CPUs
+ * that often run several of them; one round serves them all (the 2015
+ * "one IPI per CPU after unmapping pages" of Linux's batched reclaim).
+ *
+ *   1. the caller changes the page tables of every space in the batch;
+ *   2. for each space: new_gen = ++mm->tlb_gen (locked adds: full
+ *      barriers after 1, before the loads of 3), its request built as
+ *      flush_tlb_mm_range builds it;
+ *   3. targets: the union, over the spaces, of the CPUs of each one's
+ *      cpu_mask that cpu_needs_flush picks for that space's request (the
+ *      same skip rules: another mm loaded, LAZY under lazy=skip unless that
+ *      space freed tables; never a SWITCHING CPU);
+ *   4. one request per target for the whole batch, here too if this CPU has
+ *      one of them loaded; wait for all.
+ *   A CPU handling the round (flush_multi_here) runs flush_tlb_here for
+ *   each space in turn: every space but the one loaded there is "not
+ *   loaded", a no-op, and the loaded one gets the usual decision (up to
+ *   date, pages, or all). Slots of the others on that CPU are behind their
+ *   new generation, so switching to one of them flushes first: the
+ *   generation rule covers the PCIDs that the round does not touch.
+ *
+ * unmap_batch= picks what a round asks for:
+ *   pages   each space's range, flushed page by page up to flush_ceiling
+ *           (the handler's rule), the whole context beyond;
+ *   all     each space's whole user half: the range [0, USER_TOP) is beyond
+ *           any ceiling, so the same handler flushes whole contexts (the
+ *           2015 "batchdirty" flag: cheaper to send, dearer to refill);
+ *   per_mm  one flush_tlb_mm_range per space, the loop batching replaces.
+ * tlb_bug=ack_before_flush holds single-space requests only: under it a
+ * batch goes space by space. tlb_bug=batch_first_mm_only takes the targets
+ * of the first space alone: CPUs that run only the others keep their old
+ * translations after the round, and the frames freed after it.
+ */
+static void flush_multi_here(void *arg)
+{
+	struct tlb_multi_request request;
+	const struct tlb_multi_request *sent = arg;
+	struct tlb_cpu *c = this_tlb();
+	unsigned count = shared_load(&sent->count, __ATOMIC_RELAXED);
+
+	/* As in flush_tlb_ipi: ordered by the call's release and acquire.
+	 * Only the spaces the sender filled in are read. */
+	shared_read(&request, sent,
+		    offsetof(struct tlb_multi_request, mms) +
+			    count * sizeof(request.mms[0]));
+	if (request.sender != tlb_hw_cpu())
+		c->stats.ipis_received++;
+	for (unsigned i = 0; i < request.count; i++)
+		flush_tlb_here(c, &request.mms[i]);
+}
+
+/* unmap_batch=per_mm (and ack_before_flush): a round per space. */
+static void flush_mms_one_by_one(struct tlb_cpu *c,
+				 const struct tlb_mm_range *ranges,
+				 unsigned count)
+{
+	uint64_t sent = c->stats.ipis_sent;
+
+	for (unsigned i = 0; i < count; i++) {
+		if (ranges[i].start >= ranges[i].end)
+			continue;
+		flush_tlb_mm_range(ranges[i].mm, ranges[i].start, ranges[i].end,
+				   PAGE_SHIFT, ranges[i].freed);
+		c->stats.batch_rounds++;
+		c->stats.batch_mms++;
+	}
+	c->stats.batch_ipis += c->stats.ipis_sent - sent;
+}
+
+void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count)
+{
+	struct tlb_multi_request on_stack, request = {0}, *placed;
+	bool whole = tlb_policy.unmap_batch == TLB_UNMAP_BATCH_ALL;
+	struct cpumask mask, targets;
+	struct tlb_cpu *c;
+	unsigned self, cpu, targets_of;
+	bool here = false;
+
+	KASSERT(count <= TLB_MULTI_MMS_MAX, "flush of %u address spaces",
+		count);
+	tlb_hw_pin();
+	self = tlb_hw_cpu();
+	c = &tlb_cpus[self];
+	if (tlb_policy.unmap_batch == TLB_UNMAP_BATCH_PER_MM ||
+	    tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH)) {
+		flush_mms_one_by_one(c, ranges, count);
+		tlb_hw_unpin();
+		return;
+	}
+	request.sender = self;
+	for (unsigned i = 0; i < count; i++) {
+		struct tlb_flush_request *r = &request.mms[request.count];
+
+		if (ranges[i].start >= ranges[i].end)
+			continue;
+		*r = (struct tlb_flush_request){
+			.mm = ranges[i].mm,
+			.start = whole ? 0
+				       : ALIGN_DOWN(ranges[i].start, PAGE_SIZE),
+			.end = whole ? USER_TOP
+				     : ALIGN_UP(ranges[i].end, PAGE_SIZE),
+			.stride_shift = PAGE_SHIFT,
+			.freed_tables = ranges[i].freed == TLB_TABLES_FREED,
+			.sender = self,
+		};
+		/* Step 2: a locked add after the caller's page-table stores,
+		 * before the loads of step 3 (as in flush_tlb_mm_range). */
+		r->new_gen =
+			shared_add_fetch(&r->mm->tlb_gen, 1, __ATOMIC_SEQ_CST);
+		request.count++;
+	}
+	if (!request.count) {
+		tlb_hw_unpin();
+		return;
+	}
+	/* Step 3: the union of each space's targets. */
+	cpumask_clear_all(&targets);
+	targets_of = tlb_bug_injected(TLB_BUG_BATCH_FIRST_MM_ONLY)
+			     ? 1
+			     : request.count;
+	for (unsigned i = 0; i < targets_of; i++) {
+		const struct tlb_flush_request *r = &request.mms[i];
+
+		cpumask_copy(&mask, &r->mm->cpu_mask);
+		for_each_cpu (cpu, &mask) {
+			if (cpu != self &&
+			    !tlb_bug_injected(TLB_BUG_SKIP_REMOTE) &&
+			    cpu_needs_flush(cpu, r, &c->stats))
+				cpumask_set(&targets, cpu);
+		}
+	}
+	for (unsigned i = 0; i < request.count; i++) {
+		here = here || loaded_mm(c) == request.mms[i].mm;
+		trace_request(request.mms[i].mm, TLB_ASID_KERNEL,
+			      request.mms[i].new_gen, &targets);
+	}
+	/* Step 4, with the request where flush_info= says. */
+	KASSERT(!c->request_in_flight,
+		"cpu%u starts a flush while its previous one is in flight",
+		self);
+	c->request_in_flight = true;
+	placed = tlb_policy.flush_info_on_stack ? &on_stack : &c->multi_request;
+	shared_write(placed, &request,
+		     offsetof(struct tlb_multi_request, mms) +
+			     request.count * sizeof(request.mms[0]));
+	c->stats.batch_rounds++;
+	c->stats.batch_mms += request.count;
+	c->stats.batch_ipis += cpumask_weight(&targets);
+	send_request(c, self, &targets, here, flush_multi_here, placed);
 	request_done(c);
 	tlb_hw_unpin();
 }
@@ -886,7 +1063,7 @@ static void flush_kernel_here(void *arg)
 	struct tlb_flush_request request, *r = &request;
 	struct tlb_cpu *c = this_tlb();
 
-	shared_read(r, arg, sizeof(*r)); /* as in flush_tlb_here */
+	shared_read(r, arg, sizeof(*r)); /* as in flush_tlb_ipi */
 	if (r->sender != tlb_hw_cpu())
 		c->stats.ipis_received++;
 	c->stats.flush_kernel++;

@@ -33,6 +33,13 @@ enum tlb_lazy_mm {
 	TLB_LAZY_MM_REFCOUNT, /* lazy_mm=refcount: lazy CPUs hold a reference */
 };
 
+/* How a batch that unmapped pages of several address spaces is flushed. */
+enum tlb_unmap_batch {
+	TLB_UNMAP_BATCH_PAGES,	/* unmap_batch=pages: one round, page by page */
+	TLB_UNMAP_BATCH_ALL,	/* unmap_batch=all: one round, whole contexts */
+	TLB_UNMAP_BATCH_PER_MM, /* unmap_batch=per_mm: a round per space */
+};
+
 /* Deliberate protocol bugs (tlb_bug=), to show the tests catch them. */
 enum tlb_bug {
 	TLB_BUG_NONE,
@@ -42,7 +49,8 @@ enum tlb_bug {
 	TLB_BUG_NO_GEN_CHECK,		/* every ASID slot counts as current */
 	TLB_BUG_REUSE_ASID_NOFLUSH,	/* recycle a slot without a flush */
 	TLB_BUG_LAZY_SKIP_FREED_TABLES, /* skip lazy CPUs even for freed tables */
-	TLB_BUG_FREE_BEFORE_ACK, /* free pages before the flush is done */
+	TLB_BUG_FREE_BEFORE_ACK,     /* free pages before the flush is done */
+	TLB_BUG_BATCH_FIRST_MM_ONLY, /* a batch targets its first mm's CPUs */
 	TLB_BUG_COUNT
 };
 
@@ -84,6 +92,7 @@ struct tlb_policy {
 	bool flush_concurrent;	   /* flush_concurrent=on */
 	bool kernel_mm_mask_touch; /* kernel_mm_mask=touch */
 	enum tlb_lazy_mm lazy_mm;
+	enum tlb_unmap_batch unmap_batch;
 	enum tlb_bug bug;
 	bool trace; /* tlb_trace: print every flush event */
 };
@@ -112,6 +121,7 @@ struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
 
 /* The values' words, as the command line spells them (NULL-terminated). */
 extern const char *const tlb_lazy_names[];
+extern const char *const tlb_unmap_batch_names[];
 extern const char *const tlb_bug_names[TLB_BUG_COUNT + 1];
 
 /* --- Address spaces --------------------------------------------------------- */
@@ -189,6 +199,25 @@ enum tlb_freed_tables {
 void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 			unsigned stride_shift, enum tlb_freed_tables freed);
 
+/* The most address spaces one flush_tlb_mms round covers. */
+#define TLB_MULTI_MMS_MAX 16
+
+/* What one address space of a batch changed (flush_tlb_mms). */
+struct tlb_mm_range {
+	struct mm *mm;
+	uint64_t start, end; /* 4 KiB pages; start >= end: nothing */
+	enum tlb_freed_tables freed;
+};
+
+/*
+ * flush_tlb_mm_range for count (<= TLB_MULTI_MMS_MAX) address spaces at
+ * once: each one's generation is bumped, and every CPU that may hold any
+ * of their old translations gets one request for all of them
+ * (unmap_batch=pages or all), or one per address space (per_mm). Returns
+ * once every target has flushed (mm/tlb.c, "Batches of address spaces").
+ */
+void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count);
+
 /*
  * Flushes the kernel-half translations of [start, end) on every CPU that
  * runs. Call after changing kernel page-table entries and before freeing
@@ -214,6 +243,13 @@ struct tlb_flush_request {
 	uint64_t new_gen; /* mm's tlb_gen after this change */
 };
 
+/* The request of one flush_tlb_mms round: one per address space. */
+struct tlb_multi_request {
+	unsigned count;
+	unsigned sender; /* the CPU that asked */
+	struct tlb_flush_request mms[TLB_MULTI_MMS_MAX];
+};
+
 /* Per-CPU counters (tlb_stats prints them; benchmarks read them). */
 struct tlb_stats {
 	uint64_t ipis_sent;	   /* flush requests sent to other CPUs */
@@ -232,6 +268,9 @@ struct tlb_stats {
 	uint64_t mm_switches;	   /* CR3 loads by switch_mm_irqs_off */
 	uint64_t lazy_entries;	   /* switches to a kernel thread kept lazy */
 	uint64_t lazy_shootdowns;  /* CPUs sent away at an mm's teardown */
+	uint64_t batch_rounds;	   /* flush rounds sent by flush_tlb_mms */
+	uint64_t batch_mms;	   /* address spaces those rounds covered */
+	uint64_t batch_ipis;	   /* requests those rounds sent to others */
 };
 
 /*
@@ -257,6 +296,8 @@ struct tlb_cpu {
 	struct tlb_flush_request acked;
 	/* flush_info=percpu: this CPU's outgoing request lives here. */
 	struct tlb_flush_request request __aligned(64);
+	/* flush_info=percpu: this CPU's outgoing batch request. */
+	struct tlb_multi_request multi_request __aligned(64);
 } __aligned(64);
 
 /* loaded_mm while a CPU is between two address spaces (mm/tlb.c). */

@@ -5,6 +5,13 @@
  * returned, that is after every CPU that could use the entry dropped it.
  * Freed earlier, the frame could be reused while a remote TLB still maps it
  * (tlb_bug=free_before_ack shows that).
+ *
+ * A multi-batch holds one batch per address space and flushes them in one
+ * round (flush_tlb_mms: one request per CPU for all the spaces, mm/tlb.c
+ * "Batches of address spaces"); the same rule holds for each space, and the
+ * caller frees what the spaces shared (a revoked object's frames) only
+ * after tlb_multi_batch_flush has returned, when every CPU that could hold
+ * any of the spaces' old translations has dropped them.
  */
 #include "mm/tlb_batch.h"
 #include "kernel/panic.h"
@@ -70,4 +77,50 @@ void tlb_batch_flush(struct tlb_batch *b)
 	free_frames(b);
 	tlb_batch_begin(b, b->mm);
 	/* LAB(L3) end */
+}
+
+void tlb_multi_batch_begin(struct tlb_multi_batch *mb)
+{
+	tlb_batch_begin(&mb->now, NULL);
+	mb->count = 0;
+}
+
+/* The range of the space batched last joins the finished ones. */
+static void close_range(struct tlb_multi_batch *mb)
+{
+	struct tlb_batch *b = &mb->now;
+
+	if (!b->mm)
+		return;
+	mb->done[mb->count++] = (struct tlb_mm_range){
+		.mm = b->mm,
+		.start = b->start,
+		.end = b->end,
+		.freed = b->freed_tables ? TLB_TABLES_FREED : TLB_TABLES_KEPT,
+	};
+}
+
+struct tlb_batch *tlb_multi_batch_add(struct tlb_multi_batch *mb, struct mm *mm)
+{
+	struct tlb_batch *b = &mb->now;
+
+	if (b->mm == mm)
+		return b;
+	if (b->mm && mb->count + 1 == TLB_MULTI_MMS_MAX)
+		return NULL;
+	close_range(mb);
+	/* A new range; the frames batched so far stay. */
+	b->mm = mm;
+	b->start = UINT64_MAX;
+	b->end = 0;
+	b->freed_tables = false;
+	return b;
+}
+
+void tlb_multi_batch_flush(struct tlb_multi_batch *mb)
+{
+	close_range(mb);
+	flush_tlb_mms(mb->done, mb->count);
+	free_frames(&mb->now);
+	tlb_multi_batch_begin(mb);
 }

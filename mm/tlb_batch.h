@@ -20,6 +20,7 @@
 #define MM_TLB_BATCH_H
 
 #include "lib/types.h"
+#include "mm/tlb.h"
 
 struct mm;
 
@@ -48,5 +49,33 @@ void tlb_batch_free_table(struct tlb_batch *b, uint64_t frame);
 bool tlb_batch_full(const struct tlb_batch *b, size_t room);
 /* Flushes what was batched on every CPU, then frees; b is empty after. */
 void tlb_batch_flush(struct tlb_batch *b);
+
+/*
+ * The same across address spaces, flushed by one round (flush_tlb_mms;
+ * unmap_batch= says how), then freed. One struct tlb_batch holds the
+ * frames of all the spaces and the range of the one being unmapped now;
+ * each space's range is kept when the next one starts. About 2.5 KiB.
+ *
+ *	tlb_multi_batch_begin(&mb);
+ *	for each address space mm:
+ *		b = tlb_multi_batch_add(&mb, mm);	(NULL: full, flush first)
+ *		lock mm; pt_unmap(mm->root, va, &old, b) ...; unlock
+ *	tlb_multi_batch_flush(&mb);	(one round, wait for all, then free)
+ */
+struct tlb_multi_batch {
+	struct tlb_batch now; /* the space being unmapped; every frame */
+	unsigned count;	      /* spaces batched before it */
+	struct tlb_mm_range done[TLB_MULTI_MMS_MAX];
+};
+
+void tlb_multi_batch_begin(struct tlb_multi_batch *mb);
+/*
+ * The batch to unmap mm's pages into, mm's range starting anew unless mm
+ * is the space batched last; NULL when no more spaces fit.
+ */
+struct tlb_batch *tlb_multi_batch_add(struct tlb_multi_batch *mb,
+				      struct mm *mm);
+/* Flushes every space batched in one round, then frees; mb is empty after. */
+void tlb_multi_batch_flush(struct tlb_multi_batch *mb);
 
 #endif

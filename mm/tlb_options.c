@@ -40,6 +40,10 @@ const struct option_desc tlb_option_descs[TLB_OPTION_COUNT] = {
 				    "cpumask atomics on kernel-mm switches"},
 	[TLB_OPT_LAZY_MM] = {"lazy_mm", OPTION_CHOICE, lazy_mm_words, 0, 0, 0,
 			     "how a lazily loaded mm is kept alive"},
+	[TLB_OPT_UNMAP_BATCH] = {"unmap_batch", OPTION_CHOICE,
+				 tlb_unmap_batch_names, 0, 0, 0,
+				 "how an unmap from many address spaces "
+				 "flushes"},
 	[TLB_OPT_TLB_BUG] = {"tlb_bug", OPTION_CHOICE, tlb_bug_names, 0, 0, 0,
 			     "inject a TLB protocol bug (tests, labs)"},
 	[TLB_OPT_TLB_TRACE] = {"tlb_trace", OPTION_FLAG, NULL, 0, 0, 0,
@@ -75,6 +79,8 @@ void tlb_policy_from_values(struct tlb_policy *p,
 	p->kernel_mm_mask_touch =
 		values[TLB_OPT_KERNEL_MM_MASK].choice == KERNEL_MM_MASK_TOUCH;
 	p->lazy_mm = (enum tlb_lazy_mm)values[TLB_OPT_LAZY_MM].choice;
+	p->unmap_batch =
+		(enum tlb_unmap_batch)values[TLB_OPT_UNMAP_BATCH].choice;
 	p->bug = (enum tlb_bug)values[TLB_OPT_TLB_BUG].choice;
 	p->trace = values[TLB_OPT_TLB_TRACE].flag;
 }
@@ -97,6 +103,7 @@ static void values_from_policy(const struct tlb_policy *p,
 							? KERNEL_MM_MASK_TOUCH
 							: KERNEL_MM_MASK_SKIP;
 	values[TLB_OPT_LAZY_MM].choice = p->lazy_mm;
+	values[TLB_OPT_UNMAP_BATCH].choice = p->unmap_batch;
 	values[TLB_OPT_TLB_BUG].choice = p->bug;
 	values[TLB_OPT_TLB_TRACE].flag = p->trace;
 }

@@ -39,6 +39,9 @@ static const struct {
 	{"cr3-load", offsetof(struct tlb_stats, mm_switches)},
 	{"lazy-enter", offsetof(struct tlb_stats, lazy_entries)},
 	{"lazy-shoot", offsetof(struct tlb_stats, lazy_shootdowns)},
+	{"batch-round", offsetof(struct tlb_stats, batch_rounds)},
+	{"batch-mm", offsetof(struct tlb_stats, batch_mms)},
+	{"batch-ipi", offsetof(struct tlb_stats, batch_ipis)},
 };
 
 _Static_assert(TLB_STATS_COUNT == ARRAY_SIZE(columns),

@@ -160,6 +160,25 @@ static long sys_shm_map(uint64_t h, uint64_t addr, uint64_t prot)
 }
 
 /*
+ * Takes the memory back from every address space that maps it (mm/mm.c:
+ * shm_revoke, one flush round for all of them). The object and its
+ * handles live on, empty: mapping or revoking it again is -EIDRM.
+ */
+static long sys_shm_revoke(uint64_t h)
+{
+	struct task *task = task_current();
+	int err;
+	struct kobject *obj = handle_get(&task->handles, h, KOBJECT_SHM,
+					 SYS_RIGHT_REVOKE, NULL, &err);
+
+	if (!obj)
+		return err;
+	err = shm_revoke(shm_object_memory(obj));
+	kobject_put(obj);
+	return err;
+}
+
+/*
  * The object lives while a handle names it or an address space maps it.
  * The creator's handle holds every right an object of its type has.
  */
@@ -319,6 +338,8 @@ static long dispatch(struct trap_frame *f)
 		return install_new(shm_object_create(a0), SYS_RIGHT_SHM_ALL);
 	case SYS_SHM_MAP:
 		return sys_shm_map(a0, a1, a2);
+	case SYS_SHM_REVOKE:
+		return sys_shm_revoke(a0);
 	case SYS_ENDPOINT_CREATE:
 		return sys_endpoint_create();
 	case SYS_IPC_SEND:

@@ -44,7 +44,8 @@
 #define SYS_HANDLE_DUP	    21 /* (handle, rights): a new handle */
 #define SYS_HANDLE_CLOSE    22 /* (handle): 0 */
 #define SYS_HANDLE_INFO	    23 /* (handle): type and rights, see below */
-#define SYS_COUNT	    24
+#define SYS_SHM_REVOKE	    24 /* (handle): 0; unmapped from every task */
+#define SYS_COUNT	    25
 
 /*
  * Handles. A task names the kernel objects it may use (shared memory,
@@ -121,6 +122,9 @@ struct ipc_message {
 #define SYS_PROT_WRITE 0x2
 #define SYS_PROT_EXEC  0x4
 
+/* SYS_WAIT's status of a task killed by a fault. */
+#define SYS_STATUS_FAULT (-1000)
+
 /* Errors (returned negated). */
 #define SYS_EPERM  1 /* the handle lacks a right */
 #define SYS_ENOENT 2
@@ -133,5 +137,6 @@ struct ipc_message {
 #define SYS_EINVAL 22
 #define SYS_EMFILE 24 /* the handle table is full */
 #define SYS_ENOSYS 38
+#define SYS_EIDRM  43 /* the shared memory was revoked */
 
 #endif

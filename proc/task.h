@@ -9,6 +9,7 @@
 
 #include "lib/types.h"
 #include "proc/handle.h"
+#include "proc/syscall_abi.h"
 #include "sched/wait.h"
 
 struct mm;
@@ -17,7 +18,7 @@ struct trap_frame;
 
 #define TASK_MAX	  256
 #define TASK_ID_MAX	  0x7fffffff
-#define TASK_STATUS_FAULT (-1000) /* exit status of a task killed by a fault */
+#define TASK_STATUS_FAULT SYS_STATUS_FAULT /* a task killed by a fault */
 
 struct task {
 	int id;

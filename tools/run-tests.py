@@ -252,6 +252,20 @@ CONFIGS += [
         cmdline=TLB + ["tlb_bug=no_gen_check"]),
 ]
 
+# Revocation (test=revoke): one object unmapped from several address spaces
+# at once, under each way of flushing the batch (unmap_batch=).
+REVOKE = ["test=revoke", "console=serial"]
+CONFIGS += [
+    *(cfg(f"tcg-smp{n}-revoke-{batch.replace('_', '-')}", **TCG, smp=n,
+          cmdline=REVOKE + [f"unmap_batch={batch}"])
+      for n in (2, 4) for batch in ("pages", "all", "per_mm")),
+    *(cfg(f"bochs-smp2-revoke-{batch.replace('_', '-')}", **BOCHS_TLB,
+          cmdline=REVOKE + [f"unmap_batch={batch}"], expect=(PCID_IN_FORCE,))
+      for batch in ("pages", "all", "per_mm")),
+    cfg("tcg-smp4-bug-batch-first-mm-only", "bug", **TCG, smp=4,
+        cmdline=REVOKE + ["tlb_bug=batch_first_mm_only"]),
+]
+
 
 # --- Results --------------------------------------------------------------------
 
@@ -561,15 +575,15 @@ class MessageJudge(Judge):
         return self.expect_all(f"{self.tc.name}/message")
 
 
-# A tlb case that reported a failure ("not ok 3 TLB0003 ..."); a case cut
-# short by a hang does not count.
-FAILED_TLB_CASE = re.compile(r"^\s*not ok \d+ (TLB\d+)\b", re.M)
+# A TLB-protocol case (test=tlb, test=revoke) that reported a failure
+# ("not ok 3 TLB0003 ..."); a case cut short by a hang does not count.
+FAILED_TLB_CASE = re.compile(r"^\s*not ok \d+ ((?:TLB|RVK)\d+)\b", re.M)
 
 
 class BugJudge(Judge):
-    """"bug": test=tlb with an injected protocol bug (tlb_bug=): passes ("bug
-    caught") only if a tlb case fails or the kernel panics, fails ("bug
-    missed") if the suite passes: one result."""
+    """"bug": test=tlb (or test=revoke) with an injected protocol bug
+    (tlb_bug=): passes ("bug caught") only if a case of it fails or the
+    kernel panics, fails ("bug missed") if the suite passes: one result."""
 
     def judge(self) -> Outcome:
         name, r = f"{self.tc.name}/bug", self.result

@@ -124,7 +124,7 @@ static const char *const error_names[] = {
 	[SYS_ENOMEM] = "ENOMEM", [SYS_EFAULT] = "EFAULT",
 	[SYS_EBUSY] = "EBUSY",	 [SYS_EEXIST] = "EEXIST",
 	[SYS_EINVAL] = "EINVAL", [SYS_EMFILE] = "EMFILE",
-	[SYS_ENOSYS] = "ENOSYS",
+	[SYS_ENOSYS] = "ENOSYS", [SYS_EIDRM] = "EIDRM",
 };
 
 static uint64_t rng;			/* xorshift64 state, never 0 */
@@ -235,6 +235,7 @@ static void expect_bad(long h)
 	expect("SYS_HANDLE_CLOSE(forged)", sys_handle_close(h), -SYS_EBADF);
 	expect("SYS_SHM_MAP(forged)",
 	       sys_shm_map(h, (void *)SHM_AT, SYS_PROT_READ), -SYS_EBADF);
+	expect("SYS_SHM_REVOKE(forged)", sys_shm_revoke(h), -SYS_EBADF);
 	expect("SYS_IPC_SEND(forged)", sys_ipc_send(h, &m), -SYS_EBADF);
 	expect("SYS_IPC_RECV(forged)", sys_ipc_recv(h, &m), -SYS_EBADF);
 	expect("SYS_SPAWN(forged handle)", sys_spawn("hello", 5, 0, list, 1),
@@ -332,6 +333,7 @@ static void check_handles(void)
 	       -SYS_EPERM);
 	expect("SYS_SHM_MAP(read-only, write)",
 	       sys_shm_map(ro, (void *)SHM_AT, SYS_PROT_WRITE), -SYS_EPERM);
+	expect("SYS_SHM_REVOKE(read-only)", sys_shm_revoke(ro), -SYS_EPERM);
 	{
 		long send_only = sys_handle_dup(ep, SYS_RIGHT_SEND);
 		struct ipc_message m;

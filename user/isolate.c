@@ -16,6 +16,14 @@
  *      wrote through it.
  *   2  the child: the read-only handle maps for reading and nothing else;
  *      the granted one maps for writing, and it writes CHILD_MARK.
+ *   3  the revoker, parent of a mode-4 child: gives it read-only handles
+ *      to two objects, waits until it maps and reads both, revokes the
+ *      first (the child's handle lacks SYS_RIGHT_REVOKE: it cannot), and
+ *      checks that the child, touching the revoked page, is killed by the
+ *      fault, while the other object still reads back in both tasks.
+ *   4  the child: maps and reads both, tells the parent, waits for the
+ *      revoke, reads the other object, finds the revoked one gone for
+ *      good (-SYS_EIDRM), then touches its old page.
  * The exit status is 0 when every answer was the right one.
  */
 #include "user/lib/ulib.h"
@@ -23,6 +31,8 @@
 #define MODE_ALONE     0
 #define MODE_PARENT    1
 #define MODE_CHILD     2
+#define MODE_REVOKER   3
+#define MODE_REVOKED   4
 #define DEFAULT_TRIES  4096
 #define PAGE	       4096UL
 #define PARENT_AT      0x500000000000UL
@@ -30,6 +40,11 @@
 #define CHILD_WRITE_AT 0x520000000000UL
 #define PARENT_MARK    0x5041524eUL /* "PARN" */
 #define CHILD_MARK     0x4348494cUL /* "CHIL" */
+#define KEPT_MARK      0x4b455054UL /* "KEPT" */
+#define KEPT_AT	       0x530000000000UL
+#define LABEL_MAPPED   1 /* child to revoker: both objects mapped */
+#define LABEL_REVOKED  2 /* revoker to child: the first one is gone */
+#define SLOT_KEPT      2
 #define LABEL_GRANT    (SYS_IPC_LABEL_HANDLE | 1)
 #define SLOT_MEMORY    0 /* the child's spawn slots */
 #define SLOT_ENDPOINT  1
@@ -64,6 +79,7 @@ static void try_everything(long h)
 	expect("SYS_HANDLE_DUP", h, sys_handle_dup(h, 0), -SYS_EBADF);
 	expect("SYS_HANDLE_CLOSE", h, sys_handle_close(h), -SYS_EBADF);
 	expect("SYS_HANDLE_INFO", h, sys_handle_info(h), -SYS_EBADF);
+	expect("SYS_SHM_REVOKE", h, sys_shm_revoke(h), -SYS_EBADF);
 	expect("SYS_SPAWN with it", h, sys_spawn("hello", 5, 0, list, 1),
 	       -SYS_EBADF);
 }
@@ -85,7 +101,7 @@ static int alone(unsigned long tries)
 		try_everything((long)h);
 	for (size_t i = 0; i < ARRAY_SIZE(edges); i++)
 		try_everything(edges[i]);
-	printf("isolate: %lu handle values tried on 9 calls, %lu wrong\n",
+	printf("isolate: %lu handle values tried on 10 calls, %lu wrong\n",
 	       tries + (unsigned long)ARRAY_SIZE(edges), wrong);
 	return wrong != 0;
 }
@@ -170,6 +186,85 @@ static int child(void)
 	return wrong != 0;
 }
 
+static int revoker(void)
+{
+	static const char child[] = "isolate";
+	long shm = sys_shm_create(PAGE), kept = sys_shm_create(PAGE),
+	     ep = sys_endpoint_create(), given[3], id;
+	volatile uint64_t *mem = (volatile uint64_t *)PARENT_AT,
+			  *kept_mem = (volatile uint64_t *)KEPT_AT;
+	struct ipc_message m;
+
+	if (shm < 0 || kept < 0 || ep < 0 ||
+	    sys_shm_map(shm, (void *)PARENT_AT,
+			SYS_PROT_READ | SYS_PROT_WRITE) ||
+	    sys_shm_map(kept, (void *)KEPT_AT,
+			SYS_PROT_READ | SYS_PROT_WRITE)) {
+		printf("isolate: revoker: set-up failed (%ld, %ld, %ld)\n", shm,
+		       kept, ep);
+		return 1;
+	}
+	mem[0] = PARENT_MARK;
+	kept_mem[0] = KEPT_MARK;
+	given[SLOT_MEMORY] =
+		sys_handle_dup(shm, SYS_RIGHT_MAP_READ | SYS_RIGHT_GRANT);
+	given[SLOT_ENDPOINT] = ep;
+	given[SLOT_KEPT] =
+		sys_handle_dup(kept, SYS_RIGHT_MAP_READ | SYS_RIGHT_GRANT);
+	id = sys_spawn(child, sizeof(child) - 1, MODE_REVOKED, given, 3);
+	if (id < 0) {
+		printf("isolate: revoker: spawn failed (%ld)\n", id);
+		return 1;
+	}
+	expect("revoker: SYS_IPC_RECV(mapped)", ep, sys_ipc_recv(ep, &m),
+	       LABEL_MAPPED);
+	expect("revoker: SYS_SHM_REVOKE(no right)", given[SLOT_MEMORY],
+	       sys_shm_revoke(given[SLOT_MEMORY]), -SYS_EPERM);
+	expect("revoker: SYS_SHM_REVOKE", shm, sys_shm_revoke(shm), 0);
+	expect("revoker: SYS_SHM_REVOKE(again)", shm, sys_shm_revoke(shm),
+	       -SYS_EIDRM);
+	expect("revoker: SYS_SHM_MAP(revoked)", shm,
+	       sys_shm_map(shm, (void *)CHILD_READ_AT, SYS_PROT_READ),
+	       -SYS_EIDRM);
+	m = (struct ipc_message){.label = LABEL_REVOKED};
+	expect("revoker: SYS_IPC_SEND(revoked)", ep, sys_ipc_send(ep, &m), 0);
+	expect("revoker: the child's status", id, sys_wait(id),
+	       SYS_STATUS_FAULT);
+	expect("revoker: the other object", KEPT_AT, (long)kept_mem[0],
+	       KEPT_MARK);
+	return wrong != 0;
+}
+
+/* Killed by its last read when all is well: any return is a failure. */
+static int revoked(void)
+{
+	long shm = spawned_handle(SLOT_MEMORY),
+	     ep = spawned_handle(SLOT_ENDPOINT),
+	     kept = spawned_handle(SLOT_KEPT);
+	volatile uint64_t *mem = (volatile uint64_t *)CHILD_READ_AT;
+	struct ipc_message m = {.label = LABEL_MAPPED};
+
+	expect("revoked: SYS_SHM_MAP", shm,
+	       sys_shm_map(shm, (void *)CHILD_READ_AT, SYS_PROT_READ), 0);
+	expect("revoked: SYS_SHM_MAP(kept)", kept,
+	       sys_shm_map(kept, (void *)KEPT_AT, SYS_PROT_READ), 0);
+	expect("revoked: what the parent wrote", CHILD_READ_AT, (long)mem[0],
+	       PARENT_MARK);
+	expect("revoked: SYS_IPC_SEND(mapped)", ep, sys_ipc_send(ep, &m), 0);
+	expect("revoked: SYS_IPC_RECV(revoked)", ep, sys_ipc_recv(ep, &m),
+	       LABEL_REVOKED);
+	expect("revoked: the other object", KEPT_AT,
+	       (long)*(volatile uint64_t *)KEPT_AT, KEPT_MARK);
+	expect("revoked: SYS_SHM_MAP(again)", shm,
+	       sys_shm_map(shm, (void *)CHILD_WRITE_AT, SYS_PROT_READ),
+	       -SYS_EIDRM);
+	if (wrong)
+		return 1;
+	(void)mem[0]; /* unmapped by the revoke: this faults */
+	printf("isolate: revoked: the revoked page still reads\n");
+	return 1;
+}
+
 int main(long arg)
 {
 	unsigned long tries = ((unsigned long)arg >> 4) & 0xfffffff;
@@ -181,6 +276,10 @@ int main(long arg)
 		return parent();
 	case MODE_CHILD:
 		return child();
+	case MODE_REVOKER:
+		return revoker();
+	case MODE_REVOKED:
+		return revoked();
 	default:
 		printf("isolate: unknown mode %ld\n", arg & 0xf);
 		return 2;

@@ -183,6 +183,29 @@ static const struct sim_scenario scenarios[] = {
 		.cpu = {"run 1, read 4, kthread, free-table 1 1, run 1, read 0",
 			"run 1, read 4, write 5, read 0"},
 	},
+	/*
+	 * A shared object revoked while the address spaces that map it run
+	 * on other CPUs: one round (unmap_batch=pages or all) must reach the
+	 * CPUs of every space before the frames are freed; per_mm, a round
+	 * per space. Three spaces: one lazy, one switched to meanwhile.
+	 */
+	{
+		.name = "revoke",
+		.why = "an object revoked from two spaces on two CPUs",
+		.preemptions = 3,
+		.mms = 2,
+		.cpu = {"run 1, read 8, revoke, run 1, read 8",
+			"run 2, read 8, read 9, read 8"},
+	},
+	{
+		.name = "revoke3",
+		.why = "a revoke from three spaces: lazy, switching, running",
+		.preemptions = 1,
+		.mms = 3,
+		.cpu = {"run 1, revoke, read 9",
+			"run 2, read 8, kthread, run 2, read 9",
+			"run 3, read 9, run 2, read 8"},
+	},
 	{
 		.name = "random",
 		.why = "2-8 CPUs, random workloads, schedules, TLB events",
@@ -213,10 +236,10 @@ static const struct policy_set policy_sets[] = {
 	{"nopcid-off", "pcid=off lazy=off"},
 	{"nopcid-skip", "pcid=off flush_ceiling=1 flush_info=stack "
 			"flush_concurrent=off kernel_mm_mask=touch "
-			"lazy_mm=refcount"},
+			"lazy_mm=refcount unmap_batch=per_mm"},
 	{"pcid1-ipi", "invpcid=off asid_slots=1 lazy=ipi flush_info=stack"},
 	{"pcid2-skip", "asid_slots=2 flush_ceiling=1 kernel_mm_mask=touch "
-		       "lazy_mm=refcount"},
+		       "lazy_mm=refcount unmap_batch=all"},
 	{"pcid2-dynamic", "invpcid=off asid_slots=2 lazy=dynamic "
 			  "lazy_backoff=1 flush_concurrent=off "
 			  "lazy_mm=refcount"},
@@ -225,7 +248,8 @@ static const struct policy_set policy_sets[] = {
 		      "kernel_mm_mask=touch"},
 	{"defaults", ""},
 	{"pcid3-skip", "invpcid=off asid_slots=3 flush_ceiling=2 "
-		       "flush_info=stack kernel_mm_mask=touch"},
+		       "flush_info=stack kernel_mm_mask=touch "
+		       "unmap_batch=all"},
 };
 
 /* -p with option words rather than a set's name. */
@@ -253,6 +277,8 @@ static const struct {
 	 "the lazy CPU's loaded PCID still caches the freed table"},
 	{TLB_BUG_FREE_BEFORE_ACK, "shootdown", "defaults",
 	 "the page is freed while the other CPU still maps it"},
+	{TLB_BUG_BATCH_FIRST_MM_ONLY, "revoke", "defaults",
+	 "the CPU running the second space keeps the revoked frame"},
 };
 
 static const char *program = "tlb_sim";

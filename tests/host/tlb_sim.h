@@ -355,6 +355,7 @@ enum sim_op_kind {
 	OP_KSTACK_ALLOC,
 	OP_KSTACK_FREE,
 	OP_KSTACK_TOUCH,
+	OP_REVOKE,
 };
 
 struct sim_op {

@@ -216,6 +216,13 @@ static void label_kstack(uint64_t top)
 		label(kernel_root_phys, va, FRAME_KSTACK, KERNEL_OWNER);
 }
 
+/*
+ * The shared object, with a reference of its own for the whole run (as the
+ * creator's handle holds one in the kernel): revoke works on it whether or
+ * not an address space still maps it.
+ */
+static struct shm *sim_shm;
+
 void kern_reset(unsigned cpus, unsigned count)
 {
 	struct shm *shm;
@@ -225,6 +232,8 @@ void kern_reset(unsigned cpus, unsigned count)
 		free(mms[i].mm);
 		mms[i] = (struct sim_mm){0};
 	}
+	free(sim_shm);
+	sim_shm = NULL;
 	ncpus = cpus;
 	nmms = count;
 	oracle_reset();
@@ -240,7 +249,8 @@ void kern_reset(unsigned cpus, unsigned count)
 	kstacks[0].allocated = true;
 	label_kstack(kstacks[0].top);
 
-	shm = shm_create(SIM_SHM_PAGES * PAGE_SIZE);
+	/* The creator's reference: the run's, until the next reset. */
+	sim_shm = shm = shm_create(SIM_SHM_PAGES * PAGE_SIZE);
 	if (!shm)
 		sim_fail("setting up the machine: shm_create failed");
 	for (unsigned i = 0; i < count; i++) {
@@ -267,7 +277,6 @@ void kern_reset(unsigned cpus, unsigned count)
 	for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
 		label(mms[0].mm->root, sim_page_va(p), FRAME_PAGE,
 		      KERNEL_OWNER);
-	shm_put(shm); /* the address spaces keep it */
 	mmu_set_owner(KERNEL_OWNER);
 }
 
@@ -605,6 +614,33 @@ static void user_access(unsigned cpu, unsigned page, bool write)
 	access(cpu, owner, mms[owner].mm->root, sim_page_va(page), write, what);
 }
 
+/*
+ * Revokes the shared object: until shm_revoke returns, every address space
+ * that maps it may still translate its pages to their frames, after that
+ * none may (the frames are freed, so the simulated memory checks too).
+ */
+static void revoke(void)
+{
+	const struct mm *first = NULL;
+	unsigned token;
+	int err;
+
+	token = oracle_begin_change();
+	for (unsigned i = 0; i < nmms; i++) {
+		if (mms[i].dead)
+			continue;
+		first = first ? first : mms[i].mm;
+		for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
+			permit_current(token, (int)i, mms[i].mm->root,
+				       sim_page_va(p));
+	}
+	sim_trace("revokes the shared object");
+	err = shm_revoke(sim_shm);
+	if (err && err != -EIDRM) /* a second revoke finds nothing to do */
+		sim_fail("shm_revoke failed: %d", err);
+	oracle_end_change(token, first);
+}
+
 /* --- Operations ------------------------------------------------------------------- */
 
 /* A reference for working on mm from any CPU; NULL once it exited. */
@@ -665,6 +701,9 @@ void kern_op(const struct sim_op *op)
 		break;
 	case OP_KSTACK_TOUCH:
 		kstack_touch(cpu, op->page);
+		break;
+	case OP_REVOKE:
+		revoke();
 		break;
 	}
 	if (sm)

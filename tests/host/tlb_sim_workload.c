@@ -27,6 +27,9 @@
  *	kstack-free S  free kernel stack S (kstack_free: unmap, flush, free)
  *	kstack-touch S write to the top page of kernel stack S (a kernel
  *	               access: a thread running on it), if it is allocated
+ *	revoke         revoke the shared object (shm_revoke: pages 8-9 leave
+ *	               every address space in one flush round, then their
+ *	               frames are freed), unless it is gone already
  *
  * For example "run 1, read 0, kthread, run 1, read 0".
  */
@@ -75,6 +78,9 @@ static const struct {
 	[OP_KSTACK_TOUCH] = {"kstack-touch",
 			     {ARG_KSTACK, ARG_NONE, ARG_NONE},
 			     4},
+	/* Never drawn: it ends the shared object for the rest of the run,
+	 * and the random workloads of each seed stay what they were. */
+	[OP_REVOKE] = {"revoke", {ARG_NONE, ARG_NONE, ARG_NONE}, 0},
 };
 
 /* The largest value of each kind of argument, plus one. */

@@ -405,9 +405,10 @@ KTEST(USER0012, user, "a task killed in an IPC receive leaves the queue whole")
 }
 
 /* user/isolate.c: its modes, and how many handle values mode 0 tries. */
-#define ISOLATE_ALONE  0
-#define ISOLATE_PARENT 1
-#define ISOLATE_TRIES  4096
+#define ISOLATE_ALONE	0
+#define ISOLATE_PARENT	1
+#define ISOLATE_REVOKER 3
+#define ISOLATE_TRIES	4096
 
 KTEST(USER0013, user, "a task with no handles reaches no object")
 {
@@ -424,4 +425,13 @@ KTEST(USER0014, user, "handles passed at spawn and over IPC keep their rights")
 		return;
 	KEXPECT(run(t, "isolate", ISOLATE_PARENT) == 0,
 		"a passed handle did too much or too little (see above)");
+}
+
+KTEST(USER0015, user, "a revoke takes shared memory back from every task")
+{
+	if (!have(t, "isolate") || !have(t, "hello"))
+		return;
+	KEXPECT(run(t, "isolate", ISOLATE_REVOKER) == 0,
+		"the revoked memory stayed reachable, or more went (see "
+		"above)");
 }

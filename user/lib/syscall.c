@@ -88,6 +88,11 @@ long sys_shm_map(long shm, void *addr, unsigned prot)
 	return syscall6(SYS_SHM_MAP, shm, (long)addr, prot, 0, 0, 0);
 }
 
+long sys_shm_revoke(long shm)
+{
+	return syscall6(SYS_SHM_REVOKE, shm, 0, 0, 0, 0, 0);
+}
+
 long sys_handle_dup(long h, unsigned rights)
 {
 	return syscall6(SYS_HANDLE_DUP, h, rights, 0, 0, 0, 0);

@@ -88,6 +88,8 @@ long sys_sleep_ns(uint64_t ns);
 /* Handles (proc/syscall_abi.h): values, rights, errors. */
 long sys_shm_create(size_t len);
 long sys_shm_map(long shm, void *addr, unsigned prot);
+/* Unmaps the object from every task that maps it; needs SYS_RIGHT_REVOKE. */
+long sys_shm_revoke(long shm);
 long sys_handle_dup(long h, unsigned rights);
 long sys_handle_close(long h);
 long sys_handle_info(long h);
