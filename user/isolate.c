@@ -106,9 +106,20 @@ static int alone(unsigned long tries)
 	return wrong != 0;
 }
 
+/* Spawns this program in mode, with the handles given; < 0 said. */
+static long spawn_mode(const char *who, long mode, const long *given,
+		       size_t count)
+{
+	static const char name[] = "isolate";
+	long id = sys_spawn(name, sizeof(name) - 1, mode, given, count);
+
+	if (id < 0)
+		printf("isolate: %s: spawn failed (%ld)\n", who, id);
+	return id;
+}
+
 static int parent(void)
 {
-	static const char child[] = "isolate";
 	long shm = sys_shm_create(PAGE), ep = sys_endpoint_create(), given[2];
 	struct ipc_message grant = {.label = LABEL_GRANT};
 	volatile uint64_t *mem = (volatile uint64_t *)PARENT_AT;
@@ -125,11 +136,9 @@ static int parent(void)
 		sys_handle_dup(shm, SYS_RIGHT_MAP_READ | SYS_RIGHT_GRANT);
 	given[SLOT_ENDPOINT] =
 		sys_handle_dup(ep, SYS_RIGHT_RECEIVE | SYS_RIGHT_GRANT);
-	id = sys_spawn(child, sizeof(child) - 1, MODE_CHILD, given, 2);
-	if (id < 0) {
-		printf("isolate: parent: spawn failed (%ld)\n", id);
+	id = spawn_mode("parent", MODE_CHILD, given, 2);
+	if (id < 0)
 		return 1;
-	}
 	/* Read and write, nothing more, whatever the handle itself holds. */
 	grant.words[0] = (uint64_t)shm;
 	grant.words[1] = SYS_RIGHT_MAP_READ | SYS_RIGHT_MAP_WRITE;
@@ -188,7 +197,6 @@ static int child(void)
 
 static int revoker(void)
 {
-	static const char child[] = "isolate";
 	long shm = sys_shm_create(PAGE), kept = sys_shm_create(PAGE),
 	     ep = sys_endpoint_create(), given[3], id;
 	volatile uint64_t *mem = (volatile uint64_t *)PARENT_AT,
@@ -211,11 +219,9 @@ static int revoker(void)
 	given[SLOT_ENDPOINT] = ep;
 	given[SLOT_KEPT] =
 		sys_handle_dup(kept, SYS_RIGHT_MAP_READ | SYS_RIGHT_GRANT);
-	id = sys_spawn(child, sizeof(child) - 1, MODE_REVOKED, given, 3);
-	if (id < 0) {
-		printf("isolate: revoker: spawn failed (%ld)\n", id);
+	id = spawn_mode("revoker", MODE_REVOKED, given, 3);
+	if (id < 0)
 		return 1;
-	}
 	expect("revoker: SYS_IPC_RECV(mapped)", ep, sys_ipc_recv(ep, &m),
 	       LABEL_MAPPED);
 	expect("revoker: SYS_SHM_REVOKE(no right)", given[SLOT_MEMORY],
