@@ -19,16 +19,32 @@
  *     handled, and the handler has not yet taken the list (it takes the
  *     whole list at once by swapping the head with NULL), so it will find
  *     this request too;
- *  4. target, in the IPI handler (or while itself waiting in step 1 or 5):
- *     take the whole list, run the requests oldest first, and clear each
- *     slot's pending flag after its function returns;
+ *  4. target, in the IPI handler (or while itself sending or waiting):
+ *     take the whole list onto its private "taken" list, run the requests
+ *     oldest first, and clear each slot's pending flag after its function
+ *     returns;
  *  5. sender, when asked to wait: spin until every slot it used is free,
  *     running its own incoming requests meanwhile.
  * The sender runs fn itself, if it is a target, between 3 and 5 with
  * interrupts off, so its own work overlaps the targets'.
- * Steps 1 and 5 serve the sender's own queue, so two CPUs sending to each
- * other with interrupts off both make progress: neither waits on a request
- * that only an interrupt could run.
+ * Every call serves the sender's own queue once before it sends, and steps
+ * 1 and 5 serve it while they spin, so two CPUs sending to each other with
+ * interrupts off both make progress: neither waits on a request that only
+ * an interrupt could run.
+ *
+ * Calls from a request's function (fn itself sends): the requests taken
+ * with fn but not yet run stay on the private list while fn runs, and a
+ * serve nested in fn's own sends runs them. They must not be hidden from
+ * it: if fn on CPU A waits for its slot to B while B runs a function that
+ * waits for its slot to A, and each slot's request sits in the other CPU's
+ * taken list behind the running function, neither would ever run (the
+ * watchdog would not fire either: both keep looking at their queues).
+ * Serving before each send bounds how long a request waits behind a
+ * sending function to one of its calls, not the whole function: a
+ * function sending to CPUs that all keep up never spins, and a CPU whose
+ * requests sat behind it for its whole run (the IPI storm of
+ * tests/kernel/test_smp.c, 16 vCPUs on 2 host cores: tens of seconds)
+ * tripped the watchdog below.
  *
  * Orderings (what pairs with what):
  *  - The sender's stores of fn, arg, pending and next (and
@@ -50,8 +66,9 @@
  * A target that does not look at its queue for CALL_TIMEOUT_NS while a
  * request for it is pending is dead or missed its IPI: a kernel bug,
  * reported with a panic rather than a silent hang. (A target busy running
- * a long request still looks at its queue whenever it waits itself, so
- * only a CPU that truly stopped trips this.) call_bug= breaks the protocol
+ * a long request still looks at its queue, and runs what it holds, each
+ * time it sends or waits itself; a request that neither sends nor waits
+ * for seconds with interrupts off is itself the bug.) call_bug= breaks the protocol
  * on purpose to show the tests catch it (tests/kernel/test_smp.c, the
  * tcg-*-call-bug configs).
  */
@@ -65,9 +82,10 @@
 
 struct call_queue {
 	struct call_request *head; /* pushed by senders, taken by the owner */
-	uint64_t checks;    /* times the owner looked at it; others read it */
-	uint64_t calls_run; /* requests run here (call_bug=drop counts them);
-			       the owner's alone */
+	uint64_t checks; /* times the owner looked at it; others read it */
+	/* The owner's alone, used with interrupts off: */
+	struct call_request *taken; /* taken from head, not yet run */
+	uint64_t calls_run; /* requests run here (call_bug=drop counts them) */
 } __aligned(64);
 
 static struct call_queue queues[MAX_CPUS];
@@ -87,47 +105,65 @@ static bool push(struct call_queue *q, struct call_request *r)
 }
 
 /*
- * Step 4: runs every request queued for this CPU; returns how many ran.
- * Functions run with interrupts off wherever they are served (the handler,
- * or a wait with interrupts on): a call IPI arriving inside fn would run the
- * next request in the middle of this one. (The TLB simulator found that:
- * a lazy CPU's flush_tlb_here, interrupted by a second request that left
- * the mm, went on to index the slots with the kernel ASID.) Taking the list
- * needs no such care: an IPI in between finds the queue empty, or runs
- * requests pushed after ours, which are other senders'. So a wait's turn
- * that finds nothing queued costs no change of the interrupt flag.
+ * Step 4: runs every request queued for this CPU (and any left on its taken
+ * list by a function that is still running further up this CPU's stack);
+ * returns how many ran. Functions run with interrupts off wherever they are
+ * served (the handler, or a wait with interrupts on): a call IPI arriving
+ * inside fn would run the next request in the middle of this one. (The TLB
+ * simulator found that: a lazy CPU's flush_tlb_here, interrupted by a
+ * second request that left the mm, went on to index the slots with the
+ * kernel ASID.) A serve from inside fn (fn sending) is the exception by
+ * design, see the opening comment: it runs the requests after fn's.
+ * The first check needs no such care: whenever this CPU can be interrupted,
+ * taken is empty (every serve returns with it empty), and an IPI between
+ * the check and the swap finds the queue empty, or runs requests pushed
+ * after ours, which are other senders'. So a turn that finds nothing
+ * queued costs no change of the interrupt flag.
  */
 static unsigned serve_queue(void)
 {
 	struct call_queue *q = &queues[call_hw_cpu()];
-	struct call_request *list, *reversed = NULL;
 	unsigned ran = 0;
 	uint64_t flags;
 
 	shared_store(&q->checks, shared_load(&q->checks, __ATOMIC_RELAXED) + 1,
 		     __ATOMIC_RELAXED);
-	/* Acquire: pairs with the release CAS of each push in the list. */
-	list = shared_exchange(&q->head, NULL, __ATOMIC_ACQUIRE);
-	if (!list)
+	/* Relaxed: only a hint; the swap below is the acquire. */
+	if (!q->taken && !shared_load(&q->head, __ATOMIC_RELAXED))
 		return 0;
 	flags = call_hw_irq_save();
-	/* The queue is a stack: reverse it to run the oldest first. */
-	while (list) {
-		struct call_request *next =
-			shared_load(&list->next, __ATOMIC_RELAXED);
+	for (;;) {
+		struct call_request *r = q->taken;
+		smp_call_fn fn;
+		void *arg;
 
-		shared_store(&list->next, reversed, __ATOMIC_RELAXED);
-		reversed = list;
-		list = next;
-	}
-	while (reversed) {
-		struct call_request *r = reversed;
-		smp_call_fn fn = shared_load(&r->fn, __ATOMIC_RELAXED);
-		void *arg = shared_load(&r->arg, __ATOMIC_RELAXED);
+		if (!r) {
+			/* Acquire: pairs with the release CAS of each push in
+			 * the list. */
+			struct call_request *list = shared_exchange(
+				&q->head, NULL, __ATOMIC_ACQUIRE);
 
-		reversed = shared_load(&r->next, __ATOMIC_RELAXED);
+			if (!list)
+				break;
+			/* The queue is a stack: reverse it to run the oldest
+			 * first. */
+			while (list) {
+				struct call_request *next = shared_load(
+					&list->next, __ATOMIC_RELAXED);
+
+				shared_store(&list->next, r, __ATOMIC_RELAXED);
+				r = list;
+				list = next;
+			}
+		}
+		fn = shared_load(&r->fn, __ATOMIC_RELAXED);
+		arg = shared_load(&r->arg, __ATOMIC_RELAXED);
+		/* Off the list before fn runs: a serve nested in fn goes on
+		 * with the next request, never this one again. */
+		q->taken = shared_load(&r->next, __ATOMIC_RELAXED);
+		q->calls_run++;
 		if (call_hw_bug() != CALL_HW_BUG_DROP ||
-		    (q->calls_run + ran + 1) % DROP_EVERY)
+		    q->calls_run % DROP_EVERY)
 			fn(arg);
 		/* Release: every read of the slot above, and whatever fn did,
 		 * before the sender may reuse it or stop waiting; pairs with
@@ -135,7 +171,6 @@ static unsigned serve_queue(void)
 		shared_store(&r->pending, 0, __ATOMIC_RELEASE);
 		ran++;
 	}
-	q->calls_run += ran;
 	call_hw_irq_restore(flags);
 	return ran;
 }
@@ -189,6 +224,9 @@ void smp_call_function_many(const struct cpumask *mask, smp_call_fn fn,
 	/* Interrupts off while queueing: a handler on this CPU must not
 	 * reuse a slot between its fill and its push. */
 	flags = call_hw_irq_save();
+	/* Before sending: requests this CPU holds must not wait for a caller
+	 * that sends without ever spinning (see the opening comment). */
+	serve_queue();
 	for_each_cpu (cpu, &targets) {
 		struct call_request *r = &mine[cpu];
 

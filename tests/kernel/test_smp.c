@@ -270,3 +270,119 @@ KTEST(SMP0006, smp, "bare IPIs: to a mask, to all but self, to self")
 		cli(); /* back to how the runner left it */
 	trap_set_handler(TEST_VECTOR, old);
 }
+
+/*
+ * Calls from inside a call, crossing: CPUs 1 and 2 each run a function that
+ * sends to the other while the other's earlier request to it waits, taken
+ * but not yet run, behind that very function. The request each one waits on
+ * can only run inside the other's function (smp/call_queue.c, opening
+ * comment); before that was so, this test deadlocked with both CPUs still
+ * looking at their queues, so the watchdog stayed quiet.
+ *  1. CPU 0 parks CPUs 1 and 2 in cross_park (interrupts off, not serving);
+ *  2. CPU 3 queues cross_send on both; then each parked CPU queues a call
+ *     for the other, behind it;
+ *  3. CPU 0 lets them go: each takes [cross_send, the other's call] and
+ *     runs cross_send, whose send needs the slot the other's call holds.
+ */
+#define CROSS_A		 1
+#define CROSS_B		 2
+#define CROSS_QUEUER	 3
+#define CROSS_TIMEOUT_NS 20000000000ULL /* a loaded 16-vCPU TCG run */
+
+struct cross {
+	uint32_t parked; /* cross_park arrivals, two per parked CPU */
+	uint32_t stage;	 /* 1: queue the call for the other; 2: return */
+	uint32_t sent;	 /* cross_send calls done */
+	uint32_t ran[MAX_CPUS];
+};
+
+static struct cross cross;
+
+static unsigned cross_other(unsigned cpu)
+{
+	return cpu == CROSS_A ? CROSS_B : CROSS_A;
+}
+
+static void cross_hit(void *arg)
+{
+	(void)arg;
+	__atomic_fetch_add(&cross.ran[this_cpu_index()], 1, __ATOMIC_RELAXED);
+}
+
+static void cross_wait_stage(uint32_t stage)
+{
+	while (__atomic_load_n(&cross.stage, __ATOMIC_ACQUIRE) < stage)
+		cpu_relax();
+}
+
+static void cross_park(void *arg)
+{
+	(void)arg;
+	__atomic_fetch_add(&cross.parked, 1, __ATOMIC_SEQ_CST);
+	cross_wait_stage(1);
+	smp_call_function_single(cross_other(this_cpu_index()), cross_hit, NULL,
+				 SMP_CALL_NO_WAIT);
+	__atomic_fetch_add(&cross.parked, 1, __ATOMIC_SEQ_CST);
+	cross_wait_stage(2);
+}
+
+static void cross_send(void *arg)
+{
+	(void)arg;
+	smp_call_function_single(cross_other(this_cpu_index()), cross_hit, NULL,
+				 SMP_CALL_WAIT);
+	__atomic_fetch_add(&cross.sent, 1, __ATOMIC_SEQ_CST);
+}
+
+/* On CROSS_QUEUER: CPU 0's slots to the parked CPUs are busy parking them. */
+static void cross_queue(void *arg)
+{
+	struct cpumask pair;
+
+	(void)arg;
+	cpumask_clear_all(&pair);
+	cpumask_set(&pair, CROSS_A);
+	cpumask_set(&pair, CROSS_B);
+	smp_call_function_many(&pair, cross_send, NULL, SMP_CALL_NO_WAIT);
+}
+
+static bool cross_wait(const uint32_t *counter, uint32_t want)
+{
+	uint64_t deadline = tsc_read_ordered() + ns_to_tsc(CROSS_TIMEOUT_NS);
+
+	while (__atomic_load_n(counter, __ATOMIC_SEQ_CST) < want) {
+		if (tsc_read_ordered() > deadline)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+KTEST(SMP0007, smp, "calls sent from calls, crossing, do not deadlock")
+{
+	struct cpumask pair;
+
+	if (!need_cpus(t, 4))
+		return;
+	__builtin_memset(&cross, 0, sizeof(cross));
+	cpumask_clear_all(&pair);
+	cpumask_set(&pair, CROSS_A);
+	cpumask_set(&pair, CROSS_B);
+	smp_call_function_many(&pair, cross_park, NULL, SMP_CALL_NO_WAIT);
+	KEXPECT(cross_wait(&cross.parked, 2), "%u of 2 CPUs parked",
+		cross.parked);
+	smp_call_function_single(CROSS_QUEUER, cross_queue, NULL,
+				 SMP_CALL_WAIT);
+	__atomic_store_n(&cross.stage, 1, __ATOMIC_RELEASE);
+	KEXPECT(cross_wait(&cross.parked, 4), "%u of 2 calls queued",
+		cross.parked - 2);
+	__atomic_store_n(&cross.stage, 2, __ATOMIC_RELEASE);
+	KEXPECT(cross_wait(&cross.sent, 2),
+		"%u of 2 crossing calls returned: CPUs %u and %u deadlocked",
+		cross.sent, CROSS_A, CROSS_B);
+	/* Each got the parked call and the crossing one from the other. */
+	KEXPECT(cross_wait(&cross.ran[CROSS_A], 2) &&
+			cross_wait(&cross.ran[CROSS_B], 2),
+		"CPU %u ran %u calls, CPU %u %u; want 2 each", CROSS_A,
+		cross.ran[CROSS_A], CROSS_B, cross.ran[CROSS_B]);
+}
