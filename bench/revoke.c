@@ -117,11 +117,9 @@ static void spaces_row(struct mm **mms, unsigned k, enum what what)
 	static uint64_t last[MAX_CPUS]; /* one measuring thread at a time */
 
 	if (what == WHAT_TIME)
-		bench_begin(1, "spaces=%u,batch=%s", k,
-			    tlb_unmap_batch_names[tlb_policy.unmap_batch]);
+		bench_begin(1, "spaces=%u", k);
 	else
-		bench_begin_unit(names[what], "spaces=%u,batch=%s", k,
-				 tlb_unmap_batch_names[tlb_policy.unmap_batch]);
+		bench_begin_unit(names[what], "spaces=%u", k);
 	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
 		last[cpu] = __atomic_load_n(&rd.passes[cpu], __ATOMIC_RELAXED);
 	while (bench_more()) {
@@ -244,8 +242,7 @@ static void refill_rows(void *arg)
 	struct refill_job *job = arg;
 
 	bench_touch(job->space, 0, REFILL_HOT);
-	bench_begin(REFILL_ITERS, "hot=%u,batch=%s", REFILL_HOT,
-		    tlb_unmap_batch_names[tlb_policy.unmap_batch]);
+	bench_begin(REFILL_ITERS, "hot=%u", REFILL_HOT);
 	while (bench_more()) {
 		uint64_t start = bench_clock();
 

@@ -187,6 +187,11 @@ CONFIGS = [
     cfg("bench-bochs", "bench", **BOCHS, smp=2, cmdline=["bench_scale=10"]),
     cfg("bench-compare", "bench-compare", **TCG, smp=2, compare=("lazy=skip", "lazy=off"),
         cmdline=["bench=switch", "bench_scale=10"]),
+    # The revoke rows under the two other unmap_batch= strategies (bench-tcg
+    # has the default, pages): every row in both columns.
+    cfg("bench-compare-unmap-batch", "bench-compare", **TCG, smp=2,
+        compare=("unmap_batch=all", "unmap_batch=per_mm"),
+        cmdline=["bench=revoke,revoke_refill", "bench_scale=10"]),
 ]
 
 
