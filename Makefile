@@ -210,7 +210,8 @@ ISO := $(BUILD)/shootdown.iso
 .DELETE_ON_ERROR:
 
 .PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
-	bench bench-compare plots report import mutants docs lab-tree grade timeline usb
+	bench bench-compare compare-linux plots report import mutants docs lab-tree grade \
+	timeline usb
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -386,6 +387,22 @@ bench: deps all
 
 bench-compare: deps all
 	@env $(RUN_ENV) $(PYTHON) tools/bench.py compare $(KERNEL_ELF) "$(A)" "$(B)"
+
+# Some rows beside their Linux analogues under Debian's stock kernel
+# (linux-image-cloud-amd64, fetched with apt-get into $(BUILD)/linux, not
+# installed), in the same QEMU machine: $(BUILD)/compare-linux (docs/bench.md,
+# "Against Linux"). COMPARE_SCALE= percent of the samples, as bench_scale=.
+LBENCH := $(BUILD)/compare-linux/lbench
+quiet_cmd_lbench = HOSTCC $@ (static, for Linux)
+tools_lbench := HOSTCC
+cmd_lbench = $(HOSTCC) -std=gnu11 -O2 -Wall -Wextra -Werror -static -pthread -o $@ $<
+$(LBENCH): tools/linux-bench/lbench.c Makefile
+	$(Q)mkdir -p $(@D)
+	$(call cmd,lbench)
+
+compare-linux: deps all $(LBENCH)
+	@env $(RUN_ENV) $(PYTHON) tools/compare_linux.py $(KERNEL_ELF) $(LBENCH) \
+		$(if $(COMPARE_SCALE),--scale $(COMPARE_SCALE))
 
 plots: deps
 	@$(PYTHON) tools/bench.py plots --dir $(BUILD)/bench $(RESULTS)
@@ -589,6 +606,8 @@ help:
 	@echo "  run       install what is missing, build, boot in QEMU, run the benchmarks"
 	@echo "  bench     the same, and keep the results in build/bench/<timestamp>.json"
 	@echo "  bench-compare  two runs, kernel options A=\"...\" and B=\"...\", side by side"
+	@echo "  compare-linux  some rows beside Debian's stock Linux in the same QEMU machine,"
+	@echo "            with the ratios (build/compare-linux; COMPARE_SCALE=10 a short run)"
 	@echo "  plots     PNG and SVG charts of the newest results (build/bench/plots, gnuplot)"
 	@echo "  report    the newest results as one HTML page (build/bench/report.html)"
 	@echo "  import    LOG=serial.log or QR=\"photos of the screen's QR codes\": results JSON"
@@ -609,7 +628,7 @@ help:
 	@echo "  clean     remove build/"
 	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD"
 	@echo "           MUTANTS, LOG TIMELINE_ARGS (timeline), RESULTS (plots, report: a results JSON),"
-	@echo "           LOG QR (import), DEV YES (usb)"
+	@echo "           LOG QR (import), DEV YES (usb), COMPARE_SCALE (compare-linux)"
 	@echo "build: V=1 prints the commands (default: one line per step), CC=clang LD=ld.lld,"
 	@echo "       HOSTCC= for the host tests, BUILD=dir instead of build/"
 
