@@ -19,7 +19,8 @@ compare.txt (the table) and ratios.png/.svg/.gp (one chart, gnuplot).
 
 --scale P (percent, default 100) scales both sides' samples and time
 budgets (the kernel's bench_scale=); the test uses a small one. The exit
-status is 1 when a row of ROWS is missing on either side.
+status is 1 when a row of ROWS has no value (missing or n/a) on either
+side, or a run has a problem (tools/bench.py's check).
 Python 3.11 standard library.
 """
 
@@ -197,8 +198,9 @@ def table(runs: dict) -> tuple[list[str], list[tuple[str, float]], list[str]]:
         ours, linux = runs["cross" if what in CROSS_CPU else "local"]
         ra, rb = rows_by_key(ours).get(key_a), rows_by_key(linux).get(key_b)
         for side, key, row in (("shootdown", key_a, ra), ("Linux", key_b, rb)):
-            if row is None:
-                missing.append(f"{side}: no row {key[0]} {key[1]}")
+            if row is None or "na" in row:
+                missing.append(f"{side}: no value for {key[0]} {key[1]}"
+                               + (f" (n/a: {row['na']})" if row else ""))
         ratio = "-"
         if ra and rb and "na" not in ra and "na" not in rb and rb["median"]:
             value = ra["median"] / rb["median"]
@@ -243,6 +245,8 @@ def main(argv: list[str]) -> int:
         initramfs(Path(args.lbench), out / "initramfs.cpio")
         print(f"compare-linux: {EMULATOR_NOTE}", flush=True)
         for name, cpus, icount in PASSES:
+            if name == "cross" and machine([], cpus, icount).smp < 2:
+                raise boot.ConfigError("the cross-CPU rows need SMP=2 or more")
             benchmarks = ",".join(dict.fromkeys(r[1][0] for r in pass_rows(name)))
             ours_s = machine([f"bench={benchmarks}", f"bench_scale={args.scale}"], cpus,
                              icount)
@@ -264,7 +268,7 @@ def main(argv: list[str]) -> int:
     print("\n" + "\n".join(lines))
     made = ""
     if ratios and bench_plots.have_gnuplot():
-        chart = ratio_chart(ratios, f"shootdown / Linux, QEMU TCG: {EMULATOR_NOTE}")
+        chart = ratio_chart(ratios, f"shootdown / Linux (medians): {EMULATOR_NOTE}")
         made = f", {bench_plots.draw(chart, out, bench_plots.png_terminal())[1]}"
     print(f"\ncompare-linux: {out}/{{shootdown,linux}}-{{local,cross}}.json, "
           f"{out / 'compare.txt'}{made}")
