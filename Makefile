@@ -524,7 +524,7 @@ $(BUILD)/host/tlb_sim: $(TLB_SIM_C) $(TLB_SIM_DEPS)
 
 host-tests: $(HOST_TEST_BINS) $(HOST_TOOLS)
 
-test: deps all host-tests
+test: deps all host-tests $(LBENCH)
 	@env $(RUN_ENV) $(PYTHON) tools/run-tests.py $(KERNEL_ELF) $(HOST_TEST_BINS)
 
 # Mutation testing of the simulator (docs/tlb-simulator.md): every mistake

@@ -233,11 +233,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("lbench", help="the static Linux benchmark program")
     parser.add_argument("--scale", type=int, default=100,
                         help="percent of each row's samples and time (1 to 1000)")
+    parser.add_argument("--out", help="where results and logs go "
+                                      "(default: compare-linux beside the kernel)")
     args = parser.parse_args(argv[1:])
     if not 1 <= args.scale <= 1000:
         print("compare-linux: --scale: 1 to 1000 (percent)", file=sys.stderr)
         return 2
-    out = Path(args.kernel).resolve().parent / "compare-linux"
+    out = Path(args.out or Path(args.kernel).resolve().parent / "compare-linux").resolve()
     runs = {}
     try:
         vmlinuz = linux_kernel.kernel(Path(args.kernel).resolve().parent)

@@ -15,7 +15,8 @@ checks that every mutant applies and that a few are killed; with any host
 binary, the host scripts (HOST_SCRIPTS: the tests of the timeline renderer,
 the lab tools, the QR encoder, the results screen, the report and the USB
 stick writer) run too, and the labs are graded (tools/lab_tests.py: results
-labs/<lab>/...). ONLY=PATTERNS works as --only. Setting any of EMU SMP
+labs/<lab>/...), and `make compare-linux` runs, reduced, to its end
+(compare-linux/rows). ONLY=PATTERNS works as --only. Setting any of EMU SMP
 MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT runs one
 configuration, `custom`, built from them, instead of the table; TIMEOUT
 changes every time limit. Logs: build/test/.
@@ -78,6 +79,11 @@ HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
 # collides with the kernel's.
 TEST_MUTANTS = ["no-wait", "batch-free-before-flush", "pcid-equals-asid"]
 MUTANTS_TIMEOUT = 300  # seconds for the check and for the named mutants
+# make compare-linux, reduced (tools/compare_linux.py: 4 boots, some 45 s).
+COMPARE_LINUX = ROOT / "tools" / "compare_linux.py"
+COMPARE_LINUX_SCALE = 10
+COMPARE_LINUX_TIMEOUT = 400
+COMPARE_LINUX_COST = 60
 PARALLEL = 2        # steps at once (the machine has 2 cores)
 LAB_COST = 240      # a guess of one lab's seconds (its grades and its student tree)
 SLOWEST_SHOWN = 8   # steps named in the closing "# slowest" line
@@ -658,7 +664,7 @@ def select_configs() -> list[TestConfig]:
     """The table, or the one `custom` machine the run variables describe;
     TIMEOUT applies to every configuration."""
     overrides = boot.env_overrides()
-    if not any(v in overrides for v in boot.MACHINE_VARS):
+    if not overrides_machine():
         configs = [dataclasses.replace(tc, settings=dataclasses.replace(tc.settings))
                    for tc in CONFIGS]
     else:
@@ -672,6 +678,11 @@ def select_configs() -> list[TestConfig]:
     for tc in configs:
         tc.settings.resolve()  # report a bad setting before anything runs
     return configs
+
+
+def overrides_machine() -> bool:
+    """The run variables describe one machine (the `custom` configuration)."""
+    return any(v in boot.env_overrides() for v in boot.MACHINE_VARS)
 
 
 def matches(name: str, patterns: list[str]) -> bool:
@@ -811,7 +822,9 @@ def main(argv: list[str]) -> int:
     # The labs grade lab trees built from this one: with the host programs.
     labs = [lab for lab in lab_tests.grade.LABS
             if args.host_bins and lab_tests.selected(lab, args.patterns)]
-    if args.patterns and not configs and not host_bins and not scripts and not labs:
+    # make compare-linux, reduced: beside the table, not with one machine.
+    linux = bool(args.kernel) and not overrides_machine() and matches("compare-linux", args.patterns)
+    if args.patterns and not configs and not host_bins and not scripts and not labs and not linux:
         print(f"run-tests: nothing matches {args.only!r} (--list shows the names)",
               file=sys.stderr)
         return 2
@@ -828,6 +841,9 @@ def main(argv: list[str]) -> int:
                                                             f"no kernel at {args.kernel}")])))
     elif configs:
         steps += config_steps(configs, args.kernel)
+    if linux and os.path.isfile(args.kernel):
+        steps.append(Step("compare-linux", functools.partial(compare_linux_step, args.kernel),
+                          cost=COMPARE_LINUX_COST))
     steps += [Step(f"labs/{lab}", functools.partial(lab_step, lab), cost=LAB_COST)
               for lab in labs]
     started = time.monotonic()
@@ -837,6 +853,25 @@ def main(argv: list[str]) -> int:
     failed = sum(r.status == "FAIL" for r in results)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def compare_linux_step(kernel: str) -> Outcome:
+    """compare-linux/rows: make compare-linux at a tenth of its samples runs
+    to its end with every row in both columns (the tool's exit status)."""
+    out = TEST_DIR / "compare-linux"
+    lbench = Path(kernel).resolve().parent / "compare-linux" / "lbench"
+    log_path = out / "output.log"
+    out.mkdir(parents=True, exist_ok=True)
+    text, status = _run([sys.executable, str(COMPARE_LINUX), kernel, str(lbench),
+                         "--scale", str(COMPARE_LINUX_SCALE), "--out", str(out)],
+                        COMPARE_LINUX_TIMEOUT)
+    log_path.write_text(text)
+    if status == 0:
+        return Outcome([Result("compare-linux/rows", "ok")])
+    problems = [line.split("problem: ", 1)[1] for line in text.splitlines() if "problem: " in line]
+    why = ("timed out" if status is None else
+           problems[0] if problems else (clean_lines(text.strip()) or ["no output"])[-1])
+    return Outcome([Result("compare-linux/rows", "FAIL", why[:300], rel(log_path))], tail(text))
 
 
 def lab_step(lab: str) -> Outcome:
