@@ -770,13 +770,19 @@ class Step:
 
 
 def run_steps(steps: list[Step], results: list[Result]) -> None:
-    """Every step, PARALLEL at once, the longest guesses first so that the
-    2 cores stay busy to the end (most steps keep one core busy: Bochs, the
-    simulator, a lab's grades); each prints as soon as it is done."""
+    """Every step, PARALLEL at once, the longest first so that the 2 cores
+    stay busy to the end (most steps keep one core busy: Bochs, the
+    simulator, a lab's grades): by the times of the last run in this tree
+    where there are some, else by the guesses; each prints as soon as it is
+    done."""
+    try:
+        last = json.loads((TEST_DIR / "times.json").read_text())
+    except (OSError, ValueError):
+        last = {}
     with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
         try:
             futures = {pool.submit(timed, step): step
-                       for step in sorted(steps, key=lambda st: -st.cost)}
+                       for step in sorted(steps, key=lambda st: -last.get(st.name, st.cost))}
             times = {}
             for future in concurrent.futures.as_completed(futures):
                 report(future.result(), results)
@@ -788,7 +794,7 @@ def run_steps(steps: list[Step], results: list[Result]) -> None:
             boot.stop_all()
             raise
     TEST_DIR.mkdir(parents=True, exist_ok=True)
-    (TEST_DIR / "times.json").write_text(json.dumps(times, indent=1) + "\n")
+    (TEST_DIR / "times.json").write_text(json.dumps(last | times, indent=1) + "\n")
     slowest = sorted(times.items(), key=lambda kv: -kv[1])[:SLOWEST_SHOWN]
     print("# slowest: " + ", ".join(f"{name} {t:.0f} s" for name, t in slowest))
 
