@@ -68,6 +68,9 @@ const char *bench_choice_name(size_t i);
 /* bench= was given. */
 bool bench_requested(void);
 
+/* icount: QEMU counts instructions, running the CPUs one at a time. */
+bool bench_icount(void);
+
 /*
  * Runs the benchmarks bench= selected, or every one without bench=, each
  * row's sample count and time budget scaled by bench_scale= (the tests run

@@ -192,6 +192,11 @@ bool bench_requested(void)
 	return bench_options[OPT_BENCH].given;
 }
 
+bool bench_icount(void)
+{
+	return icount;
+}
+
 /* Benchmark i of the run order is selected by its name or its group. */
 static bool selected(size_t i)
 {

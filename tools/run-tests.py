@@ -757,6 +757,8 @@ def config_cost(tc: TestConfig) -> float:
         return 0
     if tc.settings.emu == "bochs":
         return 120 * (tc.settings.smp or 1)
+    if tc.kind in ("screendump", "bench", "bench-compare"):  # the benchmarks run
+        return 120
     return min(tc.settings.timeout or SMP_TIMEOUT, 30 * (tc.settings.smp or 1))
 
 
