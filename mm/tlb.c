@@ -809,16 +809,18 @@ static void send_request(struct tlb_cpu *c, unsigned self,
  * CPU (nothing that runs while a flush waits starts one): if it did, the
  * per-CPU request would be rewritten under the targets still reading it.
  */
-static void *place_request(struct tlb_cpu *c, void *on_stack, void *per_cpu,
-			   const void *request, size_t size)
+static struct tlb_flush_request *
+place_request(struct tlb_cpu *c, struct tlb_flush_request *on_stack,
+	      const struct tlb_flush_request *request)
 {
-	void *r = tlb_policy.flush_info_on_stack ? on_stack : per_cpu;
+	struct tlb_flush_request *r =
+		tlb_policy.flush_info_on_stack ? on_stack : &c->request;
 
 	KASSERT(!c->request_in_flight,
 		"cpu%u starts a flush while its previous one is in flight",
 		tlb_hw_cpu());
 	c->request_in_flight = true;
-	shared_write(r, request, size);
+	shared_write(r, request, sizeof(*r));
 	return r;
 }
 
@@ -826,24 +828,6 @@ static void *place_request(struct tlb_cpu *c, void *on_stack, void *per_cpu,
 static void request_done(struct tlb_cpu *c)
 {
 	c->request_in_flight = false;
-}
-
-/* Adds to targets the CPUs other than self that must get r. */
-static void add_targets(const struct tlb_flush_request *r, unsigned self,
-			struct cpumask *targets, struct tlb_stats *stats)
-{
-	struct cpumask mask;
-	unsigned cpu;
-
-	/* LAB(L3) begin: the targets among the mm's CPUs
-	 * keeps: r, self, targets, stats, mask, cpu, cpu_needs_flush */
-	cpumask_copy(&mask, &r->mm->cpu_mask);
-	for_each_cpu (cpu, &mask) {
-		if (cpu != self && !tlb_bug_injected(TLB_BUG_SKIP_REMOTE) &&
-		    cpu_needs_flush(cpu, r, stats))
-			cpumask_set(targets, cpu);
-	}
-	/* LAB(L3) end */
 }
 
 void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
@@ -858,9 +842,9 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 			.stride_shift = stride_shift,
 			.freed_tables = freed == TLB_TABLES_FREED,
 		};
-	struct cpumask targets;
+	struct cpumask mask, targets;
 	struct tlb_cpu *c;
-	unsigned self;
+	unsigned self, cpu;
 	bool here;
 
 	if (start >= end)
@@ -875,16 +859,20 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	request.new_gen = shared_add_fetch(&mm->tlb_gen, 1, __ATOMIC_SEQ_CST);
 
 	/* LAB(L3) begin: the targets, and whether this CPU flushes too
-	 * keeps: add_targets */
+	 * keeps: mask, cpu, cpu_needs_flush */
+	cpumask_copy(&mask, &mm->cpu_mask);
 	cpumask_clear_all(&targets);
-	add_targets(&request, self, &targets, &c->stats);
+	for_each_cpu (cpu, &mask) {
+		if (cpu != self && !tlb_bug_injected(TLB_BUG_SKIP_REMOTE) &&
+		    cpu_needs_flush(cpu, &request, &c->stats))
+			cpumask_set(&targets, cpu);
+	}
 	here = loaded_mm(c) == mm;
 	/* LAB(L3) end */
 	trace_request(mm, here ? c->loaded_asid : TLB_ASID_KERNEL,
 		      request.new_gen, &targets);
 	send_request(c, self, &targets, here, flush_tlb_ipi,
-		     place_request(c, &on_stack, &c->request, &request,
-				   sizeof(request)));
+		     place_request(c, &on_stack, &request));
 	request_done(c);
 	tlb_hw_unpin();
 }
@@ -968,9 +956,9 @@ void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count)
 {
 	struct tlb_multi_request on_stack, request = {0}, *placed;
 	bool whole = tlb_policy.unmap_batch == TLB_UNMAP_BATCH_ALL;
-	struct cpumask targets;
+	struct cpumask mask, targets;
 	struct tlb_cpu *c;
-	unsigned self, targets_of;
+	unsigned self, cpu, targets_of;
 	bool here = false;
 
 	KASSERT(count <= TLB_MULTI_MMS_MAX, "flush of %u address spaces",
@@ -1015,17 +1003,31 @@ void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count)
 	targets_of = tlb_bug_injected(TLB_BUG_BATCH_FIRST_MM_ONLY)
 			     ? 1
 			     : request.count;
-	for (unsigned i = 0; i < targets_of; i++)
-		add_targets(&request.mms[i], self, &targets, &c->stats);
+	for (unsigned i = 0; i < targets_of; i++) {
+		const struct tlb_flush_request *r = &request.mms[i];
+
+		cpumask_copy(&mask, &r->mm->cpu_mask);
+		for_each_cpu (cpu, &mask) {
+			if (cpu != self &&
+			    !tlb_bug_injected(TLB_BUG_SKIP_REMOTE) &&
+			    cpu_needs_flush(cpu, r, &c->stats))
+				cpumask_set(&targets, cpu);
+		}
+	}
 	for (unsigned i = 0; i < request.count; i++) {
 		here = here || loaded_mm(c) == request.mms[i].mm;
 		trace_request(request.mms[i].mm, TLB_ASID_KERNEL,
 			      request.mms[i].new_gen, &targets);
 	}
 	/* Step 4, with the request where flush_info= says. */
-	placed = place_request(c, &on_stack, &c->multi_request, &request,
-			       offsetof(struct tlb_multi_request, mms) +
-				       request.count * sizeof(request.mms[0]));
+	KASSERT(!c->request_in_flight,
+		"cpu%u starts a flush while its previous one is in flight",
+		self);
+	c->request_in_flight = true;
+	placed = tlb_policy.flush_info_on_stack ? &on_stack : &c->multi_request;
+	shared_write(placed, &request,
+		     offsetof(struct tlb_multi_request, mms) +
+			     request.count * sizeof(request.mms[0]));
 	c->stats.batch_rounds++;
 	c->stats.batch_mms += request.count;
 	c->stats.batch_ipis += cpumask_weight(&targets);
@@ -1099,14 +1101,13 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 	cpumask_clear(&targets, self);
 	send_request(
 		c, self, &targets, true, flush_kernel_here,
-		place_request(c, &on_stack, &c->request,
+		place_request(c, &on_stack,
 			      &(struct tlb_flush_request){
 				      .start = ALIGN_DOWN(start, PAGE_SIZE),
 				      .end = ALIGN_UP(end, PAGE_SIZE),
 				      .stride_shift = PAGE_SHIFT,
 				      .sender = self,
-			      },
-			      sizeof(on_stack)));
+			      }));
 	request_done(c);
 	tlb_hw_unpin();
 }
