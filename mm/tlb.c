@@ -809,18 +809,16 @@ static void send_request(struct tlb_cpu *c, unsigned self,
  * CPU (nothing that runs while a flush waits starts one): if it did, the
  * per-CPU request would be rewritten under the targets still reading it.
  */
-static struct tlb_flush_request *
-place_request(struct tlb_cpu *c, struct tlb_flush_request *on_stack,
-	      const struct tlb_flush_request *request)
+static void *place_request(struct tlb_cpu *c, void *on_stack, void *per_cpu,
+			   const void *request, size_t size)
 {
-	struct tlb_flush_request *r =
-		tlb_policy.flush_info_on_stack ? on_stack : &c->request;
+	void *r = tlb_policy.flush_info_on_stack ? on_stack : per_cpu;
 
 	KASSERT(!c->request_in_flight,
 		"cpu%u starts a flush while its previous one is in flight",
 		tlb_hw_cpu());
 	c->request_in_flight = true;
-	shared_write(r, request, sizeof(*r));
+	shared_write(r, request, size);
 	return r;
 }
 
@@ -872,7 +870,8 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	trace_request(mm, here ? c->loaded_asid : TLB_ASID_KERNEL,
 		      request.new_gen, &targets);
 	send_request(c, self, &targets, here, flush_tlb_ipi,
-		     place_request(c, &on_stack, &request));
+		     place_request(c, &on_stack, &c->request, &request,
+				   sizeof(request)));
 	request_done(c);
 	tlb_hw_unpin();
 }
@@ -1020,14 +1019,9 @@ void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count)
 			      request.mms[i].new_gen, &targets);
 	}
 	/* Step 4, with the request where flush_info= says. */
-	KASSERT(!c->request_in_flight,
-		"cpu%u starts a flush while its previous one is in flight",
-		self);
-	c->request_in_flight = true;
-	placed = tlb_policy.flush_info_on_stack ? &on_stack : &c->multi_request;
-	shared_write(placed, &request,
-		     offsetof(struct tlb_multi_request, mms) +
-			     request.count * sizeof(request.mms[0]));
+	placed = place_request(c, &on_stack, &c->multi_request, &request,
+			       offsetof(struct tlb_multi_request, mms) +
+				       request.count * sizeof(request.mms[0]));
 	c->stats.batch_rounds++;
 	c->stats.batch_mms += request.count;
 	c->stats.batch_ipis += cpumask_weight(&targets);
@@ -1101,13 +1095,14 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 	cpumask_clear(&targets, self);
 	send_request(
 		c, self, &targets, true, flush_kernel_here,
-		place_request(c, &on_stack,
+		place_request(c, &on_stack, &c->request,
 			      &(struct tlb_flush_request){
 				      .start = ALIGN_DOWN(start, PAGE_SIZE),
 				      .end = ALIGN_UP(end, PAGE_SIZE),
 				      .stride_shift = PAGE_SHIFT,
 				      .sender = self,
-			      }));
+			      },
+			      sizeof(on_stack)));
 	request_done(c);
 	tlb_hw_unpin();
 }
