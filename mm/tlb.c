@@ -441,7 +441,7 @@ static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 }
 
 /* Steps 1-6 of switching, to next (a user mm or kernel_mm). */
-static void load_mm(struct tlb_cpu *c, struct mm *next)
+static __noinline void load_mm(struct tlb_cpu *c, struct mm *next)
 {
 	struct mm *prev = loaded_mm(c);
 	unsigned cpu = tlb_hw_cpu();
@@ -521,7 +521,7 @@ static void enter_lazy(struct tlb_cpu *c)
 }
 
 /* A thread of the LAZY mm comes back: catch up on skipped flushes. */
-static void leave_lazy(struct tlb_cpu *c)
+static __noinline void leave_lazy(struct tlb_cpu *c)
 {
 	struct tlb_asid_slot *slot = &c->slots[c->loaded_asid];
 	struct mm *mm = loaded_mm(c);
@@ -548,6 +548,11 @@ static void leave_lazy(struct tlb_cpu *c)
 	/* LAB(L5) end */
 }
 
+/*
+ * The three cases. Loading and leaving LAZY do their work out of line
+ * (__noinline), so the common switches (to the address space already
+ * loaded, or to a kernel thread) cost little more than the tests.
+ */
 void switch_mm_irqs_off(struct mm *next)
 {
 	struct tlb_cpu *c = this_tlb();

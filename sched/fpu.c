@@ -16,6 +16,14 @@ static size_t area_size;
 static uint64_t components; /* XCR0: what XSAVE saves */
 static void *initial_state;
 
+static void fpu_save(void *area)
+{
+	if (boot_cpu.xsave)
+		xsave64(area, components);
+	else if (boot_cpu.fxsr)
+		fxsave64(area);
+}
+
 void fpu_init(void)
 {
 	void *raw;
@@ -50,20 +58,15 @@ void fpu_init_area(void *area)
 	memcpy(area, initial_state, area_size);
 }
 
-void fpu_save(void *area)
+void fpu_switch(void *save, const void *restore)
 {
-	if (boot_cpu.xsave)
-		xsave64(area, components);
-	else if (boot_cpu.fxsr)
-		fxsave64(area);
-}
-
-void fpu_restore(const void *area)
-{
-	if (boot_cpu.xsave)
-		xrstor64(area, components);
-	else if (boot_cpu.fxsr)
-		fxrstor64(area);
+	if (boot_cpu.xsave) {
+		xsave64(save, components);
+		xrstor64(restore, components);
+	} else if (boot_cpu.fxsr) {
+		fxsave64(save);
+		fxrstor64(restore);
+	}
 }
 
 const char *fpu_method(void)

@@ -23,8 +23,8 @@ size_t fpu_area_size(void);
 /* Fills area with the initial state (for a new thread). */
 void fpu_init_area(void *area);
 
-void fpu_save(void *area);
-void fpu_restore(const void *area);
+/* Saves this CPU's FPU state in save, then loads restore's (a switch). */
+void fpu_switch(void *save, const void *restore);
 
 const char *fpu_method(void);
 

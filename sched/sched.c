@@ -171,6 +171,22 @@ static void enqueue_on(unsigned cpu, struct thread *t)
 	spin_unlock(&rq->lock);
 }
 
+/* finish_switch for a thread that died or moves (see there). */
+static __noinline void finish_switch_slow(struct runqueue *rq,
+					  struct thread *from)
+{
+	bool dead = from->state == THREAD_DEAD;
+	int move_to = from->migrate_to;
+
+	from->migrate_to = -1;
+	spin_unlock(&rq->lock);
+	switch_mm_finish();
+	if (dead)
+		thread_retire(from);
+	else
+		enqueue_on((unsigned)move_to, from);
+}
+
 /*
  * Runs on the thread that just got the CPU, right after the stacks were
  * swapped: decides what becomes of the thread it replaced, drops the queue
@@ -190,21 +206,15 @@ static void finish_switch(void)
 {
 	struct runqueue *rq = this_rq();
 	struct thread *from = rq->switched_from;
-	bool dead = false;
-	int move_to = -1;
 
-	if (from) {
-		dead = from->state == THREAD_DEAD;
-		move_to = from->migrate_to;
-		from->migrate_to = -1;
+	if (unlikely(from &&
+		     (from->state == THREAD_DEAD || from->migrate_to >= 0))) {
+		finish_switch_slow(rq, from);
+		return;
 	}
 	spin_unlock(&rq->lock);
 	/* With no lock held: may free an address space (mm/tlb.c). */
 	switch_mm_finish();
-	if (dead)
-		thread_retire(from);
-	else if (move_to >= 0)
-		enqueue_on((unsigned)move_to, from);
 }
 
 /*
@@ -212,7 +222,8 @@ static void finish_switch(void)
  * and interrupts off; returns when the running thread runs again, with no
  * lock held. The only place a thread switch happens.
  */
-static void switch_to_locked(struct runqueue *rq, struct thread *next)
+static __always_inline void switch_to_locked(struct runqueue *rq,
+					     struct thread *next)
 {
 	struct thread *prev = rq->current;
 	struct percpu *p = this_cpu();
@@ -229,8 +240,7 @@ static void switch_to_locked(struct runqueue *rq, struct thread *next)
 	p->syscall_rsp = next->stack_top;
 	/* The one place the address space changes with the thread. */
 	switch_mm_irqs_off(next->mm);
-	fpu_save(prev->fpu);
-	fpu_restore(next->fpu);
+	fpu_switch(prev->fpu, next->fpu);
 	switch_context(prev, next);
 	finish_switch();
 }
@@ -248,7 +258,10 @@ static void schedule_locked(struct runqueue *rq)
 	KASSERT(!irqs_enabled(), "scheduling with interrupts on (thread %d)",
 		prev->id);
 	if (prev->state == THREAD_RUNNING && !prev->is_idle) {
-		unsigned target = allowed_cpu(prev, cpu);
+		/* This CPU is online: its affinity bit alone says it stays. */
+		unsigned target = cpumask_test(&prev->affinity, cpu)
+					  ? cpu
+					  : allowed_cpu(prev, cpu);
 
 		if (target == cpu) {
 			enqueue_locked(rq, prev);
