@@ -167,6 +167,17 @@ struct kobject *handle_get_any(struct handle_table *table, uint64_t h,
 	return get(table, h, true, KOBJECT_SHM, need, rights, err);
 }
 
+void handle_receive(struct handle_table *table, struct handle_grant *got,
+		    struct ipc_message *m)
+{
+	long h = handle_install(table, got->obj, got->rights, -1);
+
+	kobject_put(got->obj); /* the handle holds its own */
+	got->obj = NULL;
+	m->words[0] = (uint64_t)h;
+	m->words[1] = h < 0 ? 0 : got->rights;
+}
+
 long handle_dup(struct handle_table *table, uint64_t h, uint64_t want)
 {
 	uint32_t rights;

@@ -106,9 +106,43 @@ struct kobject *handle_get(struct handle_table *table, uint64_t h,
 			   enum kobject_type type, uint32_t need,
 			   uint32_t *rights, int *err);
 
+/*
+ * handle_get for the IPC fast path (proc/ipc.c), interrupts off: the same
+ * checks inline, and NULL for anything handle_get refuses (the general
+ * path, which the fast one then leaves the call to, says why).
+ */
+static inline struct kobject *handle_get_fast(struct handle_table *table,
+					      uint64_t h,
+					      enum kobject_type type,
+					      uint32_t need)
+{
+	struct handle_slot *s = &table->slots[h & (HANDLE_SLOTS - 1)];
+	struct kobject *obj = NULL;
+
+	if (h >> SYS_HANDLE_SLOT_BITS > HANDLE_GEN_MAX)
+		return NULL;
+	spin_lock(&table->lock);
+	if (s->obj && s->gen == h >> SYS_HANDLE_SLOT_BITS &&
+	    s->obj->type == type && (s->rights & need) == need) {
+		obj = s->obj;
+		/* As kobject_get: the slot's reference keeps it above 0. */
+		__atomic_add_fetch(&obj->refcount, 1, __ATOMIC_RELAXED);
+	}
+	spin_unlock(&table->lock);
+	return obj;
+}
+
 /* As handle_get, for any type. */
 struct kobject *handle_get_any(struct handle_table *table, uint64_t h,
 			       uint32_t need, uint32_t *rights, int *err);
+
+/*
+ * A message m received with got's object: word 0 becomes a new handle to
+ * it in table (or the error), word 1 its rights (0 on an error). Takes
+ * got's reference.
+ */
+void handle_receive(struct handle_table *table, struct handle_grant *got,
+		    struct ipc_message *m);
 
 /* The system calls: SYS_HANDLE_DUP, _CLOSE, _INFO of the calling task. */
 long handle_dup(struct handle_table *table, uint64_t h, uint64_t rights);

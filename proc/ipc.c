@@ -39,8 +39,10 @@
  * end: the task wakes its threads, and each checks on waking.
  */
 #include "proc/ipc.h"
+#include "kernel/option_registry.h"
 #include "lib/errno.h"
 #include "proc/handle.h"
+#include "proc/syscall.h"
 #include "kernel/panic.h"
 #include "kernel/x86.h"
 #include "sched/sched.h"
@@ -424,6 +426,206 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
 	grant_take(self, got);
 	irq_restore(flags);
 	return err;
+}
+
+/* --- The fast path ----------------------------------------------------------- */
+
+/*
+ * Every client-server round trip is two halves: the client's call finds
+ * the server waiting on the endpoint, and the server's reply-and-receive
+ * finds the client waiting for the reply (and, with no other caller
+ * queued, the server then waits again). When the partner waits on this
+ * CPU, each half is one message moved and one direct switch, and that is
+ * all ipc_call_fast and ipc_reply_receive_fast do: one lock, a few checks,
+ * and sched_handoff_locked, whose switch is the scheduler's one switch
+ * (switch_mm_irqs_off with its generation checks, the FPU, the counters).
+ *
+ * They decline, having changed nothing, whenever the general functions
+ * above would do anything else: the endpoint is dead, the partner is not
+ * waiting or waits on another CPU (a cross-CPU wake-up is the slow path's
+ * work), a sender is already queued (the receive would not wait), the
+ * thread's or the partner's task is being killed. The system-call layer
+ * declines for them when the message carries a handle. The wait itself
+ * is the general one (wait_locked): a thread that blocked here and is
+ * woken by the slow path (a message with a handle, its endpoint dying, its
+ * task killed) finishes exactly as if it had blocked there.
+ *
+ * ipc_fastpath=off sends everything the general way (the tests run both),
+ * and the counters say which way each half went.
+ */
+static const char *const fastpath_words[] = {"on", "off", NULL};
+static const struct option_desc fastpath_desc = {
+	.name = "ipc_fastpath",
+	.type = OPTION_CHOICE,
+	.choices = fastpath_words,
+	.help = "IPC fast path for calls and replies between threads of one "
+		"CPU (docs/ipc.md)"};
+static struct option_value fastpath_option;
+static bool ipc_fast_on = true;
+
+static void fastpath_option_set(const struct option_value *value)
+{
+	ipc_fast_on = value->choice == 0;
+}
+OPTION(72, ipc_fastpath, &fastpath_desc, &fastpath_option, NULL,
+       fastpath_option_set);
+
+const char *const ipc_decline_names[IPC_DECLINE_COUNT] = {
+	[IPC_DECLINE_OFF] = "off",
+	[IPC_DECLINE_HANDLE] = "handle",
+	[IPC_DECLINE_ERROR] = "error",
+	[IPC_DECLINE_DEAD] = "dead",
+	[IPC_DECLINE_NOBODY] = "nobody",
+	[IPC_DECLINE_QUEUED] = "queued",
+	[IPC_DECLINE_OTHER_CPU] = "other_cpu",
+	[IPC_DECLINE_KILLED] = "killed",
+};
+
+/* Each CPU counts its own: no locked operation on the fast path. */
+static struct ipc_path_stats path_stats[MAX_CPUS];
+
+bool ipc_fast_enabled(void)
+{
+	return __atomic_load_n(&ipc_fast_on, __ATOMIC_RELAXED);
+}
+
+void ipc_fast_set(bool on)
+{
+	__atomic_store_n(&ipc_fast_on, on, __ATOMIC_RELAXED);
+}
+
+static void ipc_fast_declined(enum ipc_decline why)
+{
+	path_stats[this_cpu_index()].declined[why]++;
+}
+
+void ipc_path_stats_read(struct ipc_path_stats *sum)
+{
+	*sum = (struct ipc_path_stats){0};
+	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
+		const struct ipc_path_stats *s = &path_stats[cpu];
+
+		sum->fast += __atomic_load_n(&s->fast, __ATOMIC_RELAXED);
+		for (int why = 0; why < IPC_DECLINE_COUNT; why++)
+			sum->declined[why] += __atomic_load_n(&s->declined[why],
+							      __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * Why the half with partner `peer` cannot go fast (ep locked), or 0.
+ * peer->cpu is stable: a waiting thread does not move, and one that is
+ * not waiting yet (on another CPU, between queueing and blocking) shows
+ * that other CPU.
+ */
+static enum ipc_decline fast_declines(struct endpoint *ep, struct thread *self,
+				      struct thread *peer, unsigned cpu)
+{
+	if (ep->dead)
+		return IPC_DECLINE_DEAD;
+	if (!peer)
+		return IPC_DECLINE_NOBODY;
+	if (__atomic_load_n(&peer->cpu, __ATOMIC_RELAXED) != cpu ||
+	    !cpumask_test(&peer->affinity, cpu))
+		return IPC_DECLINE_OTHER_CPU;
+	if (killed(self) || killed(peer))
+		return IPC_DECLINE_KILLED;
+	return 0;
+}
+
+/*
+ * The half's bookkeeping, ep locked: the partner, or the reason not to.
+ * Call: the first receiver gets the message and owes us the reply.
+ * Reply-and-receive: the caller we owe gets the reply, and we wait for
+ * the next message, first in line (nobody else is queued).
+ */
+static struct thread *fast_half(struct endpoint *ep, struct thread *self,
+				bool call, const struct trap_frame *f,
+				unsigned cpu, enum ipc_decline *why)
+{
+	struct thread *peer;
+
+	if (call) {
+		peer = ep->receivers;
+		*why = fast_declines(ep, self, peer, cpu);
+		if (*why)
+			return NULL;
+		pop(&ep->receivers, &ep->receivers_tail);
+		syscall_message_in(f, &peer->ipc_msg);
+		grant_give(peer, NULL);
+		peer->ipc_reply_to = self;
+		peer->ipc_reply_endpoint = ep;
+		peer->ipc_wait = IPC_WAIT_NONE;
+		self->ipc_is_call = true;
+		self->ipc_wait = IPC_WAIT_REPLY;
+		return peer;
+	}
+	peer = self->ipc_reply_to;
+	if (self->ipc_reply_endpoint != ep)
+		*why = IPC_DECLINE_NOBODY; /* none owed, or owed elsewhere */
+	else if (ep->senders)
+		*why = IPC_DECLINE_QUEUED;
+	else
+		*why = fast_declines(ep, self, peer, cpu);
+	if (*why)
+		return NULL;
+	self->ipc_reply_to = NULL;
+	self->ipc_reply_endpoint = NULL;
+	syscall_message_in(f, &peer->ipc_msg);
+	grant_give(peer, NULL);
+	peer->ipc_wait = IPC_WAIT_NONE;
+	self->ipc_wait = IPC_WAIT_MESSAGE;
+	push(&ep->receivers, &ep->receivers_tail, self);
+	return peer;
+}
+
+bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table)
+{
+	struct thread *self = current_thread(), *peer;
+	bool call = f->rax == SYS_IPC_CALL;
+	enum ipc_decline why = IPC_DECLINE_OFF;
+	struct handle_grant got;
+	struct kobject *obj;
+	struct endpoint *ep;
+	uint64_t flags;
+	unsigned cpu;
+	int err;
+
+	if (!__atomic_load_n(&ipc_fast_on, __ATOMIC_RELAXED) ||
+	    (f->rsi & SYS_IPC_LABEL_HANDLE)) {
+		ipc_fast_declined(ipc_fast_on ? IPC_DECLINE_HANDLE : why);
+		return false;
+	}
+	flags = irq_save();
+	cpu = this_cpu_index();
+	obj = handle_get_fast(table, f->rdi, KOBJECT_ENDPOINT,
+			      call ? SYS_RIGHT_SEND : SYS_RIGHT_RECEIVE);
+	if (!obj) {
+		irq_restore(flags);
+		ipc_fast_declined(IPC_DECLINE_ERROR);
+		return false;
+	}
+	ep = (struct endpoint *)obj; /* KOBJECT_ENDPOINT: ipc_object_endpoint */
+	spin_lock(&ep->lock);
+	peer = fast_half(ep, self, call, f, cpu, &why);
+	if (!peer) {
+		spin_unlock(&ep->lock);
+		irq_restore(flags);
+		kobject_put(obj);
+		ipc_fast_declined(why);
+		return false;
+	}
+	path_stats[cpu].fast++;
+	err = wait_locked(ep, self, peer);
+	spin_unlock(&ep->lock);
+	grant_take(self, &got);
+	irq_restore(flags);
+	kobject_put(obj);
+	/* Ours alone now: whoever ended the wait is done with ipc_msg. */
+	if (got.obj) /* a message from the slow path woke us */
+		handle_receive(table, &got, &self->ipc_msg);
+	f->rax = (uint64_t)(err ? err : syscall_message_out(f, &self->ipc_msg));
+	return true;
 }
 
 void ipc_thread_exit(struct thread *t)

@@ -57,6 +57,44 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
 		      struct handle_grant *grant, struct ipc_message *msg,
 		      struct handle_grant *got);
 
+/*
+ * The fast path (proc/ipc.c, docs/ipc.md): SYS_IPC_CALL or
+ * SYS_IPC_REPLY_RECV, from the caller's saved registers to the partner's,
+ * when the partner waits on this CPU and the message carries no handle.
+ * True when it did the call (the result is in f); false when it declined,
+ * having changed nothing, for the general path to do it. table: the
+ * calling task's handles.
+ */
+struct trap_frame;
+struct handle_table;
+bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table);
+
+enum ipc_decline {
+	IPC_DECLINE_OFF = 1,   /* ipc_fastpath=off */
+	IPC_DECLINE_HANDLE,    /* the message carries a handle */
+	IPC_DECLINE_ERROR,     /* a bad handle: the general path says why */
+	IPC_DECLINE_DEAD,      /* the endpoint's owner ended */
+	IPC_DECLINE_NOBODY,    /* no receiver waits; no caller is owed here */
+	IPC_DECLINE_QUEUED,    /* a sender waits: the receive would not */
+	IPC_DECLINE_OTHER_CPU, /* the partner waits on another CPU */
+	IPC_DECLINE_KILLED,    /* either task is being killed */
+	IPC_DECLINE_COUNT,
+};
+
+/* Halves that went fast, and why the others did not (index: reason). */
+struct ipc_path_stats {
+	uint64_t fast;
+	uint64_t declined[IPC_DECLINE_COUNT];
+};
+
+extern const char *const ipc_decline_names[IPC_DECLINE_COUNT];
+
+/* ipc_fastpath= now; tests turn it off and on to run both paths. */
+bool ipc_fast_enabled(void);
+void ipc_fast_set(bool on);
+/* Every CPU's counters summed. */
+void ipc_path_stats_read(struct ipc_path_stats *sum);
+
 struct thread;
 struct task;
 

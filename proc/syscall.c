@@ -201,26 +201,6 @@ static long sys_endpoint_create(void)
 			   SYS_RIGHT_ENDPOINT_ALL);
 }
 
-/* The four IPC words travel in RDX, R10, R8, R9 both ways. */
-static void words_in(const struct trap_frame *f, struct ipc_message *m,
-		     uint64_t label)
-{
-	m->label = label;
-	m->words[0] = f->rdx;
-	m->words[1] = f->r10;
-	m->words[2] = f->r8;
-	m->words[3] = f->r9;
-}
-
-static long words_out(struct trap_frame *f, const struct ipc_message *m)
-{
-	f->rdx = m->words[0];
-	f->r10 = m->words[1];
-	f->r8 = m->words[2];
-	f->r9 = m->words[3];
-	return (long)(m->label & INT64_MAX);
-}
-
 /*
  * A message to send whose label has SYS_IPC_LABEL_HANDLE: the object of
  * the handle in word 0 (which must hold SYS_RIGHT_GRANT), with its rights
@@ -235,17 +215,6 @@ static int grant_out(struct handle_table *table, const struct ipc_message *m,
 				    &grant->rights, &err);
 	grant->rights &= (uint32_t)m->words[1];
 	return err;
-}
-
-/* A message received with an object: word 0 becomes our handle to it. */
-static void grant_in(struct handle_table *table, struct ipc_message *m,
-		     struct handle_grant *got)
-{
-	long h = handle_install(table, got->obj, got->rights, -1);
-
-	kobject_put(got->obj); /* the handle holds its own */
-	m->words[0] = (uint64_t)h;
-	m->words[1] = h < 0 ? 0 : got->rights;
 }
 
 static long ipc_syscall(struct trap_frame *f)
@@ -266,7 +235,7 @@ static long ipc_syscall(struct trap_frame *f)
 	if (!obj)
 		return err;
 	ep = ipc_object_endpoint(obj);
-	words_in(f, &in, f->rsi);
+	syscall_message_in(f, &in);
 	if (sends && (in.label & SYS_IPC_LABEL_HANDLE))
 		err = grant_out(table, &in, &grant);
 	if (!err) {
@@ -289,10 +258,10 @@ static long ipc_syscall(struct trap_frame *f)
 	if (grant.obj) /* not taken */
 		kobject_put(grant.obj);
 	if (got.obj)
-		grant_in(table, &out, &got);
+		handle_receive(table, &got, &out);
 	if (err || nr == SYS_IPC_SEND)
 		return err;
-	return words_out(f, &out);
+	return syscall_message_out(f, &out);
 }
 
 static long dispatch(struct trap_frame *f)
@@ -360,6 +329,13 @@ static long dispatch(struct trap_frame *f)
 
 void syscall_dispatch(struct trap_frame *f)
 {
+	/* The IPC fast path first (proc/ipc.c), apart from dispatch and its
+	 * frame; it declines to dispatch anything it does not do. */
+	if (f->rax - SYS_IPC_CALL <= SYS_IPC_REPLY_RECV - SYS_IPC_CALL &&
+	    ipc_fast_syscall(f, &task_current()->handles)) {
+		task_check_killed();
+		return;
+	}
 	f->rax = (uint64_t)dispatch(f);
 	task_check_killed();
 }

@@ -111,14 +111,74 @@ static void two_task_pingpong(struct ktest_context *t, unsigned server_cpu,
 		server_status);
 }
 
-KTEST(USER0002, user, "IPC ping-pong, two tasks on one CPU: 100000 round trips")
+/*
+ * The IPC fast path (proc/ipc.c) and the general one each carry every
+ * ping-pong: a run with ipc_fastpath off, then one with it on, whatever
+ * the command line said (restored after). Off, no half may go fast; on,
+ * on one CPU, nearly every half must (the first call may find nobody
+ * waiting yet, and a tick may land between the two); across CPUs none
+ * can, and each half must say so (other_cpu).
+ */
+enum pingpong_kind { TWO_TASKS, TWO_THREADS };
+
+static void pingpong_once(struct ktest_context *t, enum pingpong_kind kind,
+			  bool same_cpu, uint64_t rounds)
+{
+	if (kind == TWO_TASKS)
+		two_task_pingpong(t, same_cpu ? 0 : 1, 0, rounds);
+	else
+		KEXPECT(run(t, "pingpong",
+			    (same_cpu ? ROLE_SAME_CPU : ROLE_TWO_CPUS) |
+				    rounds << 4) == 0,
+			"threads on %s: see above",
+			same_cpu ? "one CPU" : "two CPUs");
+}
+
+static void pingpong_both_paths(struct ktest_context *t,
+				enum pingpong_kind kind, bool same_cpu,
+				uint64_t rounds)
+{
+	bool was_on = ipc_fast_enabled();
+	struct ipc_path_stats before, after;
+	uint64_t halves = 2 * rounds, fast;
+
+	for (int on = 0; on <= 1; on++) {
+		ipc_fast_set(on);
+		ipc_path_stats_read(&before);
+		pingpong_once(t, kind, same_cpu, rounds);
+		ipc_path_stats_read(&after);
+		fast = after.fast - before.fast;
+		if (!on)
+			KEXPECT(fast == 0,
+				"ipc_fastpath=off: %llu halves went fast",
+				(unsigned long long)fast);
+		else if (same_cpu)
+			KEXPECT(fast * 10 >= halves * 9,
+				"one CPU: only %llu of %llu halves went fast",
+				(unsigned long long)fast,
+				(unsigned long long)halves);
+		else
+			KEXPECT(fast == 0 &&
+					after.declined[IPC_DECLINE_OTHER_CPU] >
+						before.declined
+							[IPC_DECLINE_OTHER_CPU],
+				"two CPUs: %llu halves went fast, and no "
+				"other_cpu decline was counted",
+				(unsigned long long)fast);
+	}
+	ipc_fast_set(was_on);
+}
+
+KTEST(USER0002, user,
+      "IPC ping-pong, two tasks on one CPU: 100000 round trips on each path")
 {
 	if (!have(t, "pingpong"))
 		return;
-	two_task_pingpong(t, 0, 0, scaled(PINGPONG_ROUNDS));
+	pingpong_both_paths(t, TWO_TASKS, true, scaled(PINGPONG_ROUNDS));
 }
 
-KTEST(USER0003, user, "IPC ping-pong, two tasks on two CPUs: 2000 round trips")
+KTEST(USER0003, user,
+      "IPC ping-pong, two tasks on two CPUs: 2000 round trips on each path")
 {
 	if (cpu_count < 2) {
 		ktest_skip(t, "needs 2 or more CPUs");
@@ -126,18 +186,17 @@ KTEST(USER0003, user, "IPC ping-pong, two tasks on two CPUs: 2000 round trips")
 	}
 	if (!have(t, "pingpong"))
 		return;
-	two_task_pingpong(t, 1, 0, scaled(PINGPONG_ROUNDS_CROSS));
+	pingpong_both_paths(t, TWO_TASKS, false, scaled(PINGPONG_ROUNDS_CROSS));
 }
 
-KTEST(USER0009, user, "IPC between two threads of one task, one CPU and two")
+KTEST(USER0009, user,
+      "IPC between two threads of one task, one CPU and two, on each path")
 {
 	if (!have(t, "pingpong"))
 		return;
-	KEXPECT(run(t, "pingpong", ROLE_SAME_CPU | 1000 << 4) == 0,
-		"same CPU: see above");
+	pingpong_both_paths(t, TWO_THREADS, true, 1000);
 	if (cpu_count > 1)
-		KEXPECT(run(t, "pingpong", ROLE_TWO_CPUS | 200 << 4) == 0,
-			"two CPUs: see above");
+		pingpong_both_paths(t, TWO_THREADS, false, 200);
 }
 
 KTEST(USER0004, user, "threads of one task run on several CPUs at once")
