@@ -292,8 +292,6 @@ static long dispatch(struct trap_frame *f)
 		return mm_protect(task->mm, a0, a1, (uint32_t)a2);
 	case SYS_SET_AFFINITY:
 		return sys_set_affinity(a0);
-	case SYS_CPU_ID:
-		return this_cpu_index();
 	case SYS_TIME_NS:
 		return (long)tsc_to_ns(rdtsc() - boot_tsc);
 	case SYS_WRITE:
@@ -327,15 +325,67 @@ static long dispatch(struct trap_frame *f)
 	}
 }
 
+/*
+ * A killed task's thread ends here instead of going back to user mode,
+ * the way SYS_THREAD_EXIT ends one: with interrupts on.
+ */
+static inline void exit_if_killed(void)
+{
+	if (unlikely(task_current_killed())) {
+		sti();
+		task_exit_thread();
+	}
+}
+
+/*
+ * Every call but the short ones, with interrupts on: they can block and
+ * must stay preemptible. Out of line: the calls inlined here (sys_spawn's
+ * arrays, ipc_syscall's messages) need a large frame and most callee-saved
+ * registers, which the short calls must not pay for.
+ */
+static __noinline void long_call(struct trap_frame *f)
+{
+	sti();
+	f->rax = (uint64_t)dispatch(f);
+	cli();
+	exit_if_killed();
+}
+
+/*
+ * Short calls run as SYSCALL entered, with interrupts off (FMASK clears
+ * IF), and skip the STI and CLI that the other calls pay for. A call
+ * qualifies when it is a few instructions that never block, take no lock,
+ * touch no user memory and call no function (a call here would make every
+ * path through this function build a frame). Interrupts off is then safe:
+ * the delay is bounded by the entry and exit paths plus those few
+ * instructions, and an interrupt that arrives meanwhile is taken once
+ * SYSRET restores the user's RFLAGS (IF set), in user mode, where its way
+ * out preempts and checks for a kill as after any interrupt from ring 3
+ * (kernel/trap.c). Only SYS_CPU_ID qualifies (with interrupts off, the
+ * index cannot go stale by a migration before it is read); SYS_TIME_NS
+ * would but for its call to tsc_to_ns.
+ */
 void syscall_dispatch(struct trap_frame *f)
 {
-	/* The IPC fast path first (proc/ipc.c), apart from dispatch and its
-	 * frame; it declines to dispatch anything it does not do. */
-	if (f->rax - SYS_IPC_CALL <= SYS_IPC_REPLY_RECV - SYS_IPC_CALL &&
-	    ipc_fast_syscall(f, &task_current()->handles)) {
-		task_check_killed();
+	switch (f->rax) {
+	case SYS_CPU_ID:
+		f->rax = this_cpu_index();
+		break;
+	case SYS_IPC_CALL:
+	case SYS_IPC_REPLY_RECV:
+		/* The IPC fast path (proc/ipc.c) first, apart from dispatch and
+		 * its frame: a long call, with interrupts on; it declines to
+		 * dispatch anything it does not do. */
+		sti();
+		if (!ipc_fast_syscall(f, &task_current()->handles)) {
+			long_call(f);
+			return;
+		}
+		cli();
+		break;
+	default:
+		long_call(f);
 		return;
 	}
-	f->rax = (uint64_t)dispatch(f);
-	task_check_killed();
+	exit_if_killed(); /* checked after every system call */
 }

@@ -41,23 +41,24 @@ syscall_entry:
 	PUSH_GENERAL_REGS
 	xor	ebp, ebp			; a backtrace ends here
 	mov	rdi, rsp
-	sti					; system calls can be preempted
+	; Interrupts stay off: syscall_dispatch turns them on for the calls
+	; that can block or run long, and returns with them off again.
 	call	syscall_dispatch
-	cli
 	POP_GENERAL_REGS
-	add	rsp, 16				; vector, error code
-	; RSP now points at the IRET frame: rip, cs, rflags, rsp, ss. RCX and
-	; R11 are free (SYSCALL clobbered them for the user already).
-	mov	rcx, [rsp]			; rip, for SYSRET
+	; RSP now points at the vector and error code, then the IRET frame:
+	; rip, cs, rflags, rsp, ss. RCX and R11 are free (SYSCALL clobbered
+	; them for the user already).
+	mov	rcx, [rsp + 16]			; rip, for SYSRET
 	mov	r11, rcx
 	shr	r11, USER_CANONICAL_SHIFT
 	jnz	.return_with_iret
-	mov	r11, [rsp + 16]			; rflags, for SYSRET
-	mov	rsp, [rsp + 24]			; the user's stack
+	mov	r11, [rsp + 32]			; rflags, for SYSRET
+	mov	rsp, [rsp + 40]			; the user's stack
 	swapgs
 	o64 sysret
 
 .return_with_iret:
+	add	rsp, 16				; vector, error code
 	swapgs
 	iretq
 

@@ -53,11 +53,6 @@ static void task_put(struct task *task)
 	kfree(task);
 }
 
-struct task *task_current(void)
-{
-	return current_thread()->task;
-}
-
 static void report_elf(void *ctx, const char *fmt, ...)
 {
 	va_list ap;

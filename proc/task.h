@@ -10,10 +10,11 @@
 #include "lib/types.h"
 #include "proc/handle.h"
 #include "proc/syscall_abi.h"
+#include "sched/thread.h"
 #include "sched/wait.h"
+#include "smp/percpu.h"
 
 struct mm;
-struct thread;
 struct trap_frame;
 
 #define TASK_MAX	  256
@@ -54,13 +55,28 @@ int task_thread_create(uint64_t entry, uint64_t stack_top, uint64_t arg);
 int task_wait(int id, long *status);
 
 /* The calling thread's task, or NULL for a kernel thread. */
-struct task *task_current(void);
+static inline struct task *task_current(void)
+{
+	return current_thread()->task;
+}
 
 /* Ends the calling thread; the task ends with its last thread. */
 __noreturn void task_exit_thread(void);
 
 /* Ends the whole task with status (its other threads follow). */
 __noreturn void task_exit(long status);
+
+/*
+ * Whether the calling user thread's task was killed (the caller must have a
+ * task): three dependent loads (the thread from %gs, its task, the flag),
+ * no call, for the system-call return, the hottest way back to user mode.
+ * Read without the lock: a kill that lands just after is seen on the
+ * thread's next way out.
+ */
+static inline bool task_current_killed(void)
+{
+	return __atomic_load_n(&task_current()->killed, __ATOMIC_RELAXED);
+}
 
 /* Called on every way back to user mode: exits if the task was killed. */
 void task_check_killed(void);

@@ -146,6 +146,9 @@ CONFIGS = [
     cfg("tcg-text-screendump", "screendump", accel="tcg", smp=1, screen="text",
         cmdline=["bench=invlpg,idle_lazy", "bench_scale=1"], timeout=240),
     cfg("tcg-smp2", **TCG, smp=2),
+    # The general IPC path alone (docs/user.md, "The IPC fast path").
+    cfg("tcg-smp2-ipc-slow", **TCG, smp=2,
+        cmdline=["test=user", "ipc_fastpath=off"]),
     cfg("tcg-smp3", **TCG, smp=3),
     cfg("tcg-smp4", **TCG, smp=4),
     cfg("tcg-smp8", **TCG, smp=8),
