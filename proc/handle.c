@@ -40,14 +40,10 @@ void kobject_get(struct kobject *obj)
 	__atomic_add_fetch(&obj->refcount, 1, __ATOMIC_RELAXED);
 }
 
-void kobject_put(struct kobject *obj)
+void kobject_release(struct kobject *obj)
 {
 	struct shm_object *so;
 
-	/* Acquire-release: the release of the last reference sees every
-	 * write the other holders made before theirs. */
-	if (__atomic_sub_fetch(&obj->refcount, 1, __ATOMIC_ACQ_REL))
-		return;
 	switch (obj->type) {
 	case KOBJECT_SHM:
 		so = (struct shm_object *)obj;

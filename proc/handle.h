@@ -65,7 +65,17 @@ struct kobject {
 /* The object starts with one reference: its creator's. */
 void kobject_init(struct kobject *obj, enum kobject_type type);
 void kobject_get(struct kobject *obj);
-void kobject_put(struct kobject *obj);
+/* For kobject_put: the last reference went; frees the object. */
+void kobject_release(struct kobject *obj);
+
+/* Inline: a put that is not the last is one locked instruction. */
+static inline void kobject_put(struct kobject *obj)
+{
+	/* Acquire-release: the release of the last reference sees every
+	 * write the other holders made before theirs. */
+	if (!__atomic_sub_fetch(&obj->refcount, 1, __ATOMIC_ACQ_REL))
+		kobject_release(obj);
+}
 
 struct handle_slot {
 	struct kobject *obj; /* a reference; NULL: free */

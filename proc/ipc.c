@@ -49,6 +49,7 @@
 #include "proc/task.h"
 #include "sched/thread.h"
 #include "smp/percpu.h"
+#include "smp/shared.h"
 #include "smp/spinlock.h"
 
 enum ipc_wait {
@@ -57,6 +58,17 @@ enum ipc_wait {
 	IPC_WAIT_REPLY,	  /* a caller: for the reply */
 	IPC_WAIT_MESSAGE, /* a receiver: for a message */
 };
+
+/*
+ * Ends t's wait, after everything it is given (message, object, error) is
+ * written: a release, paired with the fast path's acquire (fast_waited),
+ * which reads what it was given without taking the endpoint's lock. The
+ * lock orders it for everyone else.
+ */
+static void wait_done(struct thread *t)
+{
+	shared_store(&t->ipc_wait, IPC_WAIT_NONE, __ATOMIC_RELEASE);
+}
 
 struct endpoint {
 	struct kobject obj; /* type KOBJECT_ENDPOINT */
@@ -269,7 +281,7 @@ static int deliver_locked(struct endpoint *ep, struct thread *self,
 		grant_give(receiver, grant);
 		receiver->ipc_reply_to = is_call ? self : NULL;
 		receiver->ipc_reply_endpoint = is_call ? ep : NULL;
-		receiver->ipc_wait = IPC_WAIT_NONE;
+		wait_done(receiver);
 		if (!is_call) {
 			spin_unlock(&ep->lock);
 			sched_wake(receiver);
@@ -340,7 +352,7 @@ static int receive_locked(struct endpoint *ep, struct thread *self,
 			self->ipc_reply_endpoint = ep;
 		} else {
 			self->ipc_reply_to = NULL;
-			sender->ipc_wait = IPC_WAIT_NONE;
+			wait_done(sender);
 			spin_unlock(&ep->lock);
 			sched_wake(sender);
 			spin_lock(&ep->lock);
@@ -392,7 +404,7 @@ static struct thread *answer_locked(struct thread *self,
 	if (caller) {
 		caller->ipc_msg = *reply;
 		grant_give(caller, grant);
-		caller->ipc_wait = IPC_WAIT_NONE;
+		wait_done(caller);
 	}
 	return caller;
 }
@@ -444,11 +456,12 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
  * above would do anything else: the endpoint is dead, the partner is not
  * waiting or waits on another CPU (a cross-CPU wake-up is the slow path's
  * work), a sender is already queued (the receive would not wait), the
- * thread's or the partner's task is being killed. The system-call layer
- * declines for them when the message carries a handle. The wait itself
- * is the general one (wait_locked): a thread that blocked here and is
- * woken by the slow path (a message with a handle, its endpoint dying, its
- * task killed) finishes exactly as if it had blocked there.
+ * handle is bad (the general path says why), the message carries a
+ * handle. A kill is seen where the general path sees it: by a thread
+ * that has to wait again, and on the way back to user mode. A thread that
+ * blocked here and is woken early (a message with a handle, its endpoint
+ * dying, its task killed) finishes in the general wait (wait_locked),
+ * exactly as if it had blocked there.
  *
  * ipc_fastpath=off sends everything the general way (the tests run both),
  * and the counters say which way each half went.
@@ -470,6 +483,35 @@ static void fastpath_option_set(const struct option_value *value)
 OPTION(72, ipc_fastpath, &fastpath_desc, &fastpath_option, NULL,
        fastpath_option_set);
 
+/*
+ * ipc_bug= breaks the fast path on purpose, for the tests that must catch
+ * it (tools/run-tests.py: tcg-smp2-ipc-bug-*): skip_cpu_check takes a
+ * partner on another CPU as if it were here (the switch still wakes it
+ * correctly, but the path says fast: USER0003's count must see it);
+ * drop_word copies only three of the four message words (the ping-pong's
+ * check must see it).
+ */
+enum ipc_bug {
+	IPC_BUG_NONE,
+	IPC_BUG_SKIP_CPU_CHECK,
+	IPC_BUG_DROP_WORD,
+};
+
+static const char *const ipc_bug_words[] = {"none", "skip_cpu_check",
+					    "drop_word", NULL};
+static const struct option_desc ipc_bug_desc = {
+	.name = "ipc_bug",
+	.type = OPTION_CHOICE,
+	.choices = ipc_bug_words,
+	.help = "break the IPC fast path on purpose (tests and labs)"};
+static struct option_value ipc_bug_option;
+OPTION(73, ipc_bug, &ipc_bug_desc, &ipc_bug_option, NULL, NULL);
+
+static bool ipc_bug(enum ipc_bug bug)
+{
+	return unlikely(ipc_bug_option.choice == bug);
+}
+
 const char *const ipc_decline_names[IPC_DECLINE_COUNT] = {
 	[IPC_DECLINE_OFF] = "off",
 	[IPC_DECLINE_HANDLE] = "handle",
@@ -478,7 +520,6 @@ const char *const ipc_decline_names[IPC_DECLINE_COUNT] = {
 	[IPC_DECLINE_NOBODY] = "nobody",
 	[IPC_DECLINE_QUEUED] = "queued",
 	[IPC_DECLINE_OTHER_CPU] = "other_cpu",
-	[IPC_DECLINE_KILLED] = "killed",
 };
 
 /* Each CPU counts its own: no locked operation on the fast path. */
@@ -518,19 +559,48 @@ void ipc_path_stats_read(struct ipc_path_stats *sum)
  * not waiting yet (on another CPU, between queueing and blocking) shows
  * that other CPU.
  */
-static enum ipc_decline fast_declines(struct endpoint *ep, struct thread *self,
-				      struct thread *peer, unsigned cpu)
+static __always_inline enum ipc_decline fast_declines(const struct endpoint *ep,
+						      const struct thread *peer,
+						      unsigned cpu)
 {
 	if (ep->dead)
 		return IPC_DECLINE_DEAD;
 	if (!peer)
 		return IPC_DECLINE_NOBODY;
-	if (__atomic_load_n(&peer->cpu, __ATOMIC_RELAXED) != cpu ||
-	    !cpumask_test(&peer->affinity, cpu))
+	if ((__atomic_load_n(&peer->cpu, __ATOMIC_RELAXED) != cpu ||
+	     !cpumask_test(&peer->affinity, cpu)) &&
+	    !ipc_bug(IPC_BUG_SKIP_CPU_CHECK))
 		return IPC_DECLINE_OTHER_CPU;
-	if (killed(self) || killed(peer))
-		return IPC_DECLINE_KILLED;
 	return 0;
+}
+
+/*
+ * After the switch to the partner: we run again. The common case is that
+ * the partner (or whoever) ended our wait, and then what it gave us is
+ * ours to read without the lock (wait_done's release, paired with this
+ * acquire). Otherwise (woken early, by a kill or a spurious wake-up) the
+ * general wait takes over, under the lock, as if we had blocked there.
+ */
+static int fast_waited(struct endpoint *ep, struct thread *self)
+{
+	int err;
+
+	if (shared_load(&self->ipc_wait, __ATOMIC_ACQUIRE) == IPC_WAIT_NONE &&
+	    !shared_load(&self->ipc_error, __ATOMIC_RELAXED))
+		return 0;
+	spin_lock(&ep->lock);
+	err = wait_locked(ep, self, NULL);
+	spin_unlock(&ep->lock);
+	return err;
+}
+
+/* The message, from the caller's saved registers to peer. */
+static void fast_give(struct thread *peer, const struct trap_frame *f)
+{
+	syscall_message_in(f, &peer->ipc_msg);
+	if (ipc_bug(IPC_BUG_DROP_WORD))
+		peer->ipc_msg.words[IPC_WORDS - 1] = 0;
+	grant_give(peer, NULL);
 }
 
 /*
@@ -547,15 +617,14 @@ static struct thread *fast_half(struct endpoint *ep, struct thread *self,
 
 	if (call) {
 		peer = ep->receivers;
-		*why = fast_declines(ep, self, peer, cpu);
+		*why = fast_declines(ep, peer, cpu);
 		if (*why)
 			return NULL;
 		pop(&ep->receivers, &ep->receivers_tail);
-		syscall_message_in(f, &peer->ipc_msg);
-		grant_give(peer, NULL);
+		fast_give(peer, f);
 		peer->ipc_reply_to = self;
 		peer->ipc_reply_endpoint = ep;
-		peer->ipc_wait = IPC_WAIT_NONE;
+		wait_done(peer);
 		self->ipc_is_call = true;
 		self->ipc_wait = IPC_WAIT_REPLY;
 		return peer;
@@ -566,14 +635,13 @@ static struct thread *fast_half(struct endpoint *ep, struct thread *self,
 	else if (ep->senders)
 		*why = IPC_DECLINE_QUEUED;
 	else
-		*why = fast_declines(ep, self, peer, cpu);
+		*why = fast_declines(ep, peer, cpu);
 	if (*why)
 		return NULL;
 	self->ipc_reply_to = NULL;
 	self->ipc_reply_endpoint = NULL;
-	syscall_message_in(f, &peer->ipc_msg);
-	grant_give(peer, NULL);
-	peer->ipc_wait = IPC_WAIT_NONE;
+	fast_give(peer, f);
+	wait_done(peer);
 	self->ipc_wait = IPC_WAIT_MESSAGE;
 	push(&ep->receivers, &ep->receivers_tail, self);
 	return peer;
@@ -587,7 +655,6 @@ bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table)
 	struct handle_grant got;
 	struct kobject *obj;
 	struct endpoint *ep;
-	uint64_t flags;
 	unsigned cpu;
 	int err;
 
@@ -596,12 +663,10 @@ bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table)
 		ipc_fast_declined(ipc_fast_on ? IPC_DECLINE_HANDLE : why);
 		return false;
 	}
-	flags = irq_save();
 	cpu = this_cpu_index();
 	obj = handle_get_fast(table, f->rdi, KOBJECT_ENDPOINT,
 			      call ? SYS_RIGHT_SEND : SYS_RIGHT_RECEIVE);
 	if (!obj) {
-		irq_restore(flags);
 		ipc_fast_declined(IPC_DECLINE_ERROR);
 		return false;
 	}
@@ -610,16 +675,16 @@ bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table)
 	peer = fast_half(ep, self, call, f, cpu, &why);
 	if (!peer) {
 		spin_unlock(&ep->lock);
-		irq_restore(flags);
 		kobject_put(obj);
 		ipc_fast_declined(why);
 		return false;
 	}
 	path_stats[cpu].fast++;
-	err = wait_locked(ep, self, peer);
-	spin_unlock(&ep->lock);
-	grant_take(self, &got);
-	irq_restore(flags);
+	sched_handoff_locked(peer, &ep->lock);
+	err = fast_waited(ep, self);
+	got.obj = NULL;
+	if (unlikely(self->ipc_grant)) /* from a slow sender */
+		grant_take(self, &got);
 	kobject_put(obj);
 	/* Ours alone now: whoever ended the wait is done with ipc_msg. */
 	if (got.obj) /* a message from the slow path woke us */
@@ -638,8 +703,9 @@ void ipc_thread_exit(struct thread *t)
 	if (!t->ipc_reply_to || !ep)
 		return;
 	flags = spin_lock_irqsave(&ep->lock);
-	caller = answer_locked(t, &failed, NULL);
-	caller->ipc_error = -ESRCH;
+	caller = t->ipc_reply_to;
+	caller->ipc_error = -ESRCH; /* before answer_locked's wait_done */
+	answer_locked(t, &failed, NULL);
 	spin_unlock_irqrestore(&ep->lock, flags);
 	sched_wake(caller);
 }

@@ -58,12 +58,14 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
 		      struct handle_grant *got);
 
 /*
- * The fast path (proc/ipc.c, docs/ipc.md): SYS_IPC_CALL or
+ * The fast path (proc/ipc.c, docs/user.md): SYS_IPC_CALL or
  * SYS_IPC_REPLY_RECV, from the caller's saved registers to the partner's,
  * when the partner waits on this CPU and the message carries no handle.
  * True when it did the call (the result is in f); false when it declined,
  * having changed nothing, for the general path to do it. table: the
- * calling task's handles.
+ * calling task's handles. Called, and returns, with interrupts off, as
+ * SYSCALL entered: every lock it takes is taken so anyway, and its switch
+ * is one.
  */
 struct trap_frame;
 struct handle_table;
@@ -77,7 +79,6 @@ enum ipc_decline {
 	IPC_DECLINE_NOBODY,    /* no receiver waits; no caller is owed here */
 	IPC_DECLINE_QUEUED,    /* a sender waits: the receive would not */
 	IPC_DECLINE_OTHER_CPU, /* the partner waits on another CPU */
-	IPC_DECLINE_KILLED,    /* either task is being killed */
 	IPC_DECLINE_COUNT,
 };
 

@@ -363,7 +363,8 @@ static __noinline void long_call(struct trap_frame *f)
  * out preempts and checks for a kill as after any interrupt from ring 3
  * (kernel/trap.c). Only SYS_CPU_ID qualifies (with interrupts off, the
  * index cannot go stale by a migration before it is read); SYS_TIME_NS
- * would but for its call to tsc_to_ns.
+ * would but for its call to tsc_to_ns. The IPC fast path is not short,
+ * but it too starts with interrupts off (its case says why).
  */
 void syscall_dispatch(struct trap_frame *f)
 {
@@ -374,14 +375,13 @@ void syscall_dispatch(struct trap_frame *f)
 	case SYS_IPC_CALL:
 	case SYS_IPC_REPLY_RECV:
 		/* The IPC fast path (proc/ipc.c) first, apart from dispatch and
-		 * its frame: a long call, with interrupts on; it declines to
-		 * dispatch anything it does not do. */
-		sti();
+		 * its frame, with interrupts off: it holds locks and switches,
+		 * both of which want them off, and waits bounded by its short
+		 * path. Whatever it declines is a long call. */
 		if (!ipc_fast_syscall(f, &task_current()->handles)) {
 			long_call(f);
 			return;
 		}
-		cli();
 		break;
 	default:
 		long_call(f);

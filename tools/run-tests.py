@@ -149,6 +149,11 @@ CONFIGS = [
     # The general IPC path alone (docs/user.md, "The IPC fast path").
     cfg("tcg-smp2-ipc-slow", **TCG, smp=2,
         cmdline=["test=user", "ipc_fastpath=off"]),
+    # The fast path broken on purpose: the user suite must fail.
+    cfg("tcg-smp2-ipc-bug-skip-cpu-check", "bug", **TCG, smp=2,
+        cmdline=["test=user", "ipc_bug=skip_cpu_check"]),
+    cfg("tcg-smp2-ipc-bug-drop-word", "bug", **TCG, smp=2,
+        cmdline=["test=user", "ipc_bug=drop_word"]),
     cfg("tcg-smp3", **TCG, smp=3),
     cfg("tcg-smp4", **TCG, smp=4),
     cfg("tcg-smp8", **TCG, smp=8),
@@ -591,12 +596,12 @@ class MessageJudge(Judge):
 
 # A TLB-protocol case (test=tlb, test=revoke) that reported a failure
 # ("not ok 3 TLB0003 ..."); a case cut short by a hang does not count.
-FAILED_TLB_CASE = re.compile(r"^\s*not ok \d+ ((?:TLB|RVK)\d+)\b", re.M)
+FAILED_TLB_CASE = re.compile(r"^\s*not ok \d+ ((?:TLB|RVK|USER)\d+)\b", re.M)
 
 
 class BugJudge(Judge):
-    """"bug": test=tlb (or test=revoke) with an injected protocol bug
-    (tlb_bug=): passes ("bug caught") only if a case of it fails or the
+    """"bug": test=tlb (or test=revoke, or test=user) with an injected
+    protocol bug (tlb_bug=, ipc_bug=): passes ("bug caught") only if a case of it fails or the
     kernel panics, fails ("bug missed") if the suite passes: one result."""
 
     def judge(self) -> Outcome:
@@ -609,9 +614,9 @@ class BugJudge(Judge):
             how = ", ".join(failed) + (" and a panic" if failed and panicked else "")
             return self.ok(name, f"{self.summary}; bug caught by {how or 'a panic'}")
         if ktap_results(self.tc.name, r.serial, self.log)[1] and not r.timed_out:
-            bug = next((w.split("=", 1)[1] for w in self.tc.settings.cmdline
-                        if w.startswith("tlb_bug=")), "?")
-            return self.fail(name, f"bug missed: the tlb suite passed with tlb_bug={bug}",
+            bug = next((w for w in self.tc.settings.cmdline
+                        if w.startswith(("tlb_bug=", "ipc_bug="))), "?")
+            return self.fail(name, f"bug missed: the suite passed with {bug}",
                              show_tail=False)
         return self.fail(name, r.error or f"no verdict: the tlb suite did not end ({r.note()})")
 
