@@ -11,11 +11,6 @@
 #include "mm/tlb.h"
 #include "smp/percpu.h"
 
-unsigned tlb_hw_cpu(void)
-{
-	return this_cpu_index();
-}
-
 const struct cpumask *tlb_hw_online(void)
 {
 	return &cpu_online_mask;

@@ -13,14 +13,13 @@
 #define MM_TLB_HW_H
 
 #include "lib/types.h"
+#include "mm/tlb_hw_cpu.h" /* tlb_hw_cpu: inline here, a function there */
 #include "smp/cpumask.h"
 
 /* CR3 = page-table root | PCID (bits 11:0) | no-flush (bit 63, with PCID). */
 #define CR3_PCID_MASK 0xfffULL
 #define CR3_NOFLUSH   (1ULL << 63)
 
-/* This CPU's index (0 .. MAX_CPUS-1). Preemption off or interrupts off. */
-unsigned tlb_hw_cpu(void);
 /* The CPUs online. */
 const struct cpumask *tlb_hw_online(void);
 
