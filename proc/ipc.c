@@ -10,8 +10,8 @@
  * lock before and after blocking, so no wake-up is lost, and a spurious
  * wake-up just blocks again.
  *
- *  send/call: a receiver waits -> give it the message and run it (the fast
- *      path: on the same CPU it gets the CPU directly, sched_handoff_locked);
+ *  send/call: a receiver waits -> give it the message and run it (on the
+ *      same CPU it gets the CPU directly, sched_handoff_locked);
  *      a send is then done, a call waits for the reply. No receiver -> queue
  *      as a sender and wait to be taken (send) or answered (call).
  *  receive: a sender waits -> take its message; a plain sender is done and
@@ -20,7 +20,8 @@
  *  reply-and-receive: give the reply to reply_to and mark it done, then
  *      receive; when that receive has to wait, the caller gets the CPU
  *      directly: the ping-pong of a client and a server on one CPU is two
- *      direct switches per round trip.
+ *      direct switches per round trip. "The fast path", at the end, does
+ *      those two halves alone, straight from the system call.
  *
  * Objects passed with a message (proc/handle.h) travel beside it, in the
  * thread's ipc_grant, and move wherever the message is copied, under the
@@ -448,11 +449,14 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
  * finds the client waiting for the reply (and, with no other caller
  * queued, the server then waits again). When the partner waits on this
  * CPU, each half is one message moved and one direct switch, and that is
- * all ipc_call_fast and ipc_reply_receive_fast do: one lock, a few checks,
- * and sched_handoff_locked, whose switch is the scheduler's one switch
- * (switch_mm_irqs_off with its generation checks, the FPU, the counters).
+ * all ipc_fast_syscall does, ahead of the system-call dispatcher: the
+ * handle looked up inline, the endpoint locked, the message copied from
+ * the caller's saved registers to the partner, and sched_handoff_locked,
+ * whose switch is the scheduler's one switch (switch_mm_irqs_off with its
+ * generation checks, the FPU, the counters, tlb_trace). Coming back, it
+ * reads what it was given without the lock (fast_waited).
  *
- * They decline, having changed nothing, whenever the general functions
+ * It declines, having changed nothing, whenever the general functions
  * above would do anything else: the endpoint is dead, the partner is not
  * waiting or waits on another CPU (a cross-CPU wake-up is the slow path's
  * work), a sender is already queued (the receive would not wait), the

@@ -71,7 +71,9 @@ struct thread {
 	/*
 	 * IPC (proc/ipc.c): guarded by the lock of the endpoint the thread
 	 * waits on, except reply_to and reply_endpoint, which only the thread
-	 * itself uses.
+	 * itself uses, and except that the IPC fast path reads its own
+	 * ipc_wait (and, once that says done, what it was given) without the
+	 * lock, paired with a release store (wait_done).
 	 */
 	struct ipc_message ipc_msg;	/* to send, or just received */
 	void *ipc_grant;		/* with ipc_msg: a kobject reference */
