@@ -12,6 +12,11 @@
  *           same address space; both threads on CPU 0 (the IPC fast path:
  *           a direct switch each way)
  *   role 3  the same with the server on CPU 1 (cross-CPU wake-ups)
+ *   role 4  role 0, with handles passed both ways now and then: every
+ *           fourth call carries one (and so goes the general way, to a
+ *           server waiting on the fast one), and the reply to the call
+ *           after it carries one (to a client waiting on the fast path);
+ *           each side checks what it got and closes it
  *   role 1  server: creates an endpoint (or uses the one given) and
  *           answers until a client says stop
  *   role 2  client of the server at the endpoint given
@@ -25,6 +30,7 @@
 #define ROLE_SERVER	1
 #define ROLE_CLIENT	2
 #define ROLE_BOTH_SPLIT 3
+#define ROLE_BOTH_MIXED 4
 #define DEFAULT_ROUNDS	1000
 #define ARG_GIVEN_SHIFT 32 /* an endpoint handle in spawn slot 0 */
 
@@ -39,6 +45,56 @@
 
 #define SERVER_WAIT_NS 5000000000L
 
+/* Role 4: which rounds pass a handle, and the rights it is passed with. */
+#define GRANT_EVERY	  4
+#define CALL_GRANT_ROUND  2 /* seq % GRANT_EVERY: the call carries one */
+#define REPLY_GRANT_ROUND 3 /* seq % GRANT_EVERY: the reply carries one */
+#define CALL_RIGHTS	  SYS_RIGHT_SEND
+#define REPLY_RIGHTS	  SYS_RIGHT_RECEIVE
+
+static bool mixed;     /* role 4 */
+static long shared_ep; /* role 4: the endpoint whose handles are passed */
+
+static bool call_grants(unsigned long seq)
+{
+	return mixed && seq % GRANT_EVERY == CALL_GRANT_ROUND;
+}
+
+static bool reply_grants(unsigned long seq)
+{
+	return mixed && seq % GRANT_EVERY == REPLY_GRANT_ROUND;
+}
+
+/* Makes m carry a handle to shared_ep with rights (words 0 and 1). */
+static void grant(struct ipc_message *m, uint64_t rights)
+{
+	m->label |= SYS_IPC_LABEL_HANDLE;
+	m->words[0] = (uint64_t)shared_ep;
+	m->words[1] = rights;
+}
+
+/*
+ * A message that carried a handle: it must name an endpoint with exactly
+ * the rights sent; then it is closed. Returns whether all held.
+ */
+static bool granted(const char *who, unsigned long seq,
+		    const struct ipc_message *m, uint64_t rights)
+{
+	long h = (long)m->words[0];
+	long info = sys_handle_info(h);
+	long want = (long)SYS_HANDLE_TYPE_ENDPOINT
+			    << SYS_HANDLE_INFO_TYPE_SHIFT |
+		    (long)rights;
+
+	if (info != want || m->words[1] != rights || sys_handle_close(h)) {
+		printf("pingpong: %s: round %lu: the handle passed (%ld) has "
+		       "info %#lx and rights word %#lx, expected %#lx\n",
+		       who, seq, h, info, m->words[1], want);
+		return false;
+	}
+	return true;
+}
+
 /* What the client sends in round seq (from 1). */
 static void ping(struct ipc_message *m, unsigned long seq)
 {
@@ -47,6 +103,8 @@ static void ping(struct ipc_message *m, unsigned long seq)
 	m->words[1] = ~seq;
 	m->words[2] = seq * MIX;
 	m->words[3] = PING_MARK;
+	if (call_grants(seq))
+		grant(m, CALL_RIGHTS);
 }
 
 /* What the server answers to it. */
@@ -57,6 +115,8 @@ static void pong(struct ipc_message *m, unsigned long seq)
 	m->words[1] = seq + 1;
 	m->words[2] = ~(seq * MIX);
 	m->words[3] = PONG_MARK;
+	if (reply_grants(seq))
+		grant(m, REPLY_RIGHTS);
 }
 
 static bool same(const struct ipc_message *a, const struct ipc_message *b)
@@ -68,6 +128,23 @@ static bool same(const struct ipc_message *a, const struct ipc_message *b)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * in is what round seq should have brought (want). A passed handle is
+ * checked and closed, and its words then compared as sent.
+ */
+static bool arrived(const char *who, unsigned long seq, struct ipc_message *in,
+		    struct ipc_message *want, uint64_t rights)
+{
+	if ((in->label & SYS_IPC_LABEL_HANDLE) &&
+	    (want->label & SYS_IPC_LABEL_HANDLE)) {
+		if (!granted(who, seq, in, rights))
+			return false;
+		in->words[0] = want->words[0];
+		in->words[1] = want->words[1];
+	}
+	return same(in, want);
 }
 
 static void mismatch(const char *who, unsigned long seq,
@@ -102,7 +179,7 @@ static long serve(long ep)
 		if (in.label == LABEL_STOP)
 			break;
 		ping(&want, seq);
-		if (same(&in, &want)) {
+		if (arrived("server", seq, &in, &want, CALL_RIGHTS)) {
 			pong(&out, seq++);
 		} else {
 			/* Answer anyway: the caller waits for a reply. */
@@ -139,7 +216,7 @@ static int client(long ep, unsigned long rounds)
 			return 1;
 		}
 		pong(&want, seq);
-		if (!same(&in, &want)) {
+		if (!arrived("client", seq, &in, &want, REPLY_RIGHTS)) {
 			mismatch("client", seq, &in, &want);
 			send_stop(ep);
 			return 1;
@@ -171,6 +248,8 @@ static int both(unsigned long rounds, unsigned server_cpu)
 {
 	long ep = sys_endpoint_create(), t, start;
 	int status;
+
+	shared_ep = ep;
 
 	/* Pin both threads: the client here, the server on server_cpu. */
 	sys_set_affinity(1UL << 0);
@@ -219,6 +298,9 @@ int main(long arg)
 		return both(rounds, 0);
 	case ROLE_BOTH_SPLIT:
 		return both(rounds, 1);
+	case ROLE_BOTH_MIXED:
+		mixed = true;
+		return both(rounds, 0);
 	case ROLE_SERVER:
 		if (ep)
 			return serve(ep) < 0; /* an endpoint it was given */
@@ -238,7 +320,8 @@ int main(long arg)
 		return client(ep, rounds);
 	default:
 		printf("pingpong: unknown role %u (0 both, 1 server, 2 "
-		       "client, 3 both on two CPUs)\n",
+		       "client, 3 both on two CPUs, 4 both passing "
+		       "handles)\n",
 		       role);
 		return 2;
 	}

@@ -33,6 +33,7 @@
 #define ROLE_CLIENT	      2
 #define ROLE_SAME_CPU	      0
 #define ROLE_TWO_CPUS	      3
+#define ROLE_SAME_CPU_MIXED   4 /* handles passed now and then */
 #define FRAMES_KEPT_BY_CACHES 8
 #define RUN_FAILED	      (-999999)	   /* no exit status: it did not run */
 #define ARG_ENDPOINT_GIVEN    (1ULL << 32) /* user/pingpong.c */
@@ -119,13 +120,17 @@ static void two_task_pingpong(struct ktest_context *t, unsigned server_cpu,
  * waiting yet, and a tick may land between the two); across CPUs none
  * can, and each half must say so (other_cpu).
  */
-enum pingpong_kind { TWO_TASKS, TWO_THREADS };
+enum pingpong_kind { TWO_TASKS, TWO_THREADS, TWO_THREADS_MIXED };
 
 static void pingpong_once(struct ktest_context *t, enum pingpong_kind kind,
 			  bool same_cpu, uint64_t rounds)
 {
 	if (kind == TWO_TASKS)
 		two_task_pingpong(t, same_cpu ? 0 : 1, 0, rounds);
+	else if (kind == TWO_THREADS_MIXED)
+		KEXPECT(run(t, "pingpong", ROLE_SAME_CPU_MIXED | rounds << 4) ==
+				0,
+			"threads passing handles: see above");
 	else
 		KEXPECT(run(t, "pingpong",
 			    (same_cpu ? ROLE_SAME_CPU : ROLE_TWO_CPUS) |
@@ -152,6 +157,19 @@ static void pingpong_both_paths(struct ktest_context *t,
 			KEXPECT(fast == 0,
 				"ipc_fastpath=off: %llu halves went fast",
 				(unsigned long long)fast);
+		else if (kind == TWO_THREADS_MIXED)
+			/* A quarter of the calls and of the replies carry a
+			 * handle: those go the general way, the rest fast. */
+			KEXPECT(fast * 4 >= halves * 2 &&
+					after.declined[IPC_DECLINE_HANDLE] -
+							before.declined
+								[IPC_DECLINE_HANDLE] >=
+						rounds / 2,
+				"passing handles: %llu of %llu halves went "
+				"fast, and too few calls with a handle went "
+				"the general way",
+				(unsigned long long)fast,
+				(unsigned long long)halves);
 		else if (same_cpu)
 			KEXPECT(fast * 10 >= halves * 9,
 				"one CPU: only %llu of %llu halves went fast",
@@ -197,6 +215,20 @@ KTEST(USER0009, user,
 	pingpong_both_paths(t, TWO_THREADS, true, 1000);
 	if (cpu_count > 1)
 		pingpong_both_paths(t, TWO_THREADS, false, 200);
+}
+
+/*
+ * A handle in a message is the general path's, and that path must meet
+ * threads waiting on the fast one: a call carrying a handle to a server
+ * that waits in the fast reply-and-receive, and a reply carrying one to a
+ * client that waits in the fast call. Each side checks the handle it got.
+ */
+KTEST(USER0016, user,
+      "IPC passing handles between threads: the general path meets the fast")
+{
+	if (!have(t, "pingpong"))
+		return;
+	pingpong_both_paths(t, TWO_THREADS_MIXED, true, 1000);
 }
 
 KTEST(USER0004, user, "threads of one task run on several CPUs at once")
