@@ -30,9 +30,9 @@
  *
  * Fields are separated by spaces and never contain one (params: key=value
  * pairs joined by commas, "-" for none; counters: name=value pairs of the
- * TLB counters that moved, joined by commas, "-" for none; "-" also for ns
- * and insns where they do not apply), except the n/a reason, which runs to
- * the end of the line. Around them: one `bench: env ...` line (platform,
+ * TLB and IPC path counters that moved, joined by commas, "-" for none;
+ * "-" also for ns and insns where they do not apply), except the n/a
+ * reason, which runs to the end of the line. Around them: one `bench: env ...` line (platform,
  * CPUs, TSC, CPU model and features, selection), the `options:` and
  * `bench: tlb ...` lines with every policy in force, a `bench: NAME: N
  * results in T ms` line after each benchmark and `bench: end ...` last. A
@@ -385,7 +385,7 @@ static void print_header(void)
 {
 	kprintf("# %-16s %-30s %-8s %9s %9s %9s %9s %6s %9s %7s %s\n",
 		"benchmark", "parameters", "unit", "median", "p10", "p90",
-		"min", "count", "median_ns", "insns", "tlb counters");
+		"min", "count", "median_ns", "insns", "counters");
 }
 
 static void print_row(const uint64_t *sorted, size_t n,

@@ -11,6 +11,7 @@
 void bench_counters_read(struct bench_counters *out)
 {
 	tlb_stats_sum(&out->tlb);
+	ipc_path_stats_read(&out->ipc);
 }
 
 void bench_counters_sub(struct bench_counters *a,
@@ -20,6 +21,20 @@ void bench_counters_sub(struct bench_counters *a,
 
 	for (size_t i = 0; i < TLB_STATS_COUNT; i++)
 		*tlb_stats_field(&a->tlb, i) -= *tlb_stats_field(&before, i);
+	a->ipc.fast -= b->ipc.fast;
+	for (int why = 0; why < IPC_DECLINE_COUNT; why++)
+		a->ipc.declined[why] -= b->ipc.declined[why];
+}
+
+/* Appends name=value to buf (size bytes, used so far) when value moved. */
+static size_t append(char *buf, size_t size, size_t used, const char *prefix,
+		     const char *name, uint64_t value)
+{
+	if (!value || used >= size)
+		return used;
+	return used + (size_t)ksnprintf(buf + used, size - used, "%s%s%s=%llu",
+					used ? "," : "", prefix, name,
+					(unsigned long long)value);
 }
 
 void bench_counters_format(const struct bench_counters *c, char *buf,
@@ -29,15 +44,14 @@ void bench_counters_format(const struct bench_counters *c, char *buf,
 	size_t used = 0;
 
 	strlcpy(buf, "-", size);
-	for (size_t i = 0; i < TLB_STATS_COUNT; i++) {
-		uint64_t value = *tlb_stats_field(&s, i);
-
-		if (!value || used >= size)
-			continue;
-		used += (size_t)ksnprintf(buf + used, size - used, "%s%s=%llu",
-					  used ? "," : "", tlb_stats_name(i),
-					  (unsigned long long)value);
-	}
+	for (size_t i = 0; i < TLB_STATS_COUNT; i++)
+		used = append(buf, size, used, "", tlb_stats_name(i),
+			      *tlb_stats_field(&s, i));
+	/* The IPC rows say which path their halves took (docs/user.md). */
+	used = append(buf, size, used, "ipc-", "fast", c->ipc.fast);
+	for (int why = IPC_DECLINE_OFF; why < IPC_DECLINE_COUNT; why++)
+		used = append(buf, size, used, "ipc-slow-",
+			      ipc_decline_names[why], c->ipc.declined[why]);
 }
 
 void bench_policy_report(void)

@@ -9,12 +9,14 @@
 
 #include "lib/types.h"
 #include "mm/tlb.h"
+#include "proc/ipc.h"
 
 struct bench_counters {
 	struct tlb_stats tlb;
+	struct ipc_path_stats ipc; /* the IPC fast path's, for the IPC rows */
 };
 
-/* Every online CPU's TLB counters, summed. */
+/* Every online CPU's TLB (and IPC path) counters, summed. */
 void bench_counters_read(struct bench_counters *out);
 
 /* a -= b, field by field. */
