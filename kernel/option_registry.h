@@ -28,7 +28,7 @@
  * `order` (two digits) sorts the registry and so the `options:` report:
  *	10-19 consoles and the end of the job   50-59 cross-CPU calls
  *	20-29 tests                             60-69 the scheduler
- *	30-39 deliberate crashes                70-79 user programs (init=)
+ *	30-39 deliberate crashes                70-79 user programs (init=, IPC)
  *	40-49 the local APIC                    80-89 the TLB (and the CPU
  *	                                              quirks that steer it)
  *	90-99 benchmarks
