@@ -210,8 +210,8 @@ ISO := $(BUILD)/shootdown.iso
 .DELETE_ON_ERROR:
 
 .PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
-	bench bench-compare compare-linux plots report import mutants docs lab-tree grade \
-	timeline usb
+	bench bench-compare compare-linux profile-path plots report import mutants docs \
+	lab-tree grade timeline usb
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -403,6 +403,12 @@ $(LBENCH): tools/linux-bench/lbench.c Makefile
 compare-linux: deps all $(LBENCH)
 	@env $(RUN_ENV) $(PYTHON) tools/compare_linux.py $(KERNEL_ELF) $(LBENCH) \
 		$(if $(COMPARE_SCALE),--scale $(COMPARE_SCALE))
+
+# Where a path's instructions go, function by function: QEMU single-stepped
+# under gdb with icount (docs/bench.md, "Where the instructions go").
+# PROFILE_ARGS= the tool's options (tools/path_profile.py --help).
+profile-path: deps all
+	@$(PYTHON) tools/path_profile.py $(KERNEL_ELF) $(PROFILE_ARGS)
 
 plots: deps
 	@$(PYTHON) tools/bench.py plots --dir $(BUILD)/bench $(RESULTS)
@@ -608,6 +614,8 @@ help:
 	@echo "  bench-compare  two runs, kernel options A=\"...\" and B=\"...\", side by side"
 	@echo "  compare-linux  some rows beside Debian's stock Linux in the same QEMU machine,"
 	@echo "            with the ratios (build/compare-linux; COMPARE_SCALE=10 a short run)"
+	@echo "  profile-path  instructions per function along one IPC round trip (or any path:"
+	@echo "            PROFILE_ARGS=\"--bench syscall --at null_syscall\"; --help for more)"
 	@echo "  plots     PNG and SVG charts of the newest results (build/bench/plots, gnuplot)"
 	@echo "  report    the newest results as one HTML page (build/bench/report.html)"
 	@echo "  import    LOG=serial.log or QR=\"photos of the screen's QR codes\": results JSON"

@@ -51,6 +51,7 @@ requirements() {
 	need cppcheck cmd cppcheck
 	need gnuplot-nox cmd gnuplot # make plots, make timeline
 	need spin cmd spin # lab L7's model checker (tools/spin-check.py)
+	need gdb cmd gdb # make profile-path single-steps QEMU (tools/path_profile.py)
 	need zbar-tools cmd zbarimg # decodes the QR codes of host/qr (tests/qr/)
 	# CI (.ci/run) builds and boots everything with clang as well, so that
 	# make CC=clang keeps working; make run and make test need neither.
