@@ -476,7 +476,7 @@ static const struct option_desc fastpath_desc = {
 	.type = OPTION_CHOICE,
 	.choices = fastpath_words,
 	.help = "IPC fast path for calls and replies between threads of one "
-		"CPU (docs/ipc.md)"};
+		"CPU (docs/user.md)"};
 static struct option_value fastpath_option;
 static bool ipc_fast_on = true;
 
@@ -517,6 +517,7 @@ static bool ipc_bug(enum ipc_bug bug)
 }
 
 const char *const ipc_decline_names[IPC_DECLINE_COUNT] = {
+	[IPC_DECLINE_NONE] = "none",
 	[IPC_DECLINE_OFF] = "off",
 	[IPC_DECLINE_HANDLE] = "handle",
 	[IPC_DECLINE_ERROR] = "error",
@@ -558,7 +559,8 @@ void ipc_path_stats_read(struct ipc_path_stats *sum)
 }
 
 /*
- * Why the half with partner `peer` cannot go fast (ep locked), or 0.
+ * Why the half with partner `peer` cannot go fast (ep locked), or
+ * IPC_DECLINE_NONE.
  * peer->cpu is stable: a waiting thread does not move, and one that is
  * not waiting yet (on another CPU, between queueing and blocking) shows
  * that other CPU.
@@ -575,7 +577,7 @@ static __always_inline enum ipc_decline fast_declines(const struct endpoint *ep,
 	     !cpumask_test(&peer->affinity, cpu)) &&
 	    !ipc_bug(IPC_BUG_SKIP_CPU_CHECK))
 		return IPC_DECLINE_OTHER_CPU;
-	return 0;
+	return IPC_DECLINE_NONE;
 }
 
 /*
@@ -655,16 +657,19 @@ bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table)
 {
 	struct thread *self = current_thread(), *peer;
 	bool call = f->rax == SYS_IPC_CALL;
-	enum ipc_decline why = IPC_DECLINE_OFF;
+	enum ipc_decline why;
 	struct handle_grant got;
 	struct kobject *obj;
 	struct endpoint *ep;
 	unsigned cpu;
 	int err;
 
-	if (!__atomic_load_n(&ipc_fast_on, __ATOMIC_RELAXED) ||
-	    (f->rsi & SYS_IPC_LABEL_HANDLE)) {
-		ipc_fast_declined(ipc_fast_on ? IPC_DECLINE_HANDLE : why);
+	if (!__atomic_load_n(&ipc_fast_on, __ATOMIC_RELAXED)) {
+		ipc_fast_declined(IPC_DECLINE_OFF);
+		return false;
+	}
+	if (f->rsi & SYS_IPC_LABEL_HANDLE) {
+		ipc_fast_declined(IPC_DECLINE_HANDLE);
 		return false;
 	}
 	cpu = this_cpu_index();
@@ -686,12 +691,14 @@ bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table)
 	path_stats[cpu].fast++;
 	sched_handoff_locked(peer, &ep->lock);
 	err = fast_waited(ep, self);
+	/* A message with a handle, from the general path, may have ended
+	 * the wait: it gets its handle here as it would there. */
 	got.obj = NULL;
-	if (unlikely(self->ipc_grant)) /* from a slow sender */
+	if (unlikely(self->ipc_grant))
 		grant_take(self, &got);
 	kobject_put(obj);
 	/* Ours alone now: whoever ended the wait is done with ipc_msg. */
-	if (got.obj) /* a message from the slow path woke us */
+	if (got.obj)
 		handle_receive(table, &got, &self->ipc_msg);
 	f->rax = (uint64_t)(err ? err : syscall_message_out(f, &self->ipc_msg));
 	return true;

@@ -72,7 +72,8 @@ struct handle_table;
 bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table);
 
 enum ipc_decline {
-	IPC_DECLINE_OFF = 1,   /* ipc_fastpath=off */
+	IPC_DECLINE_NONE,      /* it goes fast */
+	IPC_DECLINE_OFF,       /* ipc_fastpath=off */
 	IPC_DECLINE_HANDLE,    /* the message carries a handle */
 	IPC_DECLINE_ERROR,     /* a bad handle: the general path says why */
 	IPC_DECLINE_DEAD,      /* the endpoint's owner ended */
