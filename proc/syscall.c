@@ -352,6 +352,21 @@ static __noinline void long_call(struct trap_frame *f)
 }
 
 /*
+ * SYS_IPC_CALL and SYS_IPC_REPLY_RECV: the IPC fast path (proc/ipc.c)
+ * first, apart from dispatch and its frame, with interrupts off as SYSCALL
+ * entered: it holds locks and switches, both of which want them off, and
+ * its own path is short. Whatever it declines is a long call.
+ */
+static __noinline void ipc_fast_or_long(struct trap_frame *f)
+{
+	if (!ipc_fast_syscall(f, &task_current()->handles)) {
+		long_call(f);
+		return;
+	}
+	exit_if_killed();
+}
+
+/*
  * Short calls run as SYSCALL entered, with interrupts off (FMASK clears
  * IF), and skip the STI and CLI that the other calls pay for. A call
  * qualifies when it is a few instructions that never block, take no lock,
@@ -363,8 +378,8 @@ static __noinline void long_call(struct trap_frame *f)
  * out preempts and checks for a kill as after any interrupt from ring 3
  * (kernel/trap.c). Only SYS_CPU_ID qualifies (with interrupts off, the
  * index cannot go stale by a migration before it is read); SYS_TIME_NS
- * would but for its call to tsc_to_ns. The IPC fast path is not short,
- * but it too starts with interrupts off (its case says why).
+ * would but for its call to tsc_to_ns. The IPC calls go on to
+ * ipc_fast_or_long, which also starts with interrupts off (it says why).
  */
 void syscall_dispatch(struct trap_frame *f)
 {
@@ -374,15 +389,8 @@ void syscall_dispatch(struct trap_frame *f)
 		break;
 	case SYS_IPC_CALL:
 	case SYS_IPC_REPLY_RECV:
-		/* The IPC fast path (proc/ipc.c) first, apart from dispatch and
-		 * its frame, with interrupts off: it holds locks and switches,
-		 * both of which want them off, and waits bounded by its short
-		 * path. Whatever it declines is a long call. */
-		if (!ipc_fast_syscall(f, &task_current()->handles)) {
-			long_call(f);
-			return;
-		}
-		break;
+		ipc_fast_or_long(f); /* a tail call: no frame here */
+		return;
 	default:
 		long_call(f);
 		return;

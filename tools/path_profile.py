@@ -2,20 +2,22 @@
 """Where a code path's instructions go: `make profile-path`.
 
 Boots the kernel under QEMU TCG with -icount (one CPU) and a benchmark
-selected, halted for gdb; gdb stops at the AT symbol's SKIP+1st hit (a
-function of the kernel or of the user program `bench`, which the IPC and
-system-call rows run), then single-steps STEPS instructions. The path from
+selected, halted for gdb; gdb runs to the AFTER function once (none: not
+at all), then stops at the AT function's SKIP+1st hit (functions of the
+kernel or of the user program `bench`, which the IPC and system-call rows
+run), then single-steps STEPS instructions. The path from
 one hit to the next is one iteration: this prints how many of its
 instructions ran in each function, the largest first, and with --flow the
 order in which the functions came.
 
-    tools/path_profile.py [--bench ipc] [--at round_trip] [--skip 1100]
-                          [--steps 3000] [--cmdline "ipc_fastpath=off"]
-                          [--flow] [--json FILE] [KERNEL]
+    tools/path_profile.py [--bench ipc] [--after server_thread]
+                          [--at round_trip] [--skip 100] [--steps 3000]
+                          [--cmdline "ipc_fastpath=off"] [--flow]
+                          [--json FILE] [KERNEL]
 
 The defaults profile the IPC round trip within one address space (the
-`ipc spaces=1,cpus=1` row; --skip 100 lands in the two-space row before
-it). Every instruction counts one, as under icount: these are path lengths,
+`ipc spaces=1,cpus=1` row, whose server thread starts in server_thread;
+--after none lands in the two-space row before it). Every instruction counts one, as under icount: these are path lengths,
 not cycles. Needs gdb (make deps installs it). Exit status: 0, 1 when the
 path was not found (the symbol never hit twice within STEPS), 2 for bad
 usage or a boot that failed.
@@ -43,14 +45,27 @@ ROOT = Path(__file__).resolve().parent.parent
 USER_ELF = ROOT / "build" / "user" / "bench.elf"
 RUN_DIR = ROOT / "build" / "profile-path"
 GDB_SECONDS = 600  # single-stepping over gdb's remote protocol is slow
+START_SECONDS = 120  # the ISO is built first: slow on a busy host
 
 # Runs inside gdb: the breakpoint, the skips, then one $pc per step.
 GDB_SCRIPT = """
-import gdb, os
+import gdb, os, time
 gdb.execute("set pagination off")
-gdb.execute("target remote 127.0.0.1:" + os.environ["PROFILE_PORT"])
+deadline = time.monotonic() + float(os.environ["PROFILE_START_SECONDS"])
+while True:  # QEMU listens once the ISO is built and it has started
+    try:
+        gdb.execute("target remote 127.0.0.1:" + os.environ["PROFILE_PORT"])
+        break
+    except gdb.error:
+        if time.monotonic() > deadline:
+            raise
+        time.sleep(0.2)
+if os.environ["PROFILE_AFTER"]:  # first into the part of the run wanted
+    gdb.execute("hbreak *" + os.environ["PROFILE_AFTER"])
+    gdb.execute("continue")
+    gdb.execute("delete")
 gdb.execute("hbreak *" + os.environ["PROFILE_AT"])
-gdb.execute("ignore 1 " + os.environ["PROFILE_SKIP"])
+gdb.execute("ignore $bpnum " + os.environ["PROFILE_SKIP"])
 gdb.execute("continue")
 gdb.execute("delete")
 with open(os.environ["PROFILE_OUT"], "w") as out:
@@ -79,7 +94,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def trace(kernel: Path, args: argparse.Namespace, address: int) -> list[int]:
+def trace(kernel: Path, args: argparse.Namespace, address: int, after: int | None) -> list[int]:
     """Boots halted, lets gdb record the steps; the $pc of each."""
     port = free_port()
     settings = boot.Settings(smp=1, accel="tcg", icount=True,
@@ -100,29 +115,26 @@ def trace(kernel: Path, args: argparse.Namespace, address: int) -> list[int]:
         script, steps = Path(tmp) / "profile.py", Path(tmp) / "steps"
         script.write_text(GDB_SCRIPT)
         env = dict(os.environ, PROFILE_PORT=str(port), PROFILE_AT=hex(address),
+                   PROFILE_START_SECONDS=str(START_SECONDS),
+                   PROFILE_AFTER=hex(after) if after is not None else "",
                    PROFILE_SKIP=str(args.skip), PROFILE_STEPS=str(args.steps),
                    PROFILE_OUT=str(steps))
-        for _ in range(100):  # until QEMU listens
-            if booted or _listening(port):
-                break
-            threading.Event().wait(0.1)
+        gdb_said = ""
         try:
-            subprocess.run(["gdb", "-batch", "-nx", "-x", str(script)], env=env,
-                           capture_output=True, text=True, timeout=GDB_SECONDS)
+            gdb_said = subprocess.run(["gdb", "-batch", "-nx", "-x", str(script)], env=env,
+                                      capture_output=True, text=True,
+                                      timeout=GDB_SECONDS).stderr
         except subprocess.TimeoutExpired:
-            print(f"path_profile: gdb took over {GDB_SECONDS} s", file=sys.stderr)
+            gdb_said = f"gdb took over {GDB_SECONDS} s"
         finally:
             boot.stop_all()
             emulator.join(10)
         if "error" in booted:
             raise RuntimeError(f"the boot failed: {booted['error']}")
         text = steps.read_text() if steps.exists() else ""
+        if not text:
+            raise RuntimeError("gdb recorded nothing: " + (gdb_said.strip()[-300:] or "?"))
     return [int(line, 16) for line in text.split()]
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def iteration(pcs: list[int], names: list[str], at: str) -> list[str] | None:
@@ -140,7 +152,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--bench", default="ipc", help="the benchmark to boot with (bench=)")
     p.add_argument("--at", default="round_trip",
                    help="a function that starts each iteration (kernel or user/bench.c)")
-    p.add_argument("--skip", type=int, default=1100, help="hits of --at to let pass first")
+    p.add_argument("--after", default="server_thread",
+                   help="a function to reach once before counting hits of --at "
+                        "(none: from the boot)")
+    p.add_argument("--skip", type=int, default=100, help="hits of --at to let pass first")
     p.add_argument("--steps", type=int, default=3000, help="instructions to record")
     p.add_argument("--cmdline", default="", help="more kernel options, e.g. ipc_fastpath=off")
     p.add_argument("--flow", action="store_true", help="also print the functions in order")
@@ -159,12 +174,14 @@ def main(argv: list[str]) -> int:
         return 2
     table = sorted(symbols(kernel) + symbols(USER_ELF))
     by_name = {name: address for address, name in table}
-    if args.at not in by_name:
-        print(f"path_profile: no function {args.at!r} in the kernel or in user/bench.c",
-              file=sys.stderr)
-        return 2
+    for name in (args.at, args.after):
+        if name != "none" and name not in by_name:
+            print(f"path_profile: no function {name!r} in the kernel or in user/bench.c",
+                  file=sys.stderr)
+            return 2
+    after = None if args.after == "none" else by_name[args.after]
     try:
-        pcs = trace(kernel, args, by_name[args.at])
+        pcs = trace(kernel, args, by_name[args.at], after)
     except RuntimeError as e:
         print(f"path_profile: {e}", file=sys.stderr)
         return 2
