@@ -516,8 +516,8 @@ static bool ipc_bug(enum ipc_bug bug)
 	return unlikely(ipc_bug_option.choice == bug);
 }
 
+/* By reason; IPC_DECLINE_NONE (a half that went fast) has no name. */
 const char *const ipc_decline_names[IPC_DECLINE_COUNT] = {
-	[IPC_DECLINE_NONE] = "none",
 	[IPC_DECLINE_OFF] = "off",
 	[IPC_DECLINE_HANDLE] = "handle",
 	[IPC_DECLINE_ERROR] = "error",
