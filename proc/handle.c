@@ -33,13 +33,6 @@ void kobject_init(struct kobject *obj, enum kobject_type type)
 	obj->refcount = 1;
 }
 
-void kobject_get(struct kobject *obj)
-{
-	/* Relaxed: the caller already holds a reference, so it cannot drop
-	 * to zero under us. */
-	__atomic_add_fetch(&obj->refcount, 1, __ATOMIC_RELAXED);
-}
-
 void kobject_release(struct kobject *obj)
 {
 	struct shm_object *so;
@@ -91,19 +84,6 @@ static uint64_t handle_value(unsigned slot, uint32_t gen)
 	return (uint64_t)gen << SYS_HANDLE_SLOT_BITS | slot;
 }
 
-/* The slot h names, in use, generation matching (table locked), or NULL. */
-static struct handle_slot *lookup_locked(struct handle_table *table, uint64_t h)
-{
-	struct handle_slot *s;
-
-	if (h >> SYS_HANDLE_SLOT_BITS > HANDLE_GEN_MAX)
-		return NULL;
-	s = &table->slots[h & (HANDLE_SLOTS - 1)];
-	if (!s->obj || s->gen != h >> SYS_HANDLE_SLOT_BITS)
-		return NULL;
-	return s;
-}
-
 long handle_install(struct handle_table *table, struct kobject *obj,
 		    uint32_t rights, int slot)
 {
@@ -132,7 +112,7 @@ static struct kobject *get(struct handle_table *table, uint64_t h,
 			   uint32_t *rights, int *err)
 {
 	uint64_t flags = spin_lock_irqsave(&table->lock);
-	struct handle_slot *s = lookup_locked(table, h);
+	struct handle_slot *s = handle_lookup_locked(table, h);
 	struct kobject *obj = NULL;
 
 	if (!s || (!any_type && s->obj->type != type)) {
@@ -205,7 +185,7 @@ static struct kobject *clear_locked(struct handle_slot *s)
 long handle_close(struct handle_table *table, uint64_t h)
 {
 	uint64_t flags = spin_lock_irqsave(&table->lock);
-	struct handle_slot *s = lookup_locked(table, h);
+	struct handle_slot *s = handle_lookup_locked(table, h);
 	struct kobject *obj = s ? clear_locked(s) : NULL;
 
 	spin_unlock_irqrestore(&table->lock, flags);

@@ -64,7 +64,13 @@ struct kobject {
 
 /* The object starts with one reference: its creator's. */
 void kobject_init(struct kobject *obj, enum kobject_type type);
-void kobject_get(struct kobject *obj);
+/* A reference more: the caller already holds one. */
+static inline void kobject_get(struct kobject *obj)
+{
+	/* Relaxed: the caller's reference keeps the count above zero. */
+	__atomic_add_fetch(&obj->refcount, 1, __ATOMIC_RELAXED);
+}
+
 /* For kobject_put: the last reference went; frees the object. */
 void kobject_release(struct kobject *obj);
 
@@ -117,6 +123,23 @@ struct kobject *handle_get(struct handle_table *table, uint64_t h,
 			   uint32_t *rights, int *err);
 
 /*
+ * The slot h names, in use and of h's generation, or NULL (table locked):
+ * the lookup of every handle_get, here for handle_get_fast to inline.
+ */
+static inline struct handle_slot *
+handle_lookup_locked(struct handle_table *table, uint64_t h)
+{
+	struct handle_slot *s;
+
+	if (h >> SYS_HANDLE_SLOT_BITS > HANDLE_GEN_MAX)
+		return NULL;
+	s = &table->slots[h & (HANDLE_SLOTS - 1)];
+	if (!s->obj || s->gen != h >> SYS_HANDLE_SLOT_BITS)
+		return NULL;
+	return s;
+}
+
+/*
  * handle_get for the IPC fast path (proc/ipc.c), interrupts off: the same
  * checks inline, and NULL for anything handle_get refuses (the general
  * path, which the fast one then leaves the call to, says why).
@@ -126,17 +149,14 @@ static inline struct kobject *handle_get_fast(struct handle_table *table,
 					      enum kobject_type type,
 					      uint32_t need)
 {
-	struct handle_slot *s = &table->slots[h & (HANDLE_SLOTS - 1)];
 	struct kobject *obj = NULL;
+	struct handle_slot *s;
 
-	if (h >> SYS_HANDLE_SLOT_BITS > HANDLE_GEN_MAX)
-		return NULL;
 	spin_lock(&table->lock);
-	if (s->obj && s->gen == h >> SYS_HANDLE_SLOT_BITS &&
-	    s->obj->type == type && (s->rights & need) == need) {
+	s = handle_lookup_locked(table, h);
+	if (s && s->obj->type == type && (s->rights & need) == need) {
 		obj = s->obj;
-		/* As kobject_get: the slot's reference keeps it above 0. */
-		__atomic_add_fetch(&obj->refcount, 1, __ATOMIC_RELAXED);
+		kobject_get(obj);
 	}
 	spin_unlock(&table->lock);
 	return obj;

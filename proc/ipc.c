@@ -172,6 +172,34 @@ static void grant_take(struct thread *t, struct handle_grant *to)
 	}
 }
 
+/*
+ * Ends t's wait (ep locked), its message already written: t takes
+ * `grant`'s object, and then sees the wait done.
+ */
+static void end_wait(struct thread *t, struct handle_grant *grant)
+{
+	grant_give(t, grant);
+	wait_done(t);
+}
+
+/* receiver, given a message, owes self the reply if it was a call. */
+static void owe_reply(struct thread *receiver, struct thread *self,
+		      struct endpoint *ep, bool is_call)
+{
+	receiver->ipc_reply_to = is_call ? self : NULL;
+	receiver->ipc_reply_endpoint = is_call ? ep : NULL;
+}
+
+/* The caller self owes a reply to, if any, now no longer owed. */
+static struct thread *take_caller(struct thread *self)
+{
+	struct thread *caller = self->ipc_reply_to;
+
+	self->ipc_reply_to = NULL;
+	self->ipc_reply_endpoint = NULL;
+	return caller;
+}
+
 /* The message's object goes from one thread to the next (both locked out). */
 static void grant_move(struct thread *to, struct thread *from)
 {
@@ -279,10 +307,8 @@ static int deliver_locked(struct endpoint *ep, struct thread *self,
 	self->ipc_is_call = is_call;
 	if (receiver) {
 		receiver->ipc_msg = *msg;
-		grant_give(receiver, grant);
-		receiver->ipc_reply_to = is_call ? self : NULL;
-		receiver->ipc_reply_endpoint = is_call ? ep : NULL;
-		wait_done(receiver);
+		owe_reply(receiver, self, ep, is_call);
+		end_wait(receiver, grant);
 		if (!is_call) {
 			spin_unlock(&ep->lock);
 			sched_wake(receiver);
@@ -398,14 +424,11 @@ static struct thread *answer_locked(struct thread *self,
 				    const struct ipc_message *reply,
 				    struct handle_grant *grant)
 {
-	struct thread *caller = self->ipc_reply_to;
+	struct thread *caller = take_caller(self);
 
-	self->ipc_reply_to = NULL;
-	self->ipc_reply_endpoint = NULL;
 	if (caller) {
 		caller->ipc_msg = *reply;
-		grant_give(caller, grant);
-		wait_done(caller);
+		end_wait(caller, grant);
 	}
 	return caller;
 }
@@ -560,10 +583,9 @@ void ipc_path_stats_read(struct ipc_path_stats *sum)
 
 /*
  * Why the half with partner `peer` cannot go fast (ep locked), or
- * IPC_DECLINE_NONE.
- * peer->cpu is stable: a waiting thread does not move, and one that is
- * not waiting yet (on another CPU, between queueing and blocking) shows
- * that other CPU.
+ * IPC_DECLINE_NONE. The CPU test is the scheduler's own for a direct
+ * switch; a partner not waiting yet (on another CPU, between queueing and
+ * blocking) still shows that other CPU.
  */
 static __always_inline enum ipc_decline fast_declines(const struct endpoint *ep,
 						      const struct thread *peer,
@@ -573,8 +595,7 @@ static __always_inline enum ipc_decline fast_declines(const struct endpoint *ep,
 		return IPC_DECLINE_DEAD;
 	if (!peer)
 		return IPC_DECLINE_NOBODY;
-	if ((__atomic_load_n(&peer->cpu, __ATOMIC_RELAXED) != cpu ||
-	     !cpumask_test(&peer->affinity, cpu)) &&
+	if (!sched_handoff_direct(peer, cpu) &&
 	    !ipc_bug(IPC_BUG_SKIP_CPU_CHECK))
 		return IPC_DECLINE_OTHER_CPU;
 	return IPC_DECLINE_NONE;
@@ -601,12 +622,11 @@ static int fast_waited(struct endpoint *ep, struct thread *self)
 }
 
 /* The message, from the caller's saved registers to peer. */
-static void fast_give(struct thread *peer, const struct trap_frame *f)
+static void fast_message(struct thread *peer, const struct trap_frame *f)
 {
 	syscall_message_in(f, &peer->ipc_msg);
 	if (ipc_bug(IPC_BUG_DROP_WORD))
 		peer->ipc_msg.words[IPC_WORDS - 1] = 0;
-	grant_give(peer, NULL);
 }
 
 /*
@@ -627,10 +647,9 @@ static struct thread *fast_half(struct endpoint *ep, struct thread *self,
 		if (*why)
 			return NULL;
 		pop(&ep->receivers, &ep->receivers_tail);
-		fast_give(peer, f);
-		peer->ipc_reply_to = self;
-		peer->ipc_reply_endpoint = ep;
-		wait_done(peer);
+		fast_message(peer, f);
+		owe_reply(peer, self, ep, true);
+		end_wait(peer, NULL);
 		self->ipc_is_call = true;
 		self->ipc_wait = IPC_WAIT_REPLY;
 		return peer;
@@ -644,10 +663,9 @@ static struct thread *fast_half(struct endpoint *ep, struct thread *self,
 		*why = fast_declines(ep, peer, cpu);
 	if (*why)
 		return NULL;
-	self->ipc_reply_to = NULL;
-	self->ipc_reply_endpoint = NULL;
-	fast_give(peer, f);
-	wait_done(peer);
+	take_caller(self); /* peer: checked above, changed only now */
+	fast_message(peer, f);
+	end_wait(peer, NULL);
 	self->ipc_wait = IPC_WAIT_MESSAGE;
 	push(&ep->receivers, &ep->receivers_tail, self);
 	return peer;
@@ -679,7 +697,7 @@ bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table)
 		ipc_fast_declined(IPC_DECLINE_ERROR);
 		return false;
 	}
-	ep = (struct endpoint *)obj; /* KOBJECT_ENDPOINT: ipc_object_endpoint */
+	ep = ipc_object_endpoint(obj);
 	spin_lock(&ep->lock);
 	peer = fast_half(ep, self, call, f, cpu, &why);
 	if (!peer) {

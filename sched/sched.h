@@ -50,6 +50,18 @@ void sched_block_locked(struct spinlock *release);
  */
 void sched_handoff_locked(struct thread *next, struct spinlock *release);
 
+/*
+ * Whether sched_handoff_locked switches to next (blocked) directly, on
+ * this CPU (cpu): next last ran here and may run here. A blocked thread's
+ * CPU cannot change, so the answer holds until next is woken. The IPC fast
+ * path asks it before it commits to a half.
+ */
+static inline bool sched_handoff_direct(const struct thread *next, unsigned cpu)
+{
+	return __atomic_load_n(&next->cpu, __ATOMIC_RELAXED) == cpu &&
+	       cpumask_test(&next->affinity, cpu);
+}
+
 /* Makes a blocked thread runnable again (any CPU, any context). */
 void sched_wake(struct thread *t);
 

@@ -151,6 +151,10 @@ CONFIGS = [
     # The general IPC path alone (docs/user.md, "The IPC fast path").
     cfg("tcg-smp2-ipc-slow", **TCG, smp=2,
         cmdline=["test=user", "ipc_fastpath=off"]),
+    # The fast path under the other TLB switch policies: every switch it
+    # makes loads or keeps address spaces as those policies say.
+    cfg("tcg-smp2-ipc-lazy-off", **TCG, smp=2,
+        cmdline=["test=user", "lazy=off", "kernel_mm_mask=touch", "lazy_mm=refcount"]),
     # The fast path broken on purpose: the user suite must fail.
     cfg("tcg-smp2-ipc-bug-skip-cpu-check", "bug", **TCG, smp=2,
         cmdline=["test=user", "ipc_bug=skip_cpu_check"]),
