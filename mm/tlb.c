@@ -489,7 +489,7 @@ static __noinline void load_mm(struct tlb_cpu *c, struct mm *next)
  * every address space maps, so keeping the user mm loaded is enough (LAZY):
  * no CR3 load now, none when the mm comes back.
  */
-static void enter_lazy(struct tlb_cpu *c)
+static __noinline void enter_lazy(struct tlb_cpu *c)
 {
 	/* LAB(L4) begin: go LAZY (or to kernel_mm when the policy says so)
 	 * keeps: lazy_keeps_mm */
@@ -549,21 +549,36 @@ static __noinline void leave_lazy(struct tlb_cpu *c)
 }
 
 /*
- * The three cases. Loading and leaving LAZY do their work out of line
- * (__noinline), so the common switches (to the address space already
- * loaded, or to a kernel thread) cost little more than the tests.
+ * The three cases. Each does its work out of line (__noinline), reached
+ * by a tail call, so switch_mm_irqs_off saves no register: the common
+ * switch, to the address space already loaded (and not LAZY), is only the
+ * tests.
  */
-void switch_mm_irqs_off(struct mm *next)
+static __always_inline void switch_mm_cases(struct mm *next)
 {
 	struct tlb_cpu *c = this_tlb();
 
-	flush_acked_now(); /* tlb_bug=ack_before_flush: before any switch */
 	if (!next)
 		enter_lazy(c);
 	else if (next != loaded_mm(c))
 		load_mm(c, next);
 	else if (is_lazy(c))
 		leave_lazy(c);
+}
+
+/* tlb_bug=ack_before_flush: the held flushes, before any switch. */
+static __noinline void switch_mm_acked_first(struct mm *next)
+{
+	flush_acked_now();
+	switch_mm_cases(next);
+}
+
+void switch_mm_irqs_off(struct mm *next)
+{
+	if (unlikely(tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH)))
+		switch_mm_acked_first(next);
+	else
+		switch_mm_cases(next);
 }
 
 void switch_mm_finish(void)

@@ -472,12 +472,14 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
  * finds the client waiting for the reply (and, with no other caller
  * queued, the server then waits again). When the partner waits on this
  * CPU, each half is one message moved and one direct switch, and that is
- * all ipc_fast_syscall does, ahead of the system-call dispatcher: the
- * handle looked up inline, the endpoint locked, the message copied from
- * the caller's saved registers to the partner, and sched_handoff_locked,
- * whose switch is the scheduler's one switch (switch_mm_irqs_off with its
- * generation checks, the FPU, the counters, tlb_trace). Coming back, it
- * reads what it was given without the lock (fast_waited).
+ * all ipc_fast_syscall does, ahead of the system-call dispatcher's large
+ * frame: the handle looked up inline, the endpoint locked, the message
+ * copied from the caller's saved registers to the partner, and
+ * sched_handoff_direct_locked, whose switch is the scheduler's one switch
+ * (switch_mm_irqs_off with its generation checks, the FPU, the counters,
+ * tlb_trace). Coming back, it reads what it was given without the lock
+ * (fast_waited), and returns to user mode as every call does (a kill is
+ * checked last). What it declines it hands to syscall_long_call.
  *
  * It declines, having changed nothing, whenever the general functions
  * above would do anything else: the endpoint is dead, the partner is not
@@ -671,9 +673,10 @@ static struct thread *fast_half(struct endpoint *ep, struct thread *self,
 	return peer;
 }
 
-bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table)
+void ipc_fast_syscall(struct trap_frame *f)
 {
 	struct thread *self = current_thread(), *peer;
+	struct handle_table *table = &self->task->handles;
 	bool call = f->rax == SYS_IPC_CALL;
 	enum ipc_decline why;
 	struct handle_grant got;
@@ -683,19 +686,19 @@ bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table)
 	int err;
 
 	if (!__atomic_load_n(&ipc_fast_on, __ATOMIC_RELAXED)) {
-		ipc_fast_declined(IPC_DECLINE_OFF);
-		return false;
+		why = IPC_DECLINE_OFF;
+		goto declined;
 	}
 	if (f->rsi & SYS_IPC_LABEL_HANDLE) {
-		ipc_fast_declined(IPC_DECLINE_HANDLE);
-		return false;
+		why = IPC_DECLINE_HANDLE;
+		goto declined;
 	}
 	cpu = this_cpu_index();
 	obj = handle_get_fast(table, f->rdi, KOBJECT_ENDPOINT,
 			      call ? SYS_RIGHT_SEND : SYS_RIGHT_RECEIVE);
 	if (!obj) {
-		ipc_fast_declined(IPC_DECLINE_ERROR);
-		return false;
+		why = IPC_DECLINE_ERROR;
+		goto declined;
 	}
 	ep = ipc_object_endpoint(obj);
 	spin_lock(&ep->lock);
@@ -703,11 +706,10 @@ bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table)
 	if (!peer) {
 		spin_unlock(&ep->lock);
 		kobject_put(obj);
-		ipc_fast_declined(why);
-		return false;
+		goto declined;
 	}
 	path_stats[cpu].fast++;
-	sched_handoff_locked(peer, &ep->lock);
+	sched_handoff_direct_locked(peer, &ep->lock);
 	err = fast_waited(ep, self);
 	/* A message with a handle, from the general path, may have ended
 	 * the wait: it gets its handle here as it would there. */
@@ -719,7 +721,11 @@ bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table)
 	if (got.obj)
 		handle_receive(table, &got, &self->ipc_msg);
 	f->rax = (uint64_t)(err ? err : syscall_message_out(f, &self->ipc_msg));
-	return true;
+	syscall_exit_if_killed();
+	return;
+declined:
+	ipc_fast_declined(why);
+	syscall_long_call(f);
 }
 
 void ipc_thread_exit(struct thread *t)

@@ -61,15 +61,13 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
  * The fast path (proc/ipc.c, docs/user.md): SYS_IPC_CALL or
  * SYS_IPC_REPLY_RECV, from the caller's saved registers to the partner's,
  * when the partner waits on this CPU and the message carries no handle.
- * True when it did the call (the result is in f); false when it declined,
- * having changed nothing, for the general path to do it. table: the
- * calling task's handles. Called, and returns, with interrupts off, as
- * SYSCALL entered: every lock it takes is taken so anyway, and its switch
- * is one.
+ * The whole system call, result in f: what it declines, having changed
+ * nothing, it hands to the general path (syscall_long_call). Called, and
+ * returns, with interrupts off, as SYSCALL entered: every lock it takes is
+ * taken so anyway, and its switch is one.
  */
 struct trap_frame;
-struct handle_table;
-bool ipc_fast_syscall(struct trap_frame *f, struct handle_table *table);
+void ipc_fast_syscall(struct trap_frame *f);
 
 enum ipc_decline {
 	IPC_DECLINE_NONE,      /* it goes fast */

@@ -326,44 +326,17 @@ static long dispatch(struct trap_frame *f)
 }
 
 /*
- * A killed task's thread ends here instead of going back to user mode,
- * the way SYS_THREAD_EXIT ends one: with interrupts on.
- */
-static inline void exit_if_killed(void)
-{
-	if (unlikely(task_current_killed())) {
-		sti();
-		task_exit_thread();
-	}
-}
-
-/*
  * Every call but the short ones, with interrupts on: they can block and
  * must stay preemptible. Out of line: the calls inlined here (sys_spawn's
  * arrays, ipc_syscall's messages) need a large frame and most callee-saved
  * registers, which the short calls must not pay for.
  */
-static __noinline void long_call(struct trap_frame *f)
+__noinline void syscall_long_call(struct trap_frame *f)
 {
 	sti();
 	f->rax = (uint64_t)dispatch(f);
 	cli();
-	exit_if_killed();
-}
-
-/*
- * SYS_IPC_CALL and SYS_IPC_REPLY_RECV: the IPC fast path (proc/ipc.c)
- * first, apart from dispatch and its frame, with interrupts off as SYSCALL
- * entered: it holds locks and switches, both of which want them off, and
- * its own path is short. Whatever it declines is a long call.
- */
-static __noinline void ipc_fast_or_long(struct trap_frame *f)
-{
-	if (!ipc_fast_syscall(f, &task_current()->handles)) {
-		long_call(f);
-		return;
-	}
-	exit_if_killed();
+	syscall_exit_if_killed();
 }
 
 /*
@@ -379,7 +352,8 @@ static __noinline void ipc_fast_or_long(struct trap_frame *f)
  * (kernel/trap.c). Only SYS_CPU_ID qualifies (with interrupts off, the
  * index cannot go stale by a migration before it is read); SYS_TIME_NS
  * would but for its call to tsc_to_ns. The IPC calls go on to
- * ipc_fast_or_long, which also starts with interrupts off (it says why).
+ * ipc_fast_syscall, which also starts with interrupts off (proc/ipc.h says
+ * why) and hands what it declines to syscall_long_call.
  */
 void syscall_dispatch(struct trap_frame *f)
 {
@@ -389,11 +363,11 @@ void syscall_dispatch(struct trap_frame *f)
 		break;
 	case SYS_IPC_CALL:
 	case SYS_IPC_REPLY_RECV:
-		ipc_fast_or_long(f); /* a tail call: no frame here */
+		ipc_fast_syscall(f); /* a tail call: no frame here */
 		return;
 	default:
-		long_call(f);
+		syscall_long_call(f);
 		return;
 	}
-	exit_if_killed(); /* checked after every system call */
+	syscall_exit_if_killed(); /* checked after every system call */
 }

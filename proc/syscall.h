@@ -4,7 +4,9 @@
 #define PROC_SYSCALL_H
 
 #include "kernel/trap.h"
+#include "kernel/x86.h"
 #include "proc/syscall_abi.h"
+#include "proc/task.h"
 
 /* Points this CPU's SYSCALL instruction at the kernel (every CPU). */
 void syscall_init_this_cpu(void);
@@ -15,6 +17,26 @@ void syscall_init_this_cpu(void);
  * calls that need them, proc/syscall.c).
  */
 void syscall_dispatch(struct trap_frame *frame);
+
+/*
+ * The general path of every call that is not short (proc/syscall.c), with
+ * interrupts on; called, and returns, with them off, like the dispatcher.
+ * The IPC fast path hands it what it declines.
+ */
+void syscall_long_call(struct trap_frame *frame);
+
+/*
+ * Last on every path back to user mode from a system call, interrupts
+ * off: a killed task's thread ends here instead, the way SYS_THREAD_EXIT
+ * ends one (with interrupts on).
+ */
+static inline void syscall_exit_if_killed(void)
+{
+	if (unlikely(task_current_killed())) {
+		sti();
+		task_exit_thread();
+	}
+}
 
 /*
  * An IPC message in the saved registers: the label in RSI on the way in

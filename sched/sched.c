@@ -368,15 +368,19 @@ void sched_block_locked(struct spinlock *release)
 
 void sched_handoff_locked(struct thread *next, struct spinlock *release)
 {
-	struct runqueue *rq = this_rq();
-	unsigned cpu = rq_cpu(rq);
-
 	KASSERT(!irqs_enabled(), "handing off with interrupts on");
-	if (!sched_handoff_direct(next, cpu)) {
+	if (!sched_handoff_direct(next, this_cpu_index())) {
 		sched_wake(next);
 		sched_block_locked(release);
 		return;
 	}
+	sched_handoff_direct_locked(next, release);
+}
+
+void sched_handoff_direct_locked(struct thread *next, struct spinlock *release)
+{
+	struct runqueue *rq = this_rq();
+
 	if (!block_current(rq, release)) {
 		sched_wake(next);
 		return;

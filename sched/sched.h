@@ -62,6 +62,13 @@ static inline bool sched_handoff_direct(const struct thread *next, unsigned cpu)
 	       cpumask_test(&next->affinity, cpu);
 }
 
+/*
+ * sched_handoff_locked once sched_handoff_direct(next, this CPU) has said
+ * yes: the IPC fast path, which asked before it committed to the half,
+ * comes here without asking again.
+ */
+void sched_handoff_direct_locked(struct thread *next, struct spinlock *release);
+
 /* Makes a blocked thread runnable again (any CPU, any context). */
 void sched_wake(struct thread *t);
 

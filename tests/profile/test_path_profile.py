@@ -2,8 +2,8 @@
 """tools/path_profile.py (make profile-path) on the kernel just built: the
 IPC round trip within one address space, traced instruction by
 instruction, must go through the fast path (ipc_fast_syscall and the
-scheduler's switch, never the general dispatcher's long_call), and with
-ipc_fastpath=off through the general path (long_call and the general wait);
+scheduler's switch, never the general dispatcher's syscall_long_call), and with
+ipc_fastpath=off through the general path (syscall_long_call and the general wait);
 the round trip between two address spaces must load one (load_mm) and the
 one within an address space must not; a symbol that does not exist is
 refused with a message. No instruction
@@ -33,8 +33,8 @@ PROFILE = TOOLS / "path_profile.py"
 BUILD = Path(os.environ.get("HOST_BIN_DIR", HERE.parent.parent / "build" / "host")).parent
 KERNEL = BUILD / "shootdown.elf"
 TIMEOUT = 300
-FAST = ("ipc_fast_syscall", "sched_handoff_locked", "switch_mm_irqs_off", "syscall_entry")
-GENERAL = ("long_call", "wait_locked", "sched_handoff_locked")
+FAST = ("ipc_fast_syscall", "sched_handoff_direct_locked", "switch_mm_irqs_off", "syscall_entry")
+GENERAL = ("syscall_long_call", "wait_locked", "sched_handoff_locked")
 
 
 def profile(*args: str) -> tuple[int, str, dict]:
@@ -49,7 +49,7 @@ def profile(*args: str) -> tuple[int, str, dict]:
 def main() -> int:
     cases = Cases()
     names = ("fast path: the round trip goes through ipc_fast_syscall",
-             "general path: ipc_fastpath=off goes through long_call",
+             "general path: ipc_fastpath=off goes through syscall_long_call",
              "two address spaces load_mm on the way, one does not",
              "an unknown symbol is refused")
     why = ("no gdb" if not shutil.which("gdb") else
@@ -59,7 +59,7 @@ def main() -> int:
             cases.skip(name, why)
         return cases.report()
     status, text, fast = profile()
-    cases.check(names[0], status == 0 and all(f in fast for f in FAST) and "long_call" not in fast,
+    cases.check(names[0], status == 0 and all(f in fast for f in FAST) and "syscall_long_call" not in fast,
                 f"exit {status}; functions {sorted(fast)}; {text[-300:]}")
     status, text, general = profile("--cmdline", "ipc_fastpath=off")
     cases.check(names[1], status == 0 and all(f in general for f in GENERAL),

@@ -94,20 +94,57 @@ long sys_handle_dup(long h, unsigned rights);
 long sys_handle_close(long h);
 long sys_handle_info(long h);
 
-/* One wrapper per IPC call of proc/ipc.h, which these mirror on purpose. */
-long sys_endpoint_create(void);
-long sys_ipc_send(long ep, const struct ipc_message *msg);
-
 /*
+ * One wrapper per IPC call of proc/ipc.h, which these mirror on purpose.
+ * They are inline so that a message built in registers goes into the
+ * SYSCALL registers directly: the IPC round trip is what the fast path
+ * (docs/user.md) makes short, and a call through a wrapper that spills
+ * the message to memory and back would be a fifth of it.
+ *
  * The receiving calls return the label of the message received (the reply
  * for sys_ipc_call) and store the whole message in *in, label included.
  * On an error the label holds the (negative) error and the words mean
  * nothing.
  */
-long sys_ipc_recv(long ep, struct ipc_message *in);
-long sys_ipc_call(long ep, const struct ipc_message *out,
-		  struct ipc_message *in);
-long sys_ipc_reply_recv(long ep, const struct ipc_message *out,
-			struct ipc_message *in);
+long sys_endpoint_create(void);
+
+static inline long sys_ipc_send(long ep, const struct ipc_message *msg)
+{
+	return syscall6(SYS_IPC_SEND, ep, (long)msg->label, (long)msg->words[0],
+			(long)msg->words[1], (long)msg->words[2],
+			(long)msg->words[3]);
+}
+
+static inline long sys_ipc_recv(long ep, struct ipc_message *in)
+{
+	long label = syscall6_words(SYS_IPC_RECV, ep, 0, 0, 0, 0, 0, in->words);
+
+	in->label = (uint64_t)label;
+	return label;
+}
+
+static inline long sys_ipc_call(long ep, const struct ipc_message *out,
+				struct ipc_message *in)
+{
+	long label = syscall6_words(SYS_IPC_CALL, ep, (long)out->label,
+				    (long)out->words[0], (long)out->words[1],
+				    (long)out->words[2], (long)out->words[3],
+				    in->words);
+
+	in->label = (uint64_t)label;
+	return label;
+}
+
+static inline long sys_ipc_reply_recv(long ep, const struct ipc_message *out,
+				      struct ipc_message *in)
+{
+	long label = syscall6_words(SYS_IPC_REPLY_RECV, ep, (long)out->label,
+				    (long)out->words[0], (long)out->words[1],
+				    (long)out->words[2], (long)out->words[3],
+				    in->words);
+
+	in->label = (uint64_t)label;
+	return label;
+}
 
 #endif
