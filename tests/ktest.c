@@ -150,6 +150,11 @@ static bool run_suite(const char *suite, size_t number)
 		k->run(&t);
 		elapsed_us = tsc_to_ns(tsc_read_ordered() - start) / 1000;
 		index++;
+		/* Not a pass/fail criterion: tells where a slow run spends
+		 * time. Before the result: KTAP gives a diagnostic to the
+		 * result that follows it. */
+		kprintf("    # %s took %llu us\n", k->id,
+			(unsigned long long)elapsed_us);
 		if (t.skipped && !t.failed) {
 			skipped++;
 			kprintf("    ok %zu %s %s # SKIP %s\n", index, k->id,
@@ -163,9 +168,6 @@ static bool run_suite(const char *suite, size_t number)
 			kprintf("    ok %zu %s %s\n", index, k->id,
 				k->description);
 		}
-		/* Not a pass/fail criterion: tells where a slow run spends time. */
-		kprintf("    # %s took %llu us\n", k->id,
-			(unsigned long long)elapsed_us);
 	}
 	kprintf("# %s: pass:%zu fail:%zu skip:%zu total:%zu\n", suite, passed,
 		failed, skipped, planned);

@@ -147,9 +147,10 @@ LABS: dict[str, Lab] = {
               cases=policy_cases("shootdown crossfire kstack shared", ALL_POLICIES)),
         Check(2, "simulator: random machines and workloads", "sim",
               cases=policy_cases("random", "nopcid-off defaults pcid2-dynamic")),
-        Check(3, "oracle under TCG, 4 CPUs: remaps, rights, migration, concurrent flushes", "boot",
+        Check(3, "oracle under TCG, 4 CPUs: remaps, rights, migration, concurrent flushes, "
+              "a flush waiting for a CPU with interrupts off", "boot",
               boot=tcg(4, *TLB), cases=("TLB0001", "TLB0002", "TLB0005", "TLB0009", "TLB0010",
-                                        "TLB0011"), repeat=3),
+                                        "TLB0011", "TLB0012"), repeat=3),
         Check(2, "oracle with the local flush after the remote ones", "boot",
               boot=tcg(4, *TLB, "flush_concurrent=off", "flush_info=stack"),
               cases=("TLB0001", "TLB0002", "TLB0009", "TLB0011"), repeat=2),

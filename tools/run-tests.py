@@ -273,6 +273,7 @@ CONFIGS += [
     cfg("tcg-smp4-bug-no-gen-check", "bug", **TCG, smp=4,
         cmdline=TLB + ["tlb_bug=no_gen_check"]),
     cfg("bochs-smp2-bug-skip-remote", "bug", **BOCHS_TLB, cmdline=TLB + ["tlb_bug=skip_remote"]),
+    cfg("bochs-smp2-bug-no-wait", "bug", **BOCHS_TLB, cmdline=TLB + ["tlb_bug=no_wait"]),
     cfg("bochs-smp2-bug-no-gen-check", "bug", **BOCHS_TLB,
         cmdline=TLB + ["tlb_bug=no_gen_check"]),
 ]

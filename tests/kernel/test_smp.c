@@ -273,16 +273,20 @@ KTEST(SMP0006, smp, "bare IPIs: to a mask, to all but self, to self")
 
 /*
  * Calls from inside a call, crossing: CPUs 1 and 2 each run a function that
- * sends to the other while the other's earlier request to it waits, taken
- * but not yet run, behind that very function. The request each one waits on
- * can only run inside the other's function (smp/call_queue.c, opening
- * comment); before that was so, this test deadlocked with both CPUs still
- * looking at their queues, so the watchdog stayed quiet.
+ * sends to the other and waits, while the other's request to it may wait,
+ * taken but not yet run, behind that very function. Such a request can only
+ * run inside the function's own wait (smp/call_queue.c, opening comment);
+ * before that was so, this test deadlocked with both CPUs still looking at
+ * their queues, so the watchdog stayed quiet.
  *  1. CPU 0 parks CPUs 1 and 2 in cross_park (interrupts off, not serving);
- *  2. CPU 3 queues cross_send on both; then each parked CPU queues a call
- *     for the other, behind it;
- *  3. CPU 0 lets them go: each takes [cross_send, the other's call] and
- *     runs cross_send, whose send needs the slot the other's call holds.
+ *  2. CPU 3 queues cross_send on both;
+ *  3. CPU 0 lets them go: each sends a call to the other, and that send
+ *     first serves its own queue, so it runs cross_send, which sends to the
+ *     other and waits, inside a call, with interrupts off, as the other does.
+ * cross_park returns once its own call is queued. Waiting there without
+ * serving would be a deadlock of the test's making: a CPU that got there
+ * first (its cross_send done) would never run the other's request, sent
+ * a moment later, and the watchdog would fire (it did, on a loaded host).
  */
 #define CROSS_A		 1
 #define CROSS_B		 2
@@ -291,7 +295,7 @@ KTEST(SMP0006, smp, "bare IPIs: to a mask, to all but self, to self")
 
 struct cross {
 	uint32_t parked; /* cross_park arrivals, two per parked CPU */
-	uint32_t stage;	 /* 1: queue the call for the other; 2: return */
+	uint32_t stage;	 /* 1: send to the other, and return */
 	uint32_t sent;	 /* cross_send calls done */
 	uint32_t ran[MAX_CPUS];
 };
@@ -323,7 +327,6 @@ static void cross_park(void *arg)
 	smp_call_function_single(cross_other(this_cpu_index()), cross_hit, NULL,
 				 SMP_CALL_NO_WAIT);
 	__atomic_fetch_add(&cross.parked, 1, __ATOMIC_SEQ_CST);
-	cross_wait_stage(2);
 }
 
 static void cross_send(void *arg)
@@ -376,7 +379,6 @@ KTEST(SMP0007, smp, "calls sent from calls, crossing, do not deadlock")
 	__atomic_store_n(&cross.stage, 1, __ATOMIC_RELEASE);
 	KEXPECT(cross_wait(&cross.parked, 4), "%u of 2 calls queued",
 		cross.parked - 2);
-	__atomic_store_n(&cross.stage, 2, __ATOMIC_RELEASE);
 	KEXPECT(cross_wait(&cross.sent, 2),
 		"%u of 2 crossing calls returned: CPUs %u and %u deadlocked",
 		cross.sent, CROSS_A, CROSS_B);

@@ -36,7 +36,7 @@
  * park (their CPU idles or runs a kernel thread: lazy), or migrate.
  *
  * The oracle is tests/kernel/tlb_oracle.h (and .c, _threads.c); this file
- * holds the cases, TLB0001-TLB0011.
+ * holds the cases, TLB0001-TLB0012.
  */
 #include "tests/ktest.h"
 #include "tests/kernel/tlb_oracle.h"
@@ -62,6 +62,7 @@
 #define ROUNDS_CONCURRENT   150
 #define ROUNDS_SWITCH	    100
 #define ROUNDS_BACK_TO_BACK 150
+#define ROUNDS_WITNESS	    12 /* each costs a correct kernel WITNESS_HOLD_NS */
 
 /*
  * Pages per group: enough that a flush is a range (several INVLPGs, or
@@ -301,5 +302,29 @@ KTEST(TLB0011, tlb, "back-to-back flushes of two address spaces both complete")
 	oracle_add_anchored_group(t, o, y, GROUP_REMAP, 0, SMALL_PAGES);
 	for (unsigned cpu = 0; cpu < o->cpus; cpu++)
 		oracle_add_stepping_reader(o, cpu, x);
+	oracle_run(t, o);
+}
+
+/*
+ * The same promise, seen without a race: every other CPU reads x with its
+ * interrupts off from before the step until the round ends, so no flush
+ * can reach it and a correct flush call cannot return until it lets
+ * interrupts in. A call that returns early (tlb_bug=no_wait) or skips it
+ * (skip_remote) ends the round under its eyes, every round, however fast
+ * or slow each CPU runs.
+ */
+KTEST(TLB0012, tlb, "a flush waits for a CPU that holds interrupts off")
+{
+	struct oracle *o;
+	struct mm *x;
+
+	if (!oracle_need_cpus(t, 2))
+		return;
+	o = oracle_begin(ROUNDS_WITNESS);
+	x = oracle_add_mm(t, o);
+	oracle_add_anchored_group(t, o, x, GROUP_REMAP, 0, SMALL_PAGES);
+	oracle_add_stepping_reader(o, 0, x);
+	for (unsigned cpu = 1; cpu < o->cpus; cpu++)
+		oracle_add_witness(o, cpu, x);
 	oracle_run(t, o);
 }

@@ -257,6 +257,11 @@ struct worker *oracle_add_stepping_reader(struct oracle *o, unsigned cpu,
 	return w;
 }
 
+struct worker *oracle_add_witness(struct oracle *o, unsigned cpu, struct mm *mm)
+{
+	return oracle_add_worker(o, WORKER_WITNESS, cpu, mm);
+}
+
 static uint64_t region_va(uint64_t base, unsigned region)
 {
 	return base + (uint64_t)region * LARGE_PAGE_SIZE;
@@ -301,9 +306,12 @@ static void shuffle_rotation(struct oracle *o)
 static void start_threads(struct ktest_context *t, struct oracle *o)
 {
 	static const char *const names[] = {
-		[WORKER_READER] = "tlb-read",	  [WORKER_PARK] = "tlb-park",
-		[WORKER_MIGRATE] = "tlb-migrate", [WORKER_BUSY] = "tlb-busy",
+		[WORKER_READER] = "tlb-read",
+		[WORKER_PARK] = "tlb-park",
+		[WORKER_MIGRATE] = "tlb-migrate",
+		[WORKER_BUSY] = "tlb-busy",
 		[WORKER_STEPPER] = "tlb-step",
+		[WORKER_WITNESS] = "tlb-witness",
 	};
 	unsigned created;
 

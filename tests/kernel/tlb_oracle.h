@@ -100,6 +100,7 @@ enum worker_kind {
 	WORKER_MIGRATE, /* reads, then moves to the next CPU */
 	WORKER_BUSY,	/* kernel thread keeping a parked reader's CPU busy */
 	WORKER_STEPPER, /* kernel thread that only steps */
+	WORKER_WITNESS, /* reads with interrupts off until the round ends */
 };
 
 struct worker {
@@ -114,8 +115,9 @@ struct worker {
 	struct thread *thread;
 
 	/* Atomic, read by steppers. */
-	uint64_t passes; /* complete read passes */
-	uint32_t parked; /* WORKER_PARK: rounds it has parked for */
+	uint64_t passes;  /* complete read passes */
+	uint32_t parked;  /* WORKER_PARK: rounds it has parked for */
+	uint32_t holding; /* WORKER_WITNESS: rounds it has held for */
 
 	struct wait_queue wq; /* WORKER_PARK and WORKER_BUSY sleep here */
 	uint32_t released;    /* guarded by wq.lock: rounds it may go past */
@@ -198,6 +200,13 @@ void oracle_add_stepper(struct oracle *o, unsigned cpu);
 /* A reader that spins and takes its turn as stepper. */
 struct worker *oracle_add_stepping_reader(struct oracle *o, unsigned cpu,
 					  struct mm *mm);
+/*
+ * A reader that holds interrupts off from its read before the round's
+ * step until the round ends, or for WITNESS_HOLD_NS: a flush that returns
+ * without waiting for its CPU is then seen by its next read, every round.
+ */
+struct worker *oracle_add_witness(struct oracle *o, unsigned cpu,
+				  struct mm *mm);
 /* Runs the threads the test set up, reports, and takes it all down. */
 void oracle_run(struct ktest_context *t, struct oracle *o);
 

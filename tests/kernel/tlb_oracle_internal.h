@@ -21,6 +21,15 @@
 #define REAP_LIMIT_NS 20000000000ULL
 #define POLL_NS	      1000000ULL
 
+/*
+ * How long a witness (oracle_add_witness) holds interrupts off at most: a
+ * correct flush waits for it all that time, every round, so a witness
+ * costs a correct kernel this much per round; a flush that does not wait
+ * has this long to finish the round under the witness's eyes. Far below
+ * the cross-CPU call watchdog's 10 s.
+ */
+#define WITNESS_HOLD_NS 100000000ULL
+
 enum phase {
 	PHASE_FILLED,	 /* writable, first word = pattern of this version */
 	PHASE_READ_ONLY, /* the previous version's contents, read-only */

@@ -63,13 +63,24 @@ static void wake_up(void *arg)
 	(void)arg;
 }
 
-/* Resting readers read again (after a new kicks value is visible). */
+/*
+ * Resting readers read again (after a new kicks value is visible). The
+ * interrupt goes to every CPU but a witness's: a witness never rests, and
+ * a call left waiting on a CPU that holds interrupts off would make the
+ * round's flush wait for the CPU's call slot, hiding a flush that does
+ * not wait (smp/call_queue.c: one request slot per sender and target).
+ */
 static void kick(struct oracle *o)
 {
+	struct cpumask targets = cpu_online_mask;
+
+	for (unsigned i = 0; i < o->worker_count; i++) {
+		if (o->workers[i].kind == WORKER_WITNESS)
+			cpumask_clear(&targets, o->workers[i].cpu);
+	}
 	__atomic_add_fetch(&o->kicks, 1, __ATOMIC_SEQ_CST);
 	wake_all(&o->rest_wq);
-	smp_call_function_many(&cpu_online_mask, wake_up, NULL,
-			       SMP_CALL_NO_WAIT);
+	smp_call_function_many(&targets, wake_up, NULL, SMP_CALL_NO_WAIT);
 }
 
 /* Every thread leaves: blocked and resting ones are woken to see it. */
@@ -402,6 +413,8 @@ static bool worker_ready(const struct oracle *o, const struct worker *w,
 		if (busy_round(w, round))
 			return running == w->busy->thread;
 		return running != w->thread;
+	case WORKER_WITNESS:
+		return __atomic_load_n(&w->holding, __ATOMIC_ACQUIRE) > round;
 	case WORKER_BUSY:
 	case WORKER_STEPPER:
 		break;
@@ -602,6 +615,42 @@ static void migrate_loop(struct oracle *o, struct worker *w)
 	read_pass(o, w);
 }
 
+/*
+ * Each round: with interrupts off, reads (so its TLB holds the round's
+ * version), says it holds (the stepper waits for that before it steps),
+ * and waits for the round to end. A flush cannot reach this CPU meanwhile,
+ * so a correct one cannot return and the round cannot end: the hold runs
+ * out (WITNESS_HOLD_NS), the interrupts come back, the flush is done and
+ * the round ends. A flush that returns without waiting (tlb_bug=no_wait)
+ * or without asking this CPU (skip_remote) ends the round while the old
+ * translation is still here, and the read that follows sees it: a catch
+ * that does not depend on who runs faster.
+ */
+static void witness_loop(struct oracle *o, struct worker *w)
+{
+	for (;;) {
+		uint32_t round = __atomic_load_n(&o->round, __ATOMIC_ACQUIRE);
+		uint64_t deadline;
+
+		if (round >= o->rounds || stopped(o))
+			break;
+		cli();
+		read_pass(o, w);
+		/* Pairs with worker_ready's acquire: read, then held. */
+		__atomic_store_n(&w->holding, round + 1, __ATOMIC_RELEASE);
+		deadline = tsc_read_ordered() + ns_to_tsc(WITNESS_HOLD_NS);
+		while (__atomic_load_n(&o->round, __ATOMIC_ACQUIRE) == round &&
+		       tsc_read_ordered() < deadline && !stopped(o))
+			cpu_relax();
+		read_pass(o, w);
+		sti();
+		while (__atomic_load_n(&o->round, __ATOMIC_ACQUIRE) == round &&
+		       !stopped(o))
+			yield();
+	}
+	read_pass(o, w); /* after the last flush */
+}
+
 static void stepper_loop(struct oracle *o, struct worker *w)
 {
 	for (uint32_t round = 0; round < o->rounds && !stopped(o); round++)
@@ -628,6 +677,9 @@ void oracle_worker_main(void *arg)
 		break;
 	case WORKER_STEPPER:
 		stepper_loop(o, w);
+		break;
+	case WORKER_WITNESS:
+		witness_loop(o, w);
 		break;
 	}
 	/* Its checks are final: the test reads them after this. */
