@@ -123,28 +123,29 @@ static inline long sys_ipc_recv(long ep, struct ipc_message *in)
 	return label;
 }
 
-static inline long sys_ipc_call(long ep, const struct ipc_message *out,
+/* A message out and one back in: the call and the reply-and-receive. */
+static inline long ipc_exchange(long nr, long ep, const struct ipc_message *out,
 				struct ipc_message *in)
 {
-	long label = syscall6_words(SYS_IPC_CALL, ep, (long)out->label,
-				    (long)out->words[0], (long)out->words[1],
-				    (long)out->words[2], (long)out->words[3],
-				    in->words);
+	long label =
+		syscall6_words(nr, ep, (long)out->label, (long)out->words[0],
+			       (long)out->words[1], (long)out->words[2],
+			       (long)out->words[3], in->words);
 
 	in->label = (uint64_t)label;
 	return label;
 }
 
+static inline long sys_ipc_call(long ep, const struct ipc_message *out,
+				struct ipc_message *in)
+{
+	return ipc_exchange(SYS_IPC_CALL, ep, out, in);
+}
+
 static inline long sys_ipc_reply_recv(long ep, const struct ipc_message *out,
 				      struct ipc_message *in)
 {
-	long label = syscall6_words(SYS_IPC_REPLY_RECV, ep, (long)out->label,
-				    (long)out->words[0], (long)out->words[1],
-				    (long)out->words[2], (long)out->words[3],
-				    in->words);
-
-	in->label = (uint64_t)label;
-	return label;
+	return ipc_exchange(SYS_IPC_REPLY_RECV, ep, out, in);
 }
 
 #endif
