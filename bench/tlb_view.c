@@ -22,6 +22,8 @@ void bench_counters_sub(struct bench_counters *a,
 	for (size_t i = 0; i < TLB_STATS_COUNT; i++)
 		*tlb_stats_field(&a->tlb, i) -= *tlb_stats_field(&before, i);
 	a->ipc.fast -= b->ipc.fast;
+	a->ipc.direct -= b->ipc.direct;
+	a->ipc.resumed -= b->ipc.resumed;
 	for (int why = 0; why < IPC_DECLINE_COUNT; why++)
 		a->ipc.declined[why] -= b->ipc.declined[why];
 }
@@ -49,6 +51,8 @@ void bench_counters_format(const struct bench_counters *c, char *buf,
 			      *tlb_stats_field(&s, i));
 	/* The IPC rows say which path their halves took (docs/user.md). */
 	used = append(buf, size, used, "ipc-", "fast", c->ipc.fast);
+	used = append(buf, size, used, "ipc-", "direct", c->ipc.direct);
+	used = append(buf, size, used, "ipc-", "resumed", c->ipc.resumed);
 	for (int why = IPC_DECLINE_OFF; why < IPC_DECLINE_COUNT; why++)
 		used = append(buf, size, used, "ipc-slow-",
 			      ipc_decline_names[why], c->ipc.declined[why]);

@@ -30,6 +30,11 @@
 #define PERCPU_SYSCALL_RSP 0x08
 #define PERCPU_USER_RSP	   0x10
 
+/* The system calls the SYSCALL entry hands straight to the IPC fast path
+ * (proc/syscall_abi.h numbers them; proc/syscall.c checks these) */
+#define SYSCALL_FAST_FIRST 19 /* SYS_IPC_CALL */
+#define SYSCALL_FAST_LAST  20 /* SYS_IPC_REPLY_RECV */
+
 /* Control registers and EFER (Intel SDM Vol. 3A, 2.5 and 2.2.1) */
 #define CR0_PE	    0x00000001ULL
 #define CR0_WP	    0x00010000ULL

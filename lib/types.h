@@ -59,6 +59,7 @@ typedef __builtin_va_list va_list;
 #define __section(s)	__attribute__((section(s)))
 #define __used		__attribute__((used))
 #define __printf(f, a)	__attribute__((format(printf, f, a)))
+#define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
 #define KiB(x) ((uint64_t)(x) << 10)

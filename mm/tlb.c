@@ -144,7 +144,7 @@ struct tlb_cpu tlb_cpus[MAX_CPUS];
 
 static struct tlb_cpu *this_tlb(void)
 {
-	return &tlb_cpus[tlb_hw_cpu()];
+	return tlb_hw_cpu_state();
 }
 
 /*
@@ -415,8 +415,7 @@ static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 {
 	/* LAB(L2) begin: the slot for next; must loading it flush?
 	 * keeps: slot_count */
-	unsigned slots = slot_count();
-	uint16_t asid;
+	unsigned slots = slot_count(), asid;
 
 	for (asid = 0; asid < slots; asid++) {
 		if (c->slots[asid].context_id != next->context_id)
@@ -425,23 +424,27 @@ static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 		*flush = c->slots[asid].tlb_gen < next_gen &&
 			 !tlb_bug_injected(TLB_BUG_NO_GEN_CHECK);
 		if (*flush) {
-			trace("switch-behind", next, asid,
+			trace("switch-behind", next, (uint16_t)asid,
 			      c->slots[asid].tlb_gen, next_gen);
 			c->stats.gen_catchups++;
 		}
-		return asid;
+		return (uint16_t)asid;
 	}
 	asid = c->next_asid;
-	c->next_asid = (uint16_t)((asid + 1) % slots);
+	c->next_asid = (uint16_t)(asid + 1 < slots ? asid + 1 : 0);
 	c->stats.asid_misses++;
 	/* The slot may hold another address space's entries: flush them. */
 	*flush = !tlb_bug_injected(TLB_BUG_REUSE_ASID_NOFLUSH);
-	return asid;
+	return (uint16_t)asid;
 	/* LAB(L2) end */
 }
 
-/* Steps 1-6 of switching, to next (a user mm or kernel_mm). */
-static __noinline void load_mm(struct tlb_cpu *c, struct mm *next)
+/*
+ * Steps 1-6 of switching, to next (a user mm or kernel_mm). This and the
+ * two below are the cases of switch_mm_irqs_off (mm/tlb.h: switch_mm_cases
+ * tells them apart, inline).
+ */
+void load_mm(struct tlb_cpu *c, struct mm *next)
 {
 	struct mm *prev = loaded_mm(c);
 	unsigned cpu = tlb_hw_cpu();
@@ -489,7 +492,7 @@ static __noinline void load_mm(struct tlb_cpu *c, struct mm *next)
  * every address space maps, so keeping the user mm loaded is enough (LAZY):
  * no CR3 load now, none when the mm comes back.
  */
-static __noinline void enter_lazy(struct tlb_cpu *c)
+void enter_lazy(struct tlb_cpu *c)
 {
 	/* LAB(L4) begin: go LAZY (or to kernel_mm when the policy says so)
 	 * keeps: lazy_keeps_mm */
@@ -521,7 +524,7 @@ static __noinline void enter_lazy(struct tlb_cpu *c)
 }
 
 /* A thread of the LAZY mm comes back: catch up on skipped flushes. */
-static __noinline void leave_lazy(struct tlb_cpu *c)
+void leave_lazy(struct tlb_cpu *c)
 {
 	struct tlb_asid_slot *slot = &c->slots[c->loaded_asid];
 	struct mm *mm = loaded_mm(c);
@@ -548,46 +551,20 @@ static __noinline void leave_lazy(struct tlb_cpu *c)
 	/* LAB(L5) end */
 }
 
-/*
- * The three cases. Each does its work out of line (__noinline), reached
- * by a tail call, so switch_mm_irqs_off saves no register: the common
- * switch, to the address space already loaded (and not LAZY), is only the
- * tests.
- */
-static __always_inline void switch_mm_cases(struct mm *next)
-{
-	struct tlb_cpu *c = this_tlb();
-
-	if (!next)
-		enter_lazy(c);
-	else if (next != loaded_mm(c))
-		load_mm(c, next);
-	else if (is_lazy(c))
-		leave_lazy(c);
-}
-
 /* tlb_bug=ack_before_flush: the held flushes, before any switch. */
-static __noinline void switch_mm_acked_first(struct mm *next)
+void switch_mm_acked_first(struct mm *next)
 {
 	flush_acked_now();
-	switch_mm_cases(next);
+	switch_mm_cases(tlb_hw_cpu_state(), next);
 }
 
-void switch_mm_irqs_off(struct mm *next)
-{
-	if (unlikely(tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH)))
-		switch_mm_acked_first(next);
-	else
-		switch_mm_cases(next);
-}
-
-void switch_mm_finish(void)
+void switch_mm_finish_held(void)
 {
 	struct tlb_cpu *c = this_tlb();
 	struct mm *held = c->lazy_ref;
 
 	/* Still lazily loaded here: keep the reference. */
-	if (!held || (loaded_mm(c) == held && is_lazy(c)))
+	if (loaded_mm(c) == held && is_lazy(c))
 		return;
 	c->lazy_ref = NULL;
 	mm_put(held); /* may be the last: frees the address space */
@@ -1217,8 +1194,9 @@ void tlb_pcid_changed_here(void)
 
 void tlb_init_cpu(uint64_t kernel_root)
 {
-	struct tlb_cpu *c = this_tlb();
+	struct tlb_cpu *c = &tlb_cpus[tlb_hw_cpu()];
 
+	tlb_hw_cpu_state_set(c);
 	kernel_mm.root = kernel_root;
 	kernel_mm.refcount = 1; /* never freed */
 	shared_store(&c->loaded_mm, &kernel_mm, __ATOMIC_RELEASE);

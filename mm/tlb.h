@@ -12,7 +12,9 @@
 #define MM_TLB_H
 
 #include "lib/types.h"
+#include "mm/tlb_hw_cpu.h"
 #include "smp/cpumask.h"
+#include "smp/shared.h"
 
 struct cpu_features;
 struct mm;
@@ -156,20 +158,6 @@ void tlb_pcid_changed_here(void);
 void tlb_load_kernel_root(uint64_t kernel_root);
 
 /*
- * The address-space switch of a thread switch, the one place where CR3
- * changes: to next's address space, or, for a kernel thread (next == NULL),
- * lazily to none (see mm/tlb.c). Interrupts off.
- */
-void switch_mm_irqs_off(struct mm *next);
-
-/*
- * After a switch, once the scheduler's locks are dropped: releases the
- * reference a lazy CPU held (lazy_mm=refcount), which may free the address
- * space. Interrupts off.
- */
-void switch_mm_finish(void);
-
-/*
  * The timer ticked on this CPU (interrupts off). Nothing to do unless
  * tlb_bug=ack_before_flush holds a request here: it is flushed now.
  */
@@ -306,6 +294,56 @@ struct tlb_cpu {
 #define TLB_ASID_KERNEL UINT16_MAX
 
 extern struct tlb_cpu tlb_cpus[MAX_CPUS];
+
+/*
+ * The address-space switch of a thread switch, the one place where CR3
+ * changes: to next's address space, or, for a kernel thread (next == NULL),
+ * lazily to none (see mm/tlb.c). Interrupts off. The cases are told apart
+ * here, inline, because every thread switch comes here; each does its work
+ * in mm/tlb.c: another address space (load_mm), a kernel thread
+ * (enter_lazy), the LAZY address space coming back (leave_lazy). A switch
+ * that keeps the address space loaded and active is only the tests.
+ */
+void load_mm(struct tlb_cpu *c, struct mm *next);
+void enter_lazy(struct tlb_cpu *c);
+void leave_lazy(struct tlb_cpu *c);
+/* tlb_bug=ack_before_flush: the flushes it held, then the switch. */
+void switch_mm_acked_first(struct mm *next);
+
+static inline void switch_mm_cases(struct tlb_cpu *c, struct mm *next)
+{
+	/* loaded_mm is never NULL: a kernel thread's NULL is always a change. */
+	if (next != shared_load(&c->loaded_mm, __ATOMIC_RELAXED)) {
+		if (next)
+			load_mm(c, next);
+		else
+			enter_lazy(c);
+	} else if (shared_load(&c->is_lazy, __ATOMIC_RELAXED)) {
+		leave_lazy(c);
+	}
+}
+
+static inline void switch_mm_irqs_off(struct mm *next)
+{
+	if (unlikely(tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH)))
+		switch_mm_acked_first(next);
+	else
+		switch_mm_cases(tlb_hw_cpu_state(), next);
+}
+
+/*
+ * After a switch, once the scheduler's locks are dropped: releases the
+ * reference a lazy CPU held (lazy_mm=refcount), which may free the address
+ * space. Interrupts off. Inline, the test for one held.
+ */
+void switch_mm_finish_held(void);
+
+static inline void switch_mm_finish(void)
+{
+	if (likely(!tlb_hw_cpu_state()->lazy_ref))
+		return;
+	switch_mm_finish_held();
+}
 
 /* The counters one by one, by the names tlb_stats_print gives them. */
 #define TLB_STATS_COUNT (sizeof(struct tlb_stats) / sizeof(uint64_t))

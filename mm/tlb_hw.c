@@ -37,11 +37,6 @@ void tlb_hw_unpin(void)
 	preempt_enable();
 }
 
-void tlb_hw_load_cr3(uint64_t cr3)
-{
-	write_cr3(cr3);
-}
-
 void tlb_hw_set_pcide(bool on)
 {
 	uint64_t cr4 = read_cr4();

@@ -13,7 +13,7 @@
 #define MM_TLB_HW_H
 
 #include "lib/types.h"
-#include "mm/tlb_hw_cpu.h" /* tlb_hw_cpu: inline here, a function there */
+#include "mm/tlb_hw_cpu.h" /* inline here, functions there */
 #include "smp/cpumask.h"
 
 /* CR3 = page-table root | PCID (bits 11:0) | no-flush (bit 63, with PCID). */
@@ -41,11 +41,7 @@ void tlb_hw_fence(void);
 void tlb_hw_pin(void);
 void tlb_hw_unpin(void);
 
-/*
- * Loads CR3. Without CR3_NOFLUSH (or without CR4.PCIDE) it drops the
- * non-global translations of the PCID it loads; with it, it keeps them.
- */
-void tlb_hw_load_cr3(uint64_t cr3);
+/* tlb_hw_load_cr3: in mm/tlb_hw_cpu.h. */
 /* Sets CR4.PCIDE (CR3's PCID must be 0) or leaves PCID off. */
 void tlb_hw_set_pcide(bool on);
 

@@ -124,7 +124,7 @@ struct kobject *handle_get(struct handle_table *table, uint64_t h,
 
 /*
  * The slot h names, in use and of h's generation, or NULL (table locked):
- * the lookup of every handle_get, here for handle_get_fast to inline.
+ * the lookup of every handle_get, here for handle_find_locked to inline.
  */
 static inline struct handle_slot *
 handle_lookup_locked(struct handle_table *table, uint64_t h)
@@ -140,26 +140,22 @@ handle_lookup_locked(struct handle_table *table, uint64_t h)
 }
 
 /*
- * handle_get for the IPC fast path (proc/ipc.c), interrupts off: the same
- * checks inline, and NULL for anything handle_get refuses (the general
- * path, which the fast one then leaves the call to, says why).
+ * The object h names in table (locked), if it has this type and these
+ * rights, or NULL: handle_get's checks, inline, for the IPC fast path
+ * (proc/ipc.c), which takes no reference (it locks the object before it
+ * lets go of the table, and the general path, which it leaves anything
+ * else to, says why a handle was refused).
  */
-static inline struct kobject *handle_get_fast(struct handle_table *table,
-					      uint64_t h,
-					      enum kobject_type type,
-					      uint32_t need)
+static inline struct kobject *handle_find_locked(struct handle_table *table,
+						 uint64_t h,
+						 enum kobject_type type,
+						 uint32_t need)
 {
-	struct kobject *obj = NULL;
-	struct handle_slot *s;
+	struct handle_slot *s = handle_lookup_locked(table, h);
 
-	spin_lock(&table->lock);
-	s = handle_lookup_locked(table, h);
-	if (s && s->obj->type == type && (s->rights & need) == need) {
-		obj = s->obj;
-		kobject_get(obj);
-	}
-	spin_unlock(&table->lock);
-	return obj;
+	if (s && s->obj->type == type && (s->rights & need) == need)
+		return s->obj;
+	return NULL;
 }
 
 /* As handle_get, for any type. */

@@ -46,6 +46,7 @@
 #include "proc/syscall.h"
 #include "kernel/panic.h"
 #include "kernel/x86.h"
+#include "sched/handoff.h"
 #include "sched/sched.h"
 #include "proc/task.h"
 #include "sched/thread.h"
@@ -218,16 +219,22 @@ static void push(struct thread **head, struct thread **tail, struct thread *t)
 	*tail = t;
 }
 
+/* Takes t, the first on a queue, off it. */
+static void pop_first(struct thread **head, struct thread **tail,
+		      struct thread *t)
+{
+	*head = t->wait_next;
+	if (!*head)
+		*tail = NULL;
+	t->wait_next = NULL;
+}
+
 static struct thread *pop(struct thread **head, struct thread **tail)
 {
 	struct thread *t = *head;
 
-	if (t) {
-		*head = t->wait_next;
-		if (!*head)
-			*tail = NULL;
-		t->wait_next = NULL;
-	}
+	if (t)
+		pop_first(head, tail, t);
 	return t;
 }
 
@@ -550,10 +557,18 @@ const char *const ipc_decline_names[IPC_DECLINE_COUNT] = {
 	[IPC_DECLINE_NOBODY] = "nobody",
 	[IPC_DECLINE_QUEUED] = "queued",
 	[IPC_DECLINE_OTHER_CPU] = "other_cpu",
+	[IPC_DECLINE_WOKEN] = "woken",
 };
 
-/* Each CPU counts its own: no locked operation on the fast path. */
-static struct ipc_path_stats path_stats[MAX_CPUS];
+/*
+ * Each CPU counts its own, on cache lines of its own: no locked operation
+ * on the fast path, and no line shared between CPUs. A fast half counts
+ * once, as direct or not (ipc_path_stats_read adds them up).
+ */
+static struct cpu_path_stats {
+	uint64_t direct, to_context, resumed;
+	uint64_t declined[IPC_DECLINE_COUNT];
+} __aligned(128) path_stats[MAX_CPUS];
 
 bool ipc_fast_enabled(void)
 {
@@ -574,9 +589,13 @@ void ipc_path_stats_read(struct ipc_path_stats *sum)
 {
 	*sum = (struct ipc_path_stats){0};
 	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
-		const struct ipc_path_stats *s = &path_stats[cpu];
+		const struct cpu_path_stats *s = &path_stats[cpu];
+		uint64_t direct = __atomic_load_n(&s->direct, __ATOMIC_RELAXED);
 
-		sum->fast += __atomic_load_n(&s->fast, __ATOMIC_RELAXED);
+		sum->fast += direct +
+			     __atomic_load_n(&s->to_context, __ATOMIC_RELAXED);
+		sum->direct += direct;
+		sum->resumed += __atomic_load_n(&s->resumed, __ATOMIC_RELAXED);
 		for (int why = 0; why < IPC_DECLINE_COUNT; why++)
 			sum->declined[why] += __atomic_load_n(&s->declined[why],
 							      __ATOMIC_RELAXED);
@@ -637,53 +656,131 @@ static void fast_message(struct thread *peer, const struct trap_frame *f)
  * Reply-and-receive: the caller we owe gets the reply, and we wait for
  * the next message, first in line (nobody else is queued).
  */
-static struct thread *fast_half(struct endpoint *ep, struct thread *self,
-				bool call, const struct trap_frame *f,
-				unsigned cpu, enum ipc_decline *why)
+static __always_inline struct thread *fast_partner(struct endpoint *ep,
+						   struct thread *self,
+						   bool call, unsigned cpu,
+						   enum ipc_decline *why)
 {
 	struct thread *peer;
 
 	if (call) {
 		peer = ep->receivers;
 		*why = fast_declines(ep, peer, cpu);
-		if (*why)
-			return NULL;
-		pop(&ep->receivers, &ep->receivers_tail);
-		fast_message(peer, f);
-		owe_reply(peer, self, ep, true);
-		end_wait(peer, NULL);
-		self->ipc_is_call = true;
-		self->ipc_wait = IPC_WAIT_REPLY;
-		return peer;
+	} else {
+		peer = self->ipc_reply_to;
+		if (self->ipc_reply_endpoint != ep)
+			*why = IPC_DECLINE_NOBODY; /* none owed, or owed
+						    * elsewhere */
+		else if (ep->senders)
+			*why = IPC_DECLINE_QUEUED;
+		else
+			*why = fast_declines(ep, peer, cpu);
 	}
-	peer = self->ipc_reply_to;
-	if (self->ipc_reply_endpoint != ep)
-		*why = IPC_DECLINE_NOBODY; /* none owed, or owed elsewhere */
-	else if (ep->senders)
-		*why = IPC_DECLINE_QUEUED;
-	else
-		*why = fast_declines(ep, peer, cpu);
-	if (*why)
-		return NULL;
-	take_caller(self); /* peer: checked above, changed only now */
-	fast_message(peer, f);
-	end_wait(peer, NULL);
-	self->ipc_wait = IPC_WAIT_MESSAGE;
-	push(&ep->receivers, &ep->receivers_tail, self);
-	return peer;
+	return *why ? NULL : peer;
 }
 
-void ipc_fast_syscall(struct trap_frame *f)
+/*
+ * The message, from the caller's saved registers straight into the
+ * partner's (`to`), with the result its system call returns.
+ */
+static void fast_message_to_frame(struct trap_frame *to,
+				  const struct trap_frame *f)
+{
+	to->rdx = f->rdx;
+	to->r10 = f->r10;
+	to->r8 = f->r8;
+	to->r9 = ipc_bug(IPC_BUG_DROP_WORD) ? 0 : f->r9;
+	to->rax = f->rsi & INT64_MAX;
+}
+
+/*
+ * Commits to the half (ep locked, the partner claimed): the general
+ * path's bookkeeping done in place, the message moved, the partner's wait
+ * ended, and ours begun, without a kernel stack. A partner that also
+ * waits without one, and whose task is not being killed, gets its message
+ * in its saved user registers, and the frame is returned: it goes straight
+ * back to user mode. Any other partner resumes where it left off and
+ * takes the message itself.
+ *
+ * References: each thread waiting on ep holds one. The partner that goes
+ * straight back hands its own to us, for our wait; any other drops its own
+ * when it resumes, and we take one (ep is locked, so it cannot go).
+ */
+static __always_inline struct trap_frame *
+fast_commit(struct endpoint *ep, struct thread *self, struct thread *peer,
+	    bool call, struct trap_frame *f, struct cpu_path_stats *stats)
+{
+	struct trap_frame *to = NULL;
+
+	if (call) {
+		pop_first(&ep->receivers, &ep->receivers_tail, peer);
+		owe_reply(peer, self, ep, true);
+		self->ipc_wait =
+			IPC_WAIT_REPLY; /* ipc_is_call: for senders queued */
+	} else {
+		take_caller(self); /* peer: checked, changed only now */
+		self->ipc_wait = IPC_WAIT_MESSAGE;
+		push(&ep->receivers, &ep->receivers_tail, self);
+	}
+	/* A user thread's: peer->task is never NULL. */
+	if (peer->ipc_stackless_frame &&
+	    !__atomic_load_n(&peer->task->killed, __ATOMIC_RELAXED)) {
+		to = peer->ipc_stackless_frame;
+		fast_message_to_frame(to, f);
+		peer->ipc_stackless_frame = NULL;
+		stats->direct++;
+	} else {
+		fast_message(peer, f);
+		kobject_get(&ep->obj);
+		stats->to_context++;
+	}
+	wait_done(peer);
+	self->ipc_stackless_frame = f;
+	self->ipc_wait_endpoint = ep;
+	return to;
+}
+
+/*
+ * A thread that blocked in the fast path runs again, switched to the
+ * general way (sched_handoff_leave's resume function): whoever ended its
+ * wait left the message in ipc_msg, or it was woken early. What follows
+ * is what the general path does after its wait.
+ */
+static void fast_resumed(struct trap_frame *f)
+{
+	struct thread *self = current_thread();
+	struct endpoint *ep = self->ipc_wait_endpoint;
+	struct handle_grant got = {.obj = NULL};
+	int err;
+
+	/* No waker looks at it now: we are not blocked (any waker checks
+	 * that first, sched_handoff_claim, under this CPU's queue lock). */
+	self->ipc_stackless_frame = NULL;
+	path_stats[this_cpu_index()].resumed++;
+	err = fast_waited(ep, self);
+	/* A message with a handle, from the general path, may have ended
+	 * the wait: it gets its handle here as it would there. */
+	if (unlikely(self->ipc_grant))
+		grant_take(self, &got);
+	kobject_put(&ep->obj);
+	/* Ours alone now: whoever ended the wait is done with ipc_msg. */
+	if (got.obj)
+		handle_receive(&self->task->handles, &got, &self->ipc_msg);
+	f->rax = (uint64_t)(err ? err : syscall_message_out(f, &self->ipc_msg));
+	syscall_exit_if_killed();
+}
+
+/* One half (call: a call, else a reply-and-receive): ipc_fast_syscall. */
+static __always_inline void fast_half(struct trap_frame *f, bool call)
 {
 	struct thread *self = current_thread(), *peer;
 	struct handle_table *table = &self->task->handles;
-	bool call = f->rax == SYS_IPC_CALL;
+	struct trap_frame *peer_frame;
 	enum ipc_decline why;
-	struct handle_grant got;
+	struct runqueue *rq;
 	struct kobject *obj;
 	struct endpoint *ep;
 	unsigned cpu;
-	int err;
 
 	if (!__atomic_load_n(&ipc_fast_on, __ATOMIC_RELAXED)) {
 		why = IPC_DECLINE_OFF;
@@ -694,38 +791,46 @@ void ipc_fast_syscall(struct trap_frame *f)
 		goto declined;
 	}
 	cpu = this_cpu_index();
-	obj = handle_get_fast(table, f->rdi, KOBJECT_ENDPOINT,
-			      call ? SYS_RIGHT_SEND : SYS_RIGHT_RECEIVE);
+	spin_lock(&table->lock);
+	obj = handle_find_locked(table, f->rdi, KOBJECT_ENDPOINT,
+				 call ? SYS_RIGHT_SEND : SYS_RIGHT_RECEIVE);
 	if (!obj) {
+		spin_unlock(&table->lock);
 		why = IPC_DECLINE_ERROR;
 		goto declined;
 	}
+	/* No reference taken: the handle's keeps ep until the table lets go,
+	 * and by then ep is locked, which its last reference's release waits
+	 * for (ipc_endpoint_release). */
 	ep = ipc_object_endpoint(obj);
 	spin_lock(&ep->lock);
-	peer = fast_half(ep, self, call, f, cpu, &why);
+	spin_unlock(&table->lock);
+	rq = cpu_rq(cpu);
+	peer = fast_partner(ep, self, call, cpu, &why);
+	if (peer && !sched_handoff_claim(rq, self, peer)) {
+		why = IPC_DECLINE_WOKEN;
+		peer = NULL;
+	}
 	if (!peer) {
 		spin_unlock(&ep->lock);
-		kobject_put(obj);
 		goto declined;
 	}
-	path_stats[cpu].fast++;
-	sched_handoff_direct_locked(peer, &ep->lock);
-	err = fast_waited(ep, self);
-	/* A message with a handle, from the general path, may have ended
-	 * the wait: it gets its handle here as it would there. */
-	got.obj = NULL;
-	if (unlikely(self->ipc_grant))
-		grant_take(self, &got);
-	kobject_put(obj);
-	/* Ours alone now: whoever ended the wait is done with ipc_msg. */
-	if (got.obj)
-		handle_receive(table, &got, &self->ipc_msg);
-	f->rax = (uint64_t)(err ? err : syscall_message_out(f, &self->ipc_msg));
-	syscall_exit_if_killed();
-	return;
+	/* This CPU's run-queue lock held from here to the switch. */
+	peer_frame = fast_commit(ep, self, peer, call, f, &path_stats[cpu]);
+	spin_unlock(&ep->lock);
+	sched_handoff_leave(rq, self, peer, peer_frame, f, fast_resumed);
 declined:
 	ipc_fast_declined(why);
 	syscall_long_call(f);
+}
+
+/* Each half its own copy, so neither tests which it is more than once. */
+void ipc_fast_syscall(struct trap_frame *f)
+{
+	if (f->rax == SYS_IPC_CALL)
+		fast_half(f, true);
+	else
+		fast_half(f, false);
 }
 
 void ipc_thread_exit(struct thread *t)

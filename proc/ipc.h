@@ -78,12 +78,21 @@ enum ipc_decline {
 	IPC_DECLINE_NOBODY,    /* no receiver waits; no caller is owed here */
 	IPC_DECLINE_QUEUED,    /* a sender waits: the receive would not */
 	IPC_DECLINE_OTHER_CPU, /* the partner waits on another CPU */
+	IPC_DECLINE_WOKEN,     /* it, or we, were woken meanwhile */
 	IPC_DECLINE_COUNT,
 };
 
-/* Halves that went fast, and why the others did not (index: reason). */
+/*
+ * Halves that went fast; of those, the ones whose partner went straight
+ * back to user mode (direct: it had blocked in the fast path too); threads
+ * that blocked in the fast path and were switched to some other way
+ * (resumed: by the general path, or woken early); and why the halves that
+ * did not go fast did not (index: reason).
+ */
 struct ipc_path_stats {
 	uint64_t fast;
+	uint64_t direct;
+	uint64_t resumed;
 	uint64_t declined[IPC_DECLINE_COUNT];
 };
 

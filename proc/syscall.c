@@ -10,6 +10,7 @@
  * checking type and rights.
  */
 #include "proc/syscall.h"
+#include "boot/consts.h"
 #include "apic/tsc.h"
 #include "kernel/console.h"
 #include "lib/errno.h"
@@ -351,20 +352,21 @@ __noinline void syscall_long_call(struct trap_frame *f)
  * out preempts and checks for a kill as after any interrupt from ring 3
  * (kernel/trap.c). Only SYS_CPU_ID qualifies (with interrupts off, the
  * index cannot go stale by a migration before it is read); SYS_TIME_NS
- * would but for its call to tsc_to_ns. The IPC calls go on to
- * ipc_fast_syscall, which also starts with interrupts off (proc/ipc.h says
- * why) and hands what it declines to syscall_long_call.
+ * would but for its call to tsc_to_ns. The IPC calls never come here:
+ * the SYSCALL entry sends them to ipc_fast_syscall, which also starts with
+ * interrupts off (proc/ipc.h says why) and hands what it declines to
+ * syscall_long_call.
  */
+_Static_assert(SYS_IPC_CALL == SYSCALL_FAST_FIRST &&
+		       SYS_IPC_REPLY_RECV == SYSCALL_FAST_LAST,
+	       "boot/consts.h: the calls the SYSCALL entry sends to the fast "
+	       "path");
 void syscall_dispatch(struct trap_frame *f)
 {
 	switch (f->rax) {
 	case SYS_CPU_ID:
 		f->rax = this_cpu_index();
 		break;
-	case SYS_IPC_CALL:
-	case SYS_IPC_REPLY_RECV:
-		ipc_fast_syscall(f); /* a tail call: no frame here */
-		return;
 	default:
 		syscall_long_call(f);
 		return;

@@ -23,7 +23,9 @@ USER_RFLAGS		equ 0x202	; IF, and the always-one bit 1
 USER_CANONICAL_SHIFT	equ 47		; user addresses have bits 63:47 clear
 
 extern syscall_dispatch
+extern ipc_fast_syscall
 global syscall_entry
+global syscall_return
 global enter_user_mode
 
 section .text
@@ -42,8 +44,17 @@ syscall_entry:
 	xor	ebp, ebp			; a backtrace ends here
 	mov	rdi, rsp
 	; Interrupts stay off: syscall_dispatch turns them on for the calls
-	; that can block or run long, and returns with them off again.
+	; that can block or run long, and returns with them off again. The
+	; IPC calls go to their fast path first (proc/ipc.c), which hands
+	; what it declines to the general path itself.
+	lea	rdx, [rax - SYSCALL_FAST_FIRST]
+	cmp	rdx, SYSCALL_FAST_LAST - SYSCALL_FAST_FIRST
+	jbe	syscall_to_fast_path
 	call	syscall_dispatch
+; The way out, with RSP at the saved registers; also from sched/switch.asm
+; (resume_stackless), for a thread that left its kernel stack in the IPC
+; fast path.
+syscall_return:
 	POP_GENERAL_REGS
 	; RSP now points at the vector and error code, then the IRET frame:
 	; rip, cs, rflags, rsp, ss. RCX and R11 are free (SYSCALL clobbered
@@ -61,6 +72,10 @@ syscall_entry:
 	add	rsp, 16				; vector, error code
 	swapgs
 	iretq
+
+syscall_to_fast_path:
+	call	ipc_fast_syscall
+	jmp	syscall_return
 
 ; void enter_user_mode(uint64_t entry, uint64_t user_stack, uint64_t arg)
 ; Starts the calling thread in ring 3 at entry with RSP = user_stack and

@@ -13,13 +13,13 @@
 #define XCR_XFEATURE_ENABLED 0
 
 static size_t area_size;
-static uint64_t components; /* XCR0: what XSAVE saves */
+uint64_t fpu_xsave_components;
 static void *initial_state;
 
 static void fpu_save(void *area)
 {
-	if (boot_cpu.xsave)
-		xsave64(area, components);
+	if (fpu_xsave_components)
+		xsave64(area, fpu_xsave_components);
 	else if (boot_cpu.fxsr)
 		fxsave64(area);
 }
@@ -29,7 +29,7 @@ void fpu_init(void)
 	void *raw;
 
 	if (boot_cpu.xsave) {
-		components = xgetbv(XCR_XFEATURE_ENABLED);
+		fpu_xsave_components = xgetbv(XCR_XFEATURE_ENABLED);
 		/* EBX: bytes needed for the components enabled in XCR0. */
 		area_size = cpuid(CPUID_LEAF_XSAVE, 0).ebx;
 	} else {
@@ -58,12 +58,9 @@ void fpu_init_area(void *area)
 	memcpy(area, initial_state, area_size);
 }
 
-void fpu_switch(void *save, const void *restore)
+void fpu_switch_fxsave(void *save, const void *restore)
 {
-	if (boot_cpu.xsave) {
-		xsave64(save, components);
-		xrstor64(restore, components);
-	} else if (boot_cpu.fxsr) {
+	if (boot_cpu.fxsr) {
 		fxsave64(save);
 		fxrstor64(restore);
 	}

@@ -10,6 +10,7 @@
 #ifndef SCHED_FPU_H
 #define SCHED_FPU_H
 
+#include "kernel/x86.h"
 #include "lib/types.h"
 
 #define FPU_AREA_ALIGN 64
@@ -23,8 +24,27 @@ size_t fpu_area_size(void);
 /* Fills area with the initial state (for a new thread). */
 void fpu_init_area(void *area);
 
-/* Saves this CPU's FPU state in save, then loads restore's (a switch). */
-void fpu_switch(void *save, const void *restore);
+/* XSAVE's components (XCR0), once fpu_init has read them; 0: no XSAVE. */
+extern uint64_t fpu_xsave_components;
+
+/* fpu_switch without XSAVE. */
+void fpu_switch_fxsave(void *save, const void *restore);
+
+/*
+ * Saves this CPU's FPU state in save, then loads restore's (a switch).
+ * Inline: every thread switch does it.
+ */
+static inline void fpu_switch(void *save, const void *restore)
+{
+	uint64_t components = fpu_xsave_components;
+
+	if (likely(components)) {
+		xsave64(save, components);
+		xrstor64(restore, components);
+	} else {
+		fpu_switch_fxsave(save, restore);
+	}
+}
 
 const char *fpu_method(void);
 

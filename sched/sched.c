@@ -42,6 +42,8 @@
  * A failed try costs nothing: the next tick tries again.
  */
 #include "sched/sched.h"
+#include "sched/handoff.h"
+#include "sched/runqueue.h"
 #include "apic/lapic.h"
 #include "apic/timer.h"
 #include "apic/tsc.h"
@@ -59,18 +61,7 @@
 
 #define VECTOR_RESCHEDULE 0xf1
 
-struct runqueue {
-	struct spinlock lock;
-	struct thread *head, *tail; /* runnable, oldest first */
-	unsigned length;
-	struct thread *current;
-	struct thread *idle;
-	struct thread *sleepers; /* blocked with a timeout, earliest first */
-	struct thread *switched_from; /* for finish_switch */
-	uint64_t ticks;
-} __aligned(64);
-
-static struct runqueue runqueues[MAX_CPUS];
+struct runqueue runqueues[MAX_CPUS];
 static uint64_t timeslice_ns;
 
 static const struct option_desc timeslice_desc = {
@@ -84,16 +75,6 @@ static struct option_value timeslice_option = {.number = TIMESLICE_US_DEFAULT};
 OPTION(60, timeslice_us, &timeslice_desc, &timeslice_option, NULL, NULL);
 
 void switch_context(struct thread *prev, struct thread *next);
-
-static struct runqueue *this_rq(void)
-{
-	return &runqueues[this_cpu_index()];
-}
-
-static unsigned rq_cpu(const struct runqueue *rq)
-{
-	return (unsigned)(rq - runqueues);
-}
 
 static void enqueue_locked(struct runqueue *rq, struct thread *t)
 {
@@ -231,27 +212,15 @@ static void finish_switch(void)
 /*
  * Switches from the running thread to next (of this CPU), with rq locked
  * and interrupts off; returns when the running thread runs again, with no
- * lock held. The only place a thread switch happens.
+ * lock held. With sched_handoff_leave, the only place a thread switch
+ * happens.
  */
 static __always_inline void switch_to_locked(struct runqueue *rq,
 					     struct thread *next)
 {
 	struct thread *prev = rq->current;
-	struct percpu *p = this_cpu();
 
-	next->state = THREAD_RUNNING;
-	next->cpu = rq_cpu(rq);
-	next->switches_in++;
-	rq->current = next;
-	p->current = next;
-	rq->switched_from = prev;
-	/* The stacks the CPU enters the kernel on from ring 3: interrupts
-	 * (TSS) and SYSCALL (proc/syscall_entry.asm). */
-	p->tables->tss.rsp[0] = next->stack_top;
-	p->syscall_rsp = next->stack_top;
-	/* The one place the address space changes with the thread. */
-	switch_mm_irqs_off(next->mm);
-	fpu_switch(prev->fpu, next->fpu);
+	switch_prepare_locked(this_cpu(), rq, prev, next);
 	switch_context(prev, next);
 	finish_switch();
 }
@@ -368,19 +337,14 @@ void sched_block_locked(struct spinlock *release)
 
 void sched_handoff_locked(struct thread *next, struct spinlock *release)
 {
+	struct runqueue *rq = this_rq();
+
 	KASSERT(!irqs_enabled(), "handing off with interrupts on");
-	if (!sched_handoff_direct(next, this_cpu_index())) {
+	if (!sched_handoff_direct(next, rq_cpu(rq))) {
 		sched_wake(next);
 		sched_block_locked(release);
 		return;
 	}
-	sched_handoff_direct_locked(next, release);
-}
-
-void sched_handoff_direct_locked(struct thread *next, struct spinlock *release)
-{
-	struct runqueue *rq = this_rq();
-
 	if (!block_current(rq, release)) {
 		sched_wake(next);
 		return;
@@ -390,6 +354,29 @@ void sched_handoff_direct_locked(struct thread *next, struct spinlock *release)
 		switch_to_locked(rq, next);
 	} else
 		schedule_locked(rq); /* someone else woke it already */
+}
+
+/* --- Leaving a kernel stack (sched/handoff.h) ------------------------------ */
+
+/* From sched/switch.asm: a thread that left its stack runs again. */
+void stackless_resumed(struct trap_frame *frame, stackless_resume resume);
+void sched_handoff_finish(void);
+
+/* Switched to by switch_context (a wake-up by anything else). */
+void stackless_resumed(struct trap_frame *frame, stackless_resume resume)
+{
+	finish_switch();
+	resume(frame);
+}
+
+/*
+ * Switched to by switch_leave_to_frame, straight from the IPC fast path:
+ * finish_switch, knowing that the thread we replaced only blocked.
+ */
+void sched_handoff_finish(void)
+{
+	spin_unlock(&this_rq()->lock);
+	switch_mm_finish();
 }
 
 static void remove_sleeper_locked(struct runqueue *rq, struct thread *t)

@@ -43,8 +43,8 @@ void sleep_ns(uint64_t ns);
 void sched_block_locked(struct spinlock *release);
 
 /*
- * Blocks the caller and runs `next` (a blocked thread) in its place: the
- * IPC fast path. When next last ran on this CPU, it gets the CPU directly,
+ * Blocks the caller and runs `next` (a blocked thread) in its place: an IPC
+ * call handing the CPU to its receiver. When next last ran on this CPU, it gets the CPU directly,
  * without a trip through the run queue; otherwise it is woken normally.
  * `release` as for sched_block_locked; interrupts off.
  */
@@ -54,20 +54,13 @@ void sched_handoff_locked(struct thread *next, struct spinlock *release);
  * Whether sched_handoff_locked switches to next (blocked) directly, on
  * this CPU (cpu): next last ran here and may run here. A blocked thread's
  * CPU cannot change, so the answer holds until next is woken. The IPC fast
- * path asks it before it commits to a half.
+ * path asks it before it claims next (sched/handoff.h).
  */
 static inline bool sched_handoff_direct(const struct thread *next, unsigned cpu)
 {
 	return __atomic_load_n(&next->cpu, __ATOMIC_RELAXED) == cpu &&
 	       cpumask_test(&next->affinity, cpu);
 }
-
-/*
- * sched_handoff_locked once sched_handoff_direct(next, this CPU) has said
- * yes: the IPC fast path, which asked before it committed to the half,
- * comes here without asking again.
- */
-void sched_handoff_direct_locked(struct thread *next, struct spinlock *release);
 
 /* Makes a blocked thread runnable again (any CPU, any context). */
 void sched_wake(struct thread *t);

@@ -12,8 +12,13 @@
 THREAD_SAVED_RSP	equ 0		; offsetof(struct thread, saved_rsp)
 
 global switch_context
+global switch_leave
+global switch_leave_to_frame
 global thread_start
 extern thread_first_run
+extern stackless_resumed
+extern sched_handoff_finish
+extern syscall_return
 
 section .text
 switch_context:
@@ -41,3 +46,56 @@ thread_start:
 	mov	rsi, r13
 	call	thread_first_run		; never returns
 	ud2
+
+; void switch_leave(struct thread *prev, struct trap_frame *frame,
+;                   stackless_resume resume, struct thread *next)
+; void switch_leave_to_frame(struct thread *prev, struct trap_frame *frame,
+;                            stackless_resume resume,
+;                            struct trap_frame *next_frame)
+;   Never return. prev leaves its kernel stack (sched/handoff.h): what it
+;   leaves is a resume frame, shaped like the one switch_context saves,
+;   with frame (prev's saved user registers) as its R12, resume as its R13
+;   and resume_stackless as its return address. Then switch_leave goes
+;   into next as switch_context does, and switch_leave_to_frame finishes
+;   the switch on next's stack, just below next_frame, and returns to user
+;   mode with it.
+
+%macro LEAVE_RESUME_FRAME 0
+	lea	rax, [rel resume_stackless]
+	push	rax				; return address
+	sub	rsp, 16				; rbp, rbx: unused
+	push	rsi				; r12: prev's user registers
+	push	rdx				; r13: its resume function
+	sub	rsp, 16				; r14, r15: unused
+	mov	[rdi + THREAD_SAVED_RSP], rsp
+%endmacro
+
+switch_leave:
+	LEAVE_RESUME_FRAME
+	mov	rsp, [rcx + THREAD_SAVED_RSP]
+	pop	r15
+	pop	r14
+	pop	r13
+	pop	r12
+	pop	rbx
+	pop	rbp
+	ret
+
+switch_leave_to_frame:
+	LEAVE_RESUME_FRAME
+	mov	rsp, rcx
+	xor	ebp, ebp
+	call	sched_handoff_finish
+	jmp	syscall_return
+
+; Where a switch_context into a thread that left its stack returns: on a
+; fresh stack just below its saved user registers (R12), the rest of the
+; switch and its resume function (R13) in stackless_resumed, then the way
+; out of every system call.
+resume_stackless:
+	mov	rsp, r12
+	xor	ebp, ebp
+	mov	rdi, r12
+	mov	rsi, r13
+	call	stackless_resumed
+	jmp	syscall_return

@@ -14,6 +14,7 @@
 
 struct mm;
 struct task;
+struct trap_frame;
 
 enum thread_state {
 	/*
@@ -75,14 +76,18 @@ struct thread {
 	 * ipc_wait (and, once that says done, what it was given) without the
 	 * lock, paired with a release store (wait_done).
 	 */
-	struct ipc_message ipc_msg;	/* to send, or just received */
-	void *ipc_grant;		/* with ipc_msg: a kobject reference */
-	uint32_t ipc_grant_rights;	/* and the rights it comes with */
-	int ipc_wait;			/* what it waits for (enum in ipc.c) */
-	bool ipc_is_call;		/* its message wants a reply */
-	struct thread *ipc_reply_to;	/* the caller it owes a reply */
-	void *ipc_reply_endpoint;	/* where that call came through */
-	int ipc_error;			/* why its wait ended early, or 0 */
+	struct ipc_message ipc_msg;  /* to send, or just received */
+	void *ipc_grant;	     /* with ipc_msg: a kobject reference */
+	uint32_t ipc_grant_rights;   /* and the rights it comes with */
+	int ipc_wait;		     /* what it waits for (enum in ipc.c) */
+	bool ipc_is_call;	     /* its message wants a reply */
+	struct thread *ipc_reply_to; /* the caller it owes a reply */
+	void *ipc_reply_endpoint;    /* where that call came through */
+	int ipc_error;		     /* why its wait ended early, or 0 */
+	/* Blocked in the fast path without its kernel stack (else NULL): its
+	 * saved user registers, and the endpoint it holds a reference to. */
+	struct trap_frame *ipc_stackless_frame;
+	void *ipc_wait_endpoint;
 	struct thread *task_next;	/* its task's thread list */
 	struct thread *task_next_woken; /* proc/ipc.c: a list to wake */
 

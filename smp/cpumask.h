@@ -48,17 +48,15 @@ static inline bool cpumask_test(const struct cpumask *m, unsigned cpu)
 	return (m->bits[cpu / 64] >> (cpu % 64)) & 1;
 }
 
-/* Atomic set/clear: a locked OR/AND; full barrier (x86 locked ops are). */
+/* Atomic set/clear: one locked instruction; a full barrier. */
 static inline void cpumask_set_atomic(struct cpumask *m, unsigned cpu)
 {
-	shared_fetch_or(&m->bits[cpu / 64], 1ULL << (cpu % 64),
-			__ATOMIC_SEQ_CST);
+	shared_set_bit(m->bits, cpu);
 }
 
 static inline void cpumask_clear_atomic(struct cpumask *m, unsigned cpu)
 {
-	shared_fetch_and(&m->bits[cpu / 64], ~(1ULL << (cpu % 64)),
-			 __ATOMIC_SEQ_CST);
+	shared_clear_bit(m->bits, cpu);
 }
 
 /*

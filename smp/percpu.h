@@ -13,6 +13,7 @@
 #include "smp/cpumask.h"
 
 struct thread;
+struct tlb_cpu;
 
 /*
  * The first three fields are read by assembly (proc/syscall_entry.asm) at the
@@ -32,6 +33,8 @@ struct percpu {
 	struct thread *current; /* the thread running here */
 	unsigned preempt_count; /* > 0: do not switch threads */
 	bool need_resched;	/* switch at the next preemption point */
+	/* mm/tlb.c's state of this CPU, from its bring-up (tlb_init_cpu). */
+	struct tlb_cpu *tlb;
 };
 
 static inline struct percpu *this_cpu(void)
@@ -57,9 +60,15 @@ static inline struct thread *current_thread(void)
 	return t;
 }
 
+/* One %gs-relative load, like current_thread. */
 static inline unsigned this_cpu_index(void)
 {
-	return this_cpu()->index;
+	unsigned index;
+
+	__asm__ volatile("movl %%gs:%c1, %0"
+			 : "=r"(index)
+			 : "i"(offsetof(struct percpu, index)));
+	return index;
 }
 
 /*

@@ -12,6 +12,9 @@
  *   shared_fetch_or(p, v, order)      the compiler honours only the order
  *   shared_fetch_and(p, v, order)     given
  *   shared_exchange(p, v, order)
+ *   shared_set_bit(words, bit)        locked set or clear of one bit of a
+ *   shared_clear_bit(words, bit)      uint64_t array; full barriers, to
+ *                                     the compiler too (SEQ_CST)
  *   shared_cas(p, expected, v, success, failure)  compare-and-swap; false
  *                                     and *expected updated on a mismatch
  *   shared_read(dst, src, size)       a plain copy of a block that another
@@ -53,6 +56,27 @@
 #define shared_read(dst, src, size)  __builtin_memcpy((dst), (src), (size))
 #define shared_write(dst, src, size) __builtin_memcpy((dst), (src), (size))
 
+/*
+ * LOCK BTS and BTR take the bit's number whole (the word is found from it),
+ * so a set or clear is one instruction. "memory": the compiler keeps every
+ * access on its side, as the barrier the CPU makes of it.
+ */
+static inline void shared_set_bit(uint64_t *words, unsigned bit)
+{
+	__asm__ volatile("lock btsq %1, %0"
+			 : "+m"(*words)
+			 : "r"((uint64_t)bit)
+			 : "memory", "cc");
+}
+
+static inline void shared_clear_bit(uint64_t *words, unsigned bit)
+{
+	__asm__ volatile("lock btrq %1, %0"
+			 : "+m"(*words)
+			 : "r"((uint64_t)bit)
+			 : "memory", "cc");
+}
+
 #else /* the simulator's memory: tests/host/tlb_sim_memory.c */
 
 enum sim_rmw {
@@ -92,6 +116,12 @@ void sim_shared_write(void *dst, const void *src, size_t size);
 		       (uint64_t)(uintptr_t)(v), (success), (failure))
 #define shared_read(dst, src, size)  sim_shared_read((dst), (src), (size))
 #define shared_write(dst, src, size) sim_shared_write((dst), (src), (size))
+#define shared_set_bit(words, bit)                                  \
+	shared_fetch_or(&(words)[(bit) / 64], 1ULL << ((bit) % 64), \
+			__ATOMIC_SEQ_CST)
+#define shared_clear_bit(words, bit)                                    \
+	shared_fetch_and(&(words)[(bit) / 64], ~(1ULL << ((bit) % 64)), \
+			 __ATOMIC_SEQ_CST)
 
 #endif
 

@@ -67,14 +67,16 @@ MUTANTS = ROOT / "tools" / "mutants.py"
 # the directory of the host binaries); the results screen's QR decoder and
 # checks; the report and charts on fixture results; the USB stick writer
 # (tools/usb.py) refuses what it must, on fake sysfs trees; make
-# profile-path finds the IPC fast path, and the general one with it off.
+# profile-path finds the IPC fast path, and the general one with it off;
+# tlb_trace=on traces the fast path's switches.
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
                 "qr": ROOT / "tests" / "qr" / "test_qr.py",
                 "results-screen": ROOT / "tests" / "screen" / "test_results_screen.py",
                 "bench-report": ROOT / "tests" / "bench" / "test_bench_report.py",
                 "usb": ROOT / "tests" / "usb" / "test_usb.py",
-                "path-profile": ROOT / "tests" / "profile" / "test_path_profile.py"}
+                "path-profile": ROOT / "tests" / "profile" / "test_path_profile.py",
+                "ipc-trace": ROOT / "tests" / "bench" / "test_ipc_trace.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
 # shootdown that does not wait, a batch freed before its flush, a PCID that

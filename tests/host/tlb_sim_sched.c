@@ -644,6 +644,17 @@ unsigned tlb_hw_cpu(void)
 	return sim_cpu();
 }
 
+struct tlb_cpu *tlb_hw_cpu_state(void)
+{
+	return &tlb_cpus[sim_cpu()];
+}
+
+void tlb_hw_cpu_state_set(struct tlb_cpu *c)
+{
+	if (c != &tlb_cpus[sim_cpu()])
+		sim_fail("cpu%u named another CPU's TLB state", sim_cpu());
+}
+
 const struct cpumask *tlb_hw_online(void)
 {
 	return &S.online;

@@ -145,7 +145,7 @@ static void pingpong_both_paths(struct ktest_context *t,
 {
 	bool was_on = ipc_fast_enabled();
 	struct ipc_path_stats before, after;
-	uint64_t halves = 2 * rounds, fast;
+	uint64_t halves = 2 * rounds, fast, direct;
 
 	for (int on = 0; on <= 1; on++) {
 		ipc_fast_set(on);
@@ -153,6 +153,7 @@ static void pingpong_both_paths(struct ktest_context *t,
 		pingpong_once(t, kind, same_cpu, rounds);
 		ipc_path_stats_read(&after);
 		fast = after.fast - before.fast;
+		direct = after.direct - before.direct;
 		if (!on)
 			KEXPECT(fast == 0,
 				"ipc_fastpath=off: %llu halves went fast",
@@ -182,6 +183,23 @@ static void pingpong_both_paths(struct ktest_context *t,
 							[IPC_DECLINE_OTHER_CPU],
 				"two CPUs: %llu halves went fast, and no "
 				"other_cpu decline was counted",
+				(unsigned long long)fast);
+		if (on && kind == TWO_THREADS_MIXED)
+			/* A general call with a handle meets a server that
+			 * blocked in the fast path without its stack. */
+			KEXPECT(after.resumed > before.resumed,
+				"passing handles: no thread that blocked in "
+				"the fast path was resumed the general way");
+		if (on && same_cpu)
+			/* The first fast half meets a partner that waited
+			 * the general way (with its stack); from then on
+			 * nearly every partner waited in the fast path and
+			 * goes straight back to user mode. */
+			KEXPECT(fast > direct && (kind == TWO_THREADS_MIXED ||
+						  direct * 10 >= fast * 9),
+				"one CPU: %llu of %llu fast halves sent the "
+				"partner straight back to user mode",
+				(unsigned long long)direct,
 				(unsigned long long)fast);
 	}
 	ipc_fast_set(was_on);

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """tools/path_profile.py (make profile-path) on the kernel just built: the
 IPC round trip within one address space, traced instruction by
-instruction, must go through the fast path (ipc_fast_syscall and the
-scheduler's switch, never the general dispatcher's syscall_long_call), and with
+instruction, must go through the fast path (ipc_fast_syscall and the switch
+straight to the partner's user registers, switch_leave_to_frame; never the
+general dispatcher's syscall_long_call), and with
 ipc_fastpath=off through the general path (syscall_long_call and the general wait);
 the round trip between two address spaces must load one (load_mm) and the
 one within an address space must not; a symbol that does not exist is
@@ -33,7 +34,8 @@ PROFILE = TOOLS / "path_profile.py"
 BUILD = Path(os.environ.get("HOST_BIN_DIR", HERE.parent.parent / "build" / "host")).parent
 KERNEL = BUILD / "shootdown.elf"
 TIMEOUT = 300
-FAST = ("ipc_fast_syscall", "sched_handoff_direct_locked", "switch_mm_irqs_off", "syscall_entry")
+FAST = ("syscall_entry", "ipc_fast_syscall", "switch_leave_to_frame", "sched_handoff_finish",
+        "syscall_return")
 GENERAL = ("syscall_long_call", "wait_locked", "sched_handoff_locked")
 
 
