@@ -44,9 +44,10 @@
  *   it is two behind, so it flushes the whole context and records 6, which
  *   covers Q as well. On the second it finds itself at 6 and does nothing.
  *
- * Switching (switch_mm_irqs_off, interrupts off)
+ * Switching (switch_mm_irqs_off, interrupts off; mm/tlb.h tells the cases
+ * apart inline, and the address space that stays loaded costs only that)
  *   1. is_lazy = false, loaded_mm = SWITCHING.
- *   2. set our bit in next->cpu_mask (a locked OR: a full barrier).
+ *   2. set our bit in next->cpu_mask (a locked BTS: a full barrier).
  *   3. read next->tlb_gen.
  *   4. choose a slot: the one holding next's context id (a hit), else the
  *      next one round-robin (a miss, recycling whatever it held).
@@ -89,7 +90,7 @@
  *   behind CVE-2025-37964.)
  *
  * Orderings
- *   Switch: store loaded_mm = SWITCHING, locked OR on the mask, load gen.
+ *   Switch: store loaded_mm = SWITCHING, locked BTS on the mask, load gen.
  *   Flush: store the PTEs, locked add on gen, load the mask and loaded_mm.
  *   Either the flusher's loads see our bit and SWITCHING (or next), and we
  *   get the request, or our load of gen sees its bump, and we flush at the

@@ -478,26 +478,40 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
  * the server waiting on the endpoint, and the server's reply-and-receive
  * finds the client waiting for the reply (and, with no other caller
  * queued, the server then waits again). When the partner waits on this
- * CPU, each half is one message moved and one direct switch, and that is
- * all ipc_fast_syscall does, ahead of the system-call dispatcher's large
- * frame: the handle looked up inline, the endpoint locked, the message
- * copied from the caller's saved registers to the partner, and
- * sched_handoff_direct_locked, whose switch is the scheduler's one switch
- * (switch_mm_irqs_off with its generation checks, the FPU, the counters,
- * tlb_trace). Coming back, it reads what it was given without the lock
- * (fast_waited), and returns to user mode as every call does (a kill is
- * checked last). What it declines it hands to syscall_long_call.
+ * CPU, each half is one message moved and one switch, and that is all
+ * ipc_fast_syscall does; the SYSCALL entry sends these two calls here
+ * before the dispatcher:
+ *
+ *  1. the handle checked under the table's lock (handle_find_locked), the
+ *     endpoint locked before the table lets go: no reference taken;
+ *  2. the partner found (fast_partner) and claimed with this CPU's
+ *     run-queue lock (sched_handoff_claim): blocked, not woken meanwhile;
+ *  3. the general path's bookkeeping done in place, the partner's wait
+ *     ended, ours begun (fast_commit);
+ *  4. the switch, the scheduler's one switch (switch_mm_irqs_off with its
+ *     generation checks, the FPU, the counters, tlb_trace), inline
+ *     (sched_handoff_leave, sched/handoff.h).
+ *
+ * The caller blocks without keeping its kernel stack: all it would do on
+ * waking is copy the reply into its saved user registers, so its waker
+ * does that. A partner that blocked here too gets the message written
+ * straight into its saved registers, and the switch goes straight to them:
+ * it returns to user mode without running any kernel code of its own, and
+ * hands us the endpoint reference it held for its wait. Anything else that
+ * switches to a thread blocked here (the general path, a kill, an
+ * endpoint dying) runs fast_resumed, which does what the general path
+ * does after its wait (wait_locked if the wait is not over, the handle of
+ * a message that carries one, the message out, the reference dropped, the
+ * kill check), exactly as if the thread had blocked there.
  *
  * It declines, having changed nothing, whenever the general functions
  * above would do anything else: the endpoint is dead, the partner is not
- * waiting or waits on another CPU (a cross-CPU wake-up is the slow path's
- * work), a sender is already queued (the receive would not wait), the
- * handle is bad (the general path says why), the message carries a
- * handle. A kill is seen where the general path sees it: by a thread
- * that has to wait again, and on the way back to user mode. A thread that
- * blocked here and is woken early (a message with a handle, its endpoint
- * dying, its task killed) finishes in the general wait (wait_locked),
- * exactly as if it had blocked there.
+ * waiting, waits on another CPU (a cross-CPU wake-up is the slow path's
+ * work) or was woken meanwhile, a sender is already queued (the receive
+ * would not wait), the handle is bad (the general path says why), the
+ * message carries a handle. A kill is seen where the general path sees
+ * it: by a thread that has to wait again, and on the way back to user
+ * mode (a partner sent straight back is checked before the half commits).
  *
  * ipc_fastpath=off sends everything the general way (the tests run both),
  * and the counters say which way each half went.
@@ -668,9 +682,9 @@ static __always_inline struct thread *fast_partner(struct endpoint *ep,
 		*why = fast_declines(ep, peer, cpu);
 	} else {
 		peer = self->ipc_reply_to;
+		/* None owed, or owed through another endpoint: */
 		if (self->ipc_reply_endpoint != ep)
-			*why = IPC_DECLINE_NOBODY; /* none owed, or owed
-						    * elsewhere */
+			*why = IPC_DECLINE_NOBODY;
 		else if (ep->senders)
 			*why = IPC_DECLINE_QUEUED;
 		else
@@ -715,8 +729,8 @@ fast_commit(struct endpoint *ep, struct thread *self, struct thread *peer,
 	if (call) {
 		pop_first(&ep->receivers, &ep->receivers_tail, peer);
 		owe_reply(peer, self, ep, true);
-		self->ipc_wait =
-			IPC_WAIT_REPLY; /* ipc_is_call: for senders queued */
+		/* (ipc_is_call is read only of a queued sender: not us.) */
+		self->ipc_wait = IPC_WAIT_REPLY;
 	} else {
 		take_caller(self); /* peer: checked, changed only now */
 		self->ipc_wait = IPC_WAIT_MESSAGE;

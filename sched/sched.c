@@ -28,6 +28,11 @@
  * fully switched out. `cpu` of a blocked thread never changes, so the
  * waker always locks the right queue.
  *
+ * Blocking without a stack (sched/handoff.h): the IPC fast path's thread
+ * blocks leaving a resume frame instead of its kernel stack, and a partner
+ * that did the same is switched straight back to user mode. The queue lock
+ * is held from the claim of the partner to the end of the switch, as here.
+ *
  * Preemption: the APIC timer ticks every timeslice; a tick with other
  * threads queued asks for a switch, which happens on the way out of the
  * interrupt (sched_preempt_point) unless preemption is disabled. Spinlocks
@@ -362,7 +367,8 @@ void sched_handoff_locked(struct thread *next, struct spinlock *release)
 void stackless_resumed(struct trap_frame *frame, stackless_resume resume);
 void sched_handoff_finish(void);
 
-/* Switched to by switch_context (a wake-up by anything else). */
+/* Switched to by switch_context (a wake-up by anything else): the rest of
+ * the switch, then what the thread would have done on waking. */
 void stackless_resumed(struct trap_frame *frame, stackless_resume resume)
 {
 	finish_switch();

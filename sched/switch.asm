@@ -29,6 +29,8 @@ switch_context:
 	push	r14
 	push	r15
 	mov	[rdi + THREAD_SAVED_RSP], rsp
+; Into next (RSI): its saved registers, and return where it left off.
+load_context:
 	mov	rsp, [rsi + THREAD_SAVED_RSP]
 	pop	r15
 	pop	r14
@@ -72,14 +74,8 @@ thread_start:
 
 switch_leave:
 	LEAVE_RESUME_FRAME
-	mov	rsp, [rcx + THREAD_SAVED_RSP]
-	pop	r15
-	pop	r14
-	pop	r13
-	pop	r12
-	pop	rbx
-	pop	rbp
-	ret
+	mov	rsi, rcx
+	jmp	load_context
 
 switch_leave_to_frame:
 	LEAVE_RESUME_FRAME
