@@ -33,6 +33,12 @@ void kobject_init(struct kobject *obj, enum kobject_type type)
 	obj->refcount = 1;
 }
 
+void kobject_put_unheld(struct kobject *obj)
+{
+	panic("kobject %p (type %d): put once more than it was got", obj,
+	      obj->type);
+}
+
 void kobject_release(struct kobject *obj)
 {
 	struct shm_object *so;

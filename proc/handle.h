@@ -74,13 +74,20 @@ static inline void kobject_get(struct kobject *obj)
 /* For kobject_put: the last reference went; frees the object. */
 void kobject_release(struct kobject *obj);
 
+/* For kobject_put: a put with no reference left to drop (a panic). */
+__noreturn void kobject_put_unheld(struct kobject *obj);
+
 /* Inline: a put that is not the last is one locked instruction. */
 static inline void kobject_put(struct kobject *obj)
 {
 	/* Acquire-release: the release of the last reference sees every
 	 * write the other holders made before theirs. */
-	if (!__atomic_sub_fetch(&obj->refcount, 1, __ATOMIC_ACQ_REL))
+	uint32_t left = __atomic_sub_fetch(&obj->refcount, 1, __ATOMIC_ACQ_REL);
+
+	if (!left)
 		kobject_release(obj);
+	else if (unlikely(left == UINT32_MAX))
+		kobject_put_unheld(obj);
 }
 
 struct handle_slot {

@@ -107,6 +107,17 @@ struct endpoint *ipc_endpoint_create(void)
 	return made;
 }
 
+unsigned ipc_endpoints_in_use(void)
+{
+	uint64_t flags = spin_lock_irqsave(&table_lock);
+	unsigned used = 0;
+
+	for (int i = 0; i < IPC_ENDPOINTS; i++)
+		used += endpoints[i].in_use;
+	spin_unlock_irqrestore(&table_lock, flags);
+	return used;
+}
+
 struct kobject *ipc_endpoint_object(struct endpoint *ep)
 {
 	return &ep->obj;
@@ -511,7 +522,8 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
  * would not wait), the handle is bad (the general path says why), the
  * message carries a handle. A kill is seen where the general path sees
  * it: by a thread that has to wait again, and on the way back to user
- * mode (a partner sent straight back is checked before the half commits).
+ * mode (a partner is sent straight back only if its task is not being
+ * killed).
  *
  * ipc_fastpath=off sends everything the general way (the tests run both),
  * and the counters say which way each half went.
@@ -539,16 +551,19 @@ OPTION(72, ipc_fastpath, &fastpath_desc, &fastpath_option, NULL,
  * partner on another CPU as if it were here (the switch still wakes it
  * correctly, but the path says fast: USER0003's count must see it);
  * drop_word copies only three of the four message words (the ping-pong's
- * check must see it).
+ * check must see it); no_reference skips the reference a half takes for
+ * its wait when its partner resumes on its own stack, so that the endpoint
+ * is put once more than it was got (kobject_put's check must see it).
  */
 enum ipc_bug {
 	IPC_BUG_NONE,
 	IPC_BUG_SKIP_CPU_CHECK,
 	IPC_BUG_DROP_WORD,
+	IPC_BUG_NO_REFERENCE,
 };
 
 static const char *const ipc_bug_words[] = {"none", "skip_cpu_check",
-					    "drop_word", NULL};
+					    "drop_word", "no_reference", NULL};
 static const struct option_desc ipc_bug_desc = {
 	.name = "ipc_bug",
 	.type = OPTION_CHOICE,
@@ -703,8 +718,15 @@ static void fast_message_to_frame(struct trap_frame *to,
 	to->rdx = f->rdx;
 	to->r10 = f->r10;
 	to->r8 = f->r8;
-	to->r9 = ipc_bug(IPC_BUG_DROP_WORD) ? 0 : f->r9;
+	to->r9 = f->r9;
 	to->rax = f->rsi & INT64_MAX;
+}
+
+/* ipc_bug=drop_word on a half that sends its partner straight back. */
+static __noinline void fast_direct_bugs(struct trap_frame *to)
+{
+	if (ipc_bug(IPC_BUG_DROP_WORD))
+		to->r9 = 0;
 }
 
 /*
@@ -742,10 +764,13 @@ fast_commit(struct endpoint *ep, struct thread *self, struct thread *peer,
 		to = peer->ipc_stackless_frame;
 		fast_message_to_frame(to, f);
 		peer->ipc_stackless_frame = NULL;
+		if (unlikely(ipc_bug_option.choice != IPC_BUG_NONE))
+			fast_direct_bugs(to);
 		stats->direct++;
 	} else {
 		fast_message(peer, f);
-		kobject_get(&ep->obj);
+		if (!ipc_bug(IPC_BUG_NO_REFERENCE))
+			kobject_get(&ep->obj);
 		stats->to_context++;
 	}
 	wait_done(peer);

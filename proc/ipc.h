@@ -30,6 +30,9 @@ struct kobject;
  * caller; NULL when all IPC_ENDPOINTS are in use.
  */
 struct endpoint *ipc_endpoint_create(void);
+
+/* Endpoints whose memory is in use: made, and not yet released (tests). */
+unsigned ipc_endpoints_in_use(void);
 struct kobject *ipc_endpoint_object(struct endpoint *ep);
 struct endpoint *ipc_object_endpoint(struct kobject *obj);
 /* Drops the caller's reference (kobject_put). */

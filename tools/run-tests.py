@@ -162,6 +162,8 @@ CONFIGS = [
         cmdline=["test=user", "ipc_bug=skip_cpu_check"]),
     cfg("tcg-smp2-ipc-bug-drop-word", "bug", **TCG, smp=2,
         cmdline=["test=user", "ipc_bug=drop_word"]),
+    cfg("tcg-smp2-ipc-bug-no-reference", "bug", **TCG, smp=2,
+        cmdline=["test=user", "ipc_bug=no_reference"]),
     cfg("tcg-smp3", **TCG, smp=3),
     cfg("tcg-smp4", **TCG, smp=4),
     cfg("tcg-smp8", **TCG, smp=8),

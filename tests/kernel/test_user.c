@@ -148,10 +148,18 @@ static void pingpong_both_paths(struct ktest_context *t,
 	uint64_t halves = 2 * rounds, fast, direct;
 
 	for (int on = 0; on <= 1; on++) {
+		unsigned endpoints = ipc_endpoints_in_use();
+
 		ipc_fast_set(on);
 		ipc_path_stats_read(&before);
 		pingpong_once(t, kind, same_cpu, rounds);
 		ipc_path_stats_read(&after);
+		/* Every reference the run took was dropped: the tasks
+		 * ended, and their endpoints went with the last one. */
+		KEXPECT(ipc_endpoints_in_use() == endpoints,
+			"fast path %s: %u endpoints in use before the run, %u "
+			"after: a reference was lost",
+			on ? "on" : "off", endpoints, ipc_endpoints_in_use());
 		fast = after.fast - before.fast;
 		direct = after.direct - before.direct;
 		if (!on)
