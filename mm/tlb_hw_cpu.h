@@ -2,9 +2,9 @@
 /*
  * The calls of mm/tlb_hw.h that every thread switch makes, inline on real
  * hardware: tlb_hw_cpu and tlb_hw_cpu_state (one %gs-relative load each)
- * and tlb_hw_load_cr3. The simulator's
- * version, a function of its scheduler, is
- * tests/host/sim_include/mm/tlb_hw_cpu.h (first on its include path).
+ * and tlb_hw_load_cr3. The simulator's, functions of its scheduler and
+ * its MMU, are declared in tests/host/sim_include/mm/tlb_hw_cpu.h (first
+ * on its include path).
  */
 #ifndef MM_TLB_HW_CPU_H
 #define MM_TLB_HW_CPU_H
