@@ -21,12 +21,7 @@ static inline unsigned tlb_hw_cpu(void)
 /* This CPU's struct tlb_cpu, once tlb_hw_cpu_state_set has named it. */
 static inline struct tlb_cpu *tlb_hw_cpu_state(void)
 {
-	struct tlb_cpu *c;
-
-	__asm__ volatile("movq %%gs:%c1, %0"
-			 : "=r"(c)
-			 : "i"(offsetof(struct percpu, tlb)));
-	return c;
+	return this_cpu_read(tlb);
 }
 
 /*

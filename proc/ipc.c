@@ -680,10 +680,10 @@ static void fast_message(struct thread *peer, const struct trap_frame *f)
 }
 
 /*
- * The half's bookkeeping, ep locked: the partner, or the reason not to.
- * Call: the first receiver gets the message and owes us the reply.
- * Reply-and-receive: the caller we owe gets the reply, and we wait for
- * the next message, first in line (nobody else is queued).
+ * The half's partner (ep locked), or NULL and the reason not to go fast.
+ * Call: the first receiver, which will owe us the reply. Reply-and-receive:
+ * the caller we owe, with nobody else queued (we then wait for the next
+ * message, first in line).
  */
 static __always_inline struct thread *fast_partner(struct endpoint *ep,
 						   struct thread *self,
@@ -715,11 +715,10 @@ static __always_inline struct thread *fast_partner(struct endpoint *ep,
 static void fast_message_to_frame(struct trap_frame *to,
 				  const struct trap_frame *f)
 {
-	to->rdx = f->rdx;
-	to->r10 = f->r10;
-	to->r8 = f->r8;
-	to->r9 = f->r9;
-	to->rax = f->rsi & INT64_MAX;
+	struct ipc_message m;
+
+	syscall_message_in(f, &m);
+	to->rax = (uint64_t)syscall_message_out(to, &m);
 }
 
 /* ipc_bug=drop_word on a half that sends its partner straight back. */

@@ -168,6 +168,18 @@ static void enqueue_on(unsigned cpu, struct thread *t)
 	spin_unlock(&rq->lock);
 }
 
+/*
+ * Every switch ends so, on the thread that got the CPU: the queue lock the
+ * previous thread took is dropped, and then, with no lock held, what the
+ * address-space switch left to do (it may free an address space,
+ * mm/tlb.c).
+ */
+static __always_inline void finish_switch_unlock(struct runqueue *rq)
+{
+	spin_unlock(&rq->lock);
+	switch_mm_finish();
+}
+
 /* finish_switch for a thread that died or moves (see there). */
 static __noinline void finish_switch_slow(struct runqueue *rq,
 					  struct thread *from)
@@ -176,8 +188,7 @@ static __noinline void finish_switch_slow(struct runqueue *rq,
 	int move_to = from->migrate_to;
 
 	from->migrate_to = -1;
-	spin_unlock(&rq->lock);
-	switch_mm_finish();
+	finish_switch_unlock(rq);
 	if (dead)
 		thread_retire(from);
 	else
@@ -209,9 +220,7 @@ static void finish_switch(void)
 		finish_switch_slow(rq, from);
 		return;
 	}
-	spin_unlock(&rq->lock);
-	/* With no lock held: may free an address space (mm/tlb.c). */
-	switch_mm_finish();
+	finish_switch_unlock(rq);
 }
 
 /*
@@ -381,8 +390,7 @@ void stackless_resumed(struct trap_frame *frame, stackless_resume resume)
  */
 void sched_handoff_finish(void)
 {
-	spin_unlock(&this_rq()->lock);
-	switch_mm_finish();
+	finish_switch_unlock(this_rq());
 }
 
 static void remove_sleeper_locked(struct runqueue *rq, struct thread *t)

@@ -44,8 +44,9 @@ void sched_block_locked(struct spinlock *release);
 
 /*
  * Blocks the caller and runs `next` (a blocked thread) in its place: an IPC
- * call handing the CPU to its receiver. When next last ran on this CPU, it gets the CPU directly,
- * without a trip through the run queue; otherwise it is woken normally.
+ * call handing the CPU to its receiver. When next last ran on this CPU, it
+ * gets the CPU directly, without a trip through the run queue; otherwise
+ * it is woken normally.
  * `release` as for sched_block_locked; interrupts off.
  */
 void sched_handoff_locked(struct thread *next, struct spinlock *release);

@@ -46,29 +46,29 @@ static inline struct percpu *this_cpu(void)
 }
 
 /*
- * The running thread, in one %gs-relative load: a thread that is preempted
- * and moved to another CPU between two loads would otherwise read the old
- * CPU's answer.
+ * One field of this CPU's struct percpu, in one %gs-relative load (the
+ * register operand gives the load its size). A thread that is preempted
+ * and moved to another CPU between two loads, this_cpu() and then the
+ * field, would otherwise read the old CPU's answer.
  */
+#define this_cpu_read(field)                                             \
+	({                                                               \
+		__typeof__(this_cpu()->field) value_;                    \
+		__asm__ volatile("mov %%gs:%c1, %0"                      \
+				 : "=r"(value_)                          \
+				 : "i"(offsetof(struct percpu, field))); \
+		value_;                                                  \
+	})
+
+/* The running thread. */
 static inline struct thread *current_thread(void)
 {
-	struct thread *t;
-
-	__asm__ volatile("movq %%gs:%c1, %0"
-			 : "=r"(t)
-			 : "i"(offsetof(struct percpu, current)));
-	return t;
+	return this_cpu_read(current);
 }
 
-/* One %gs-relative load, like current_thread. */
 static inline unsigned this_cpu_index(void)
 {
-	unsigned index;
-
-	__asm__ volatile("movl %%gs:%c1, %0"
-			 : "=r"(index)
-			 : "i"(offsetof(struct percpu, index)));
-	return index;
+	return this_cpu_read(index);
 }
 
 /*
