@@ -30,6 +30,32 @@
  * one tlb_multi_batch, flushes them in one round, and frees the frames
  * only after that round returned: after every CPU that could hold one of
  * the translations, in any of the spaces, acknowledged dropping it.
+ *
+ * Flushes still pending (Linux's tlb_flush_pending, 2017)
+ *   Because the lock is dropped before the flush, the tables can say
+ *   "nothing here" while some CPU still translates the address the old
+ *   way: between a change's unlock and the return of its flush, a cleared
+ *   PTE is not yet a dropped translation. Any other path that reads the
+ *   tables in that window and acts on what is absent would act too early:
+ *   a revoke that skips the cleared PTEs frees frames a third CPU still
+ *   writes through its TLB; a map at the address returns while CPUs
+ *   (the caller's own too) still reach the old frame, so reads of the
+ *   "fresh zeroed" page return old data and writes vanish. The rule:
+ *   - A change that clears or downgrades PTEs (unmap, protect, revoke)
+ *     raises mm->flush_pending under mm->lock before its first edit and
+ *     lowers it after its flush returned; mm->clears counts the raises.
+ *   - A path that would act on an absent PTE while a flush is pending
+ *     flushes the range itself first: a map (lock_for_map), and an unmap
+ *     that finds pages already cleared (their translations are its to
+ *     drop too once it returns).
+ *   - A revoke flushes every recorded range whole, present or not: the
+ *     frames it frees may be reached through any PTE cleared before it.
+ *   The flush the second path makes covers every PTE cleared before it
+ *   (I2 of mm/tlb.c: a flush covers every change made before its bump of
+ *   tlb_gen); it need not wait for the first change's own flush. The
+ *   race needs no PCID: any TLB entry, tagged or not, outlives its PTE
+ *   until its flush arrives, and the window is the flush's whole IPI
+ *   round trip.
  */
 #include "mm/mm.h"
 #include "kernel/cpu.h"
@@ -147,17 +173,23 @@ static void free_tables(uint64_t table, int level)
 /* forget_mappings: every mapping of the address space. */
 #define EVERY_VA UINT64_MAX
 
-/* Drops shm's records of mm mapping it at va (or at EVERY_VA). */
+/*
+ * Drops shm's record of mm mapping it at va (one: the space may have
+ * mapped it there again meanwhile), or every record of mm (EVERY_VA).
+ */
 static void forget_mappings(struct shm *shm, const struct mm *mm, uint64_t va)
 {
 	uint64_t flags = spin_lock_irqsave(&shm->lock);
 
 	for (unsigned i = 0; i < shm->map_count;) {
-		if (shm->maps[i].mm == mm &&
-		    (va == EVERY_VA || shm->maps[i].va == va))
-			shm->maps[i] = shm->maps[--shm->map_count];
-		else
+		if (shm->maps[i].mm != mm ||
+		    (va != EVERY_VA && shm->maps[i].va != va)) {
 			i++;
+			continue;
+		}
+		shm->maps[i] = shm->maps[--shm->map_count];
+		if (va != EVERY_VA)
+			break;
 	}
 	spin_unlock_irqrestore(&shm->lock, flags);
 }
@@ -190,8 +222,57 @@ static bool mapped(struct mm *mm, uint64_t va)
 }
 
 /*
+ * A change is about to clear or downgrade PTEs; caller holds mm->lock.
+ * Both counts are the lock's: a path that reads them under it sees the
+ * count raised with the change's first edit, or sees none of its edits.
+ */
+static void flush_pending_raise(struct mm *mm)
+{
+	mm->flush_pending++;
+	mm->clears++;
+}
+
+/*
+ * The change's flush returned. Under the lock, so that a reader that sees
+ * the count drop comes after every CPU's acknowledgement of the flush.
+ */
+static void flush_pending_lower(struct mm *mm)
+{
+	uint64_t flags = spin_lock_irqsave(&mm->lock);
+
+	mm->flush_pending--;
+	spin_unlock_irqrestore(&mm->lock, flags);
+}
+
+/*
+ * Takes mm->lock for mapping [va, end), once no change of the space that
+ * cleared PTEs before now may still have CPUs translating through them:
+ * with one pending, it drops the lock and flushes the range itself, which
+ * covers every PTE cleared before the flush. Another clear meanwhile
+ * (mm->clears moved) may have been of this range again: flush again. The
+ * loop goes on only while other threads of the space keep unmapping, each
+ * pass with interrupts on.
+ */
+static uint64_t lock_for_map(struct mm *mm, uint64_t va, uint64_t end)
+{
+	uint64_t flags = spin_lock_irqsave(&mm->lock);
+	uint64_t clears;
+
+	while (mm->flush_pending && !tlb_bug_injected(TLB_BUG_MAP_NO_WAIT)) {
+		clears = mm->clears;
+		spin_unlock_irqrestore(&mm->lock, flags);
+		flush_tlb_mm_range(mm, va, end, PAGE_SHIFT, TLB_TABLES_KEPT);
+		flags = spin_lock_irqsave(&mm->lock);
+		if (mm->clears == clears)
+			break;
+	}
+	return flags;
+}
+
+/*
  * Unmaps [va, end); frames of anonymous pages are freed. One flush per
- * batch: a batch fills up only on very large unmaps.
+ * batch: a batch fills up only on very large unmaps. Pages another
+ * change cleared and may not have flushed yet join the flush.
  */
 static void unmap_range(struct mm *mm, uint64_t va, uint64_t end)
 {
@@ -200,13 +281,18 @@ static void unmap_range(struct mm *mm, uint64_t va, uint64_t end)
 	tlb_batch_begin(&batch, mm);
 	while (va < end) {
 		uint64_t flags = spin_lock_irqsave(&mm->lock);
+		bool others = mm->flush_pending;
 
+		flush_pending_raise(mm);
 		for (; va < end && !tlb_batch_full(&batch, FRAMES_PER_UNMAP);
 		     va += PAGE_SIZE) {
 			uint64_t old;
 
-			if (pt_unmap(mm->root, va, &old, &batch))
+			if (pt_unmap(mm->root, va, &old, &batch)) {
+				if (others)
+					tlb_batch_page(&batch, va);
 				continue;
+			}
 			mm->pages--;
 			if (!(old & PTE_SOFT_SHARED))
 				tlb_batch_free_page(&batch,
@@ -214,6 +300,7 @@ static void unmap_range(struct mm *mm, uint64_t va, uint64_t end)
 		}
 		spin_unlock_irqrestore(&mm->lock, flags);
 		tlb_batch_flush(&batch);
+		flush_pending_lower(mm);
 	}
 }
 
@@ -224,7 +311,7 @@ int mm_map_anon(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot)
 
 	if (!range_ok(va, len) || !prot_ok(prot))
 		return -EINVAL;
-	flags = spin_lock_irqsave(&mm->lock);
+	flags = lock_for_map(mm, va, va + len);
 	for (uint64_t p = va; p < va + len; p += PAGE_SIZE) {
 		if (mapped(mm, p)) {
 			spin_unlock_irqrestore(&mm->lock, flags);
@@ -273,6 +360,7 @@ int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot)
 			return -ENOENT;
 		}
 	}
+	flush_pending_raise(mm);
 	for (uint64_t p = va; p < va + len && !err; p += PAGE_SIZE) {
 		uint64_t old = 0;
 
@@ -283,6 +371,7 @@ int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot)
 	spin_unlock_irqrestore(&mm->lock, flags);
 	/* Rights may have shrunk: nobody may keep using the old ones. */
 	flush_tlb_mm_range(mm, va, va + len, PAGE_SHIFT, TLB_TABLES_KEPT);
+	flush_pending_lower(mm);
 	return err;
 }
 
@@ -376,7 +465,7 @@ int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
 
 	if (!range_ok(va, len) || !prot_ok(prot))
 		return -EINVAL;
-	flags = spin_lock_irqsave(&mm->lock);
+	flags = lock_for_map(mm, va, va + len);
 	if (mm->shared_count == MM_MAX_SHARED)
 		err = -ENOMEM;
 	for (uint64_t p = va; !err && p < va + len; p += PAGE_SIZE) {
@@ -395,12 +484,17 @@ int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
 	if (!err) {
 		mm->shared[mm->shared_count++] = shm;
 		__atomic_add_fetch(&shm->refcount, 1, __ATOMIC_RELAXED);
-	} else if (recorded) {
-		forget_mappings(shm, mm, va);
 	}
 	spin_unlock_irqrestore(&mm->lock, flags);
+	/*
+	 * The record goes only once the pages it names are unmapped and
+	 * flushed: a revoke that came in between must still find them, or
+	 * it would free frames that present PTEs map.
+	 */
 	if (err && done > va)
 		unmap_range(mm, va, done);
+	if (err && recorded)
+		forget_mappings(shm, mm, va);
 	return err;
 }
 
@@ -423,24 +517,33 @@ static bool take_shared(struct mm *mm, const struct shm *shm)
 
 /*
  * Unmaps, into b, the pages of shm mapped in m->mm at m->va that still map
- * shm's frames (the space may have unmapped them, or mapped others there).
- * Returns false, with the rest left mapped, when b has no room left;
- * true once done, with *taken set when mm's reference to shm moved to the
- * caller.
+ * shm's frames (the space may have unmapped them, or mapped others there),
+ * and batches every page of the range for the flush, present or not: a
+ * PTE another change cleared may still be cached until that change's
+ * flush returns, and the frames are freed after this one's. Raises the
+ * space's flush_pending on the first call for m (*pending), for the caller
+ * to lower after the flush. Returns false, with the rest left mapped, when
+ * b has no room left; true once done, with *taken set when mm's reference
+ * to shm moved to the caller.
  */
 static bool revoke_mapping(struct shm *shm, const struct shm_mapping *m,
 			   struct tlb_batch *b, uint64_t *next_page,
-			   bool *taken)
+			   bool *pending, bool *taken)
 {
 	struct mm *mm = m->mm;
 	uint64_t flags = spin_lock_irqsave(&mm->lock);
 	bool done;
 
+	if (!*pending)
+		flush_pending_raise(mm);
+	*pending = true;
 	for (; *next_page < shm->pages; ++*next_page) {
 		uint64_t va = m->va + *next_page * PAGE_SIZE, pa, old;
 
 		if (tlb_batch_full(b, FRAMES_PER_UNMAP))
 			break;
+		if (!tlb_bug_injected(TLB_BUG_REVOKE_SKIPS_CLEARED))
+			tlb_batch_page(b, va);
 		if (pt_translate(mm->root, va, &pa, &old) ||
 		    !(old & PTE_SOFT_SHARED) || pa != shm->frames[*next_page])
 			continue;
@@ -458,6 +561,7 @@ int shm_revoke(struct shm *shm)
 {
 	struct tlb_multi_batch mb;
 	struct shm_mapping maps[SHM_MAX_MAPPINGS];
+	bool pending[SHM_MAX_MAPPINGS] = {0};
 	bool taken[SHM_MAX_MAPPINGS] = {0};
 	unsigned count = 0;
 	uint64_t flags;
@@ -492,8 +596,8 @@ int shm_revoke(struct shm *shm)
 
 		for (;;) {
 			b = tlb_multi_batch_add(&mb, maps[i].mm);
-			if (b &&
-			    revoke_mapping(shm, &maps[i], b, &page, &taken[i]))
+			if (b && revoke_mapping(shm, &maps[i], b, &page,
+						&pending[i], &taken[i]))
 				break;
 			/* Out of room: flush what is batched, go on. */
 			tlb_multi_batch_flush(&mb);
@@ -504,6 +608,8 @@ int shm_revoke(struct shm *shm)
 	for (uint64_t i = 0; i < shm->pages; i++)
 		pmm_free_frame(shm->frames[i]);
 	for (unsigned i = 0; i < count; i++) {
+		if (pending[i])
+			flush_pending_lower(maps[i].mm);
 		mm_put(maps[i].mm);
 		if (taken[i]) /* the mapping's reference (take_shared) */
 			shm_put(shm);

@@ -35,7 +35,14 @@ struct mm {
 	struct cpumask cpu_mask;
 
 	struct spinlock lock; /* guards the user half's tables and below */
-	uint64_t pages;	      /* user pages mapped (anonymous and shared) */
+	/*
+	 * Changes that cleared or downgraded user PTEs and whose flush has
+	 * not returned, and how many ever did (mm/mm.c, "Flushes still
+	 * pending").
+	 */
+	uint32_t flush_pending;
+	uint64_t clears;
+	uint64_t pages; /* user pages mapped (anonymous and shared) */
 	struct shm
 		*shared[MM_MAX_SHARED]; /* objects mapped: a reference each */
 	unsigned shared_count;

@@ -136,6 +136,8 @@ const char *const tlb_bug_names[TLB_BUG_COUNT + 1] = {
 	"lazy_skip_freed_tables",
 	"free_before_ack",
 	"batch_first_mm_only",
+	"revoke_skips_cleared",
+	"map_no_wait",
 	NULL,
 };
 const char *const tlb_unmap_batch_names[] = {"pages", "all", "per_mm", NULL};

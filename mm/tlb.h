@@ -51,8 +51,10 @@ enum tlb_bug {
 	TLB_BUG_NO_GEN_CHECK,		/* every ASID slot counts as current */
 	TLB_BUG_REUSE_ASID_NOFLUSH,	/* recycle a slot without a flush */
 	TLB_BUG_LAZY_SKIP_FREED_TABLES, /* skip lazy CPUs even for freed tables */
-	TLB_BUG_FREE_BEFORE_ACK,     /* free pages before the flush is done */
-	TLB_BUG_BATCH_FIRST_MM_ONLY, /* a batch targets its first mm's CPUs */
+	TLB_BUG_FREE_BEFORE_ACK,      /* free pages before the flush is done */
+	TLB_BUG_BATCH_FIRST_MM_ONLY,  /* a batch targets its first mm's CPUs */
+	TLB_BUG_REVOKE_SKIPS_CLEARED, /* revoke flushes present PTEs only */
+	TLB_BUG_MAP_NO_WAIT, /* map over a range whose flush is pending */
 	TLB_BUG_COUNT
 };
 

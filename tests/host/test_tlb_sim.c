@@ -45,12 +45,14 @@
  * in between); the run cap keeps a case within a second or two under ASan
  * on two cores, as do the random seeds per policy set.
  */
-#define DFS_MAX_RUNS	    3000
-#define CUSTOM_PREEMPTIONS  2
-#define BUG_MAX_RUNS	    20000 /* a bug case's searches, all told */
-#define RETURN_MAX_RUNS	    12000 /* the return scenario: 2 preemptions */
-#define REFILL_MAX_RUNS	    40000 /* the refill scenario: 3 CPUs */
-#define TRACE_SHOWN	    30	  /* trace lines printed after a failure */
+#define DFS_MAX_RUNS	   3000
+#define CUSTOM_PREEMPTIONS 2
+#define BUG_MAX_RUNS	   20000 /* a bug case's searches, all told */
+#define RETURN_MAX_RUNS	   12000 /* the return scenario: 2 preemptions */
+#define REFILL_MAX_RUNS	   40000 /* the refill scenario: 3 CPUs */
+/* unmap-map: the reader must be preempted between its two reads. */
+#define UNMAP_MAP_MAX_RUNS  5000
+#define TRACE_SHOWN	    30 /* trace lines printed after a failure */
 #define REPRODUCE_LINE_SIZE 1024
 
 /*
@@ -206,6 +208,29 @@ static const struct sim_scenario scenarios[] = {
 			"run 2, read 8, kthread, run 2, read 9",
 			"run 3, read 9, run 2, read 8"},
 	},
+	/*
+	 * Changes that meet a flush still pending (mm/mm.c, "Flushes still
+	 * pending"): an unmap's PTEs are cleared and its flush is under way
+	 * (the CPU reading them has not answered yet) when a revoke, or a
+	 * map of the same page, runs on a third CPU and returns.
+	 */
+	{
+		.name = "revoke-unmap",
+		.why = "a revoke while an unmap of its pages is being flushed",
+		.preemptions = 1,
+		.mms = 2,
+		.cpu = {"run 2, unmap 2 8 2", "run 1, revoke",
+			"run 2, read 8, read 9"},
+	},
+	{
+		.name = "unmap-map",
+		.why = "a map of a page whose unmap is being flushed",
+		.preemptions = 1,
+		.max_runs = UNMAP_MAP_MAX_RUNS,
+		.mms = 1,
+		.cpu = {"run 1, unmap 1 0 1", "run 1, map 1 0",
+			"run 1, read 0, read 0"},
+	},
 	{
 		.name = "random",
 		.why = "2-8 CPUs, random workloads, schedules, TLB events",
@@ -279,6 +304,10 @@ static const struct {
 	 "the page is freed while the other CPU still maps it"},
 	{TLB_BUG_BATCH_FIRST_MM_ONLY, "revoke", "defaults",
 	 "the CPU running the second space keeps the revoked frame"},
+	{TLB_BUG_REVOKE_SKIPS_CLEARED, "revoke-unmap", "defaults",
+	 "the frames are freed while the reader still maps them"},
+	{TLB_BUG_MAP_NO_WAIT, "unmap-map", "defaults",
+	 "the reader still sees the old frame after the map returned"},
 };
 
 static const char *program = "tlb_sim";

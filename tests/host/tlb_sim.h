@@ -326,6 +326,12 @@ void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
 void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable);
 /* The change's call returned (mm: NULL for kernel mappings). */
 void oracle_end_change(unsigned token, const struct mm *mm);
+/*
+ * A map, unmap, protect or revoke of owner's va returned: no translation
+ * older than the tables' now is allowed there any more, whichever change
+ * left its permit (a running change keeps its mark, for oracle_mapped).
+ */
+void oracle_settled(int owner, uint64_t va);
 /* Permits not yet revoked. */
 unsigned oracle_pending(void);
 /*
@@ -356,6 +362,7 @@ enum sim_op_kind {
 	OP_KSTACK_FREE,
 	OP_KSTACK_TOUCH,
 	OP_REVOKE,
+	OP_MAP,
 };
 
 struct sim_op {

@@ -407,6 +407,8 @@ static void unmap_run(struct sim_mm *sm, unsigned first, unsigned count)
 		  first + count - 1);
 	mm_unmap(sm->mm, sim_page_va(first), count * PAGE_SIZE);
 	oracle_end_change(token, sm->mm);
+	for (unsigned p = first; p < first + count; p++)
+		oracle_settled(owner, sim_page_va(p));
 }
 
 /* The region a page is in: pages of one region are contiguous. */
@@ -425,24 +427,35 @@ static void unmap(struct sim_mm *sm, unsigned first, unsigned count)
 		unmap_run(sm, p, MIN(end, region_end(p)) - p);
 }
 
-/* A remap: the page's frame is unmapped (and freed), a new one mapped. */
-static void remap(struct sim_mm *sm, unsigned page)
+/*
+ * A new frame at page, unless it is mapped (another CPU's map may win):
+ * once mm_map_anon returns, only the new translation is allowed there.
+ */
+static void map_page(struct sim_mm *sm, unsigned page)
 {
 	int owner = (int)(sm - mms), err;
 	uint64_t va = sim_page_va(page);
 
-	unmap_run(sm, page, 1);
 	mmu_set_owner(owner);
 	err = mm_map_anon(sm->mm, va, PAGE_SIZE, MM_PROT_READ | MM_PROT_WRITE);
-	if (!err)
+	if (!err) {
+		oracle_settled(owner, va);
 		mapped_now(owner, sm->mm->root, va);
+	}
 	mmu_set_owner(KERNEL_OWNER);
-	if (err && err != -EEXIST) /* another CPU's remap may win */
+	if (err && err != -EEXIST)
 		sim_fail("mm_map_anon of mm%d page %u: %d", owner + 1, page,
 			 err);
 	label(sm->mm->root, va, FRAME_PAGE, owner);
-	sim_trace("maps mm%d page %u again%s", owner + 1, page,
-		  err ? ": another CPU did" : "");
+	sim_trace("maps mm%d page %u%s", owner + 1, page,
+		  err ? ": it is mapped" : "");
+}
+
+/* A remap: the page's frame is unmapped (and freed), a new one mapped. */
+static void remap(struct sim_mm *sm, unsigned page)
+{
+	unmap_run(sm, page, 1);
+	map_page(sm, page);
 }
 
 /* Write-protects a page, or makes a read-only one writable again. */
@@ -452,6 +465,7 @@ static void protect(struct sim_mm *sm, unsigned page)
 	uint64_t va = sim_page_va(page), pte;
 	unsigned token;
 	bool writable;
+	int err;
 
 	if (pt_translate(sm->mm->root, va, NULL, &pte))
 		return;
@@ -460,9 +474,11 @@ static void protect(struct sim_mm *sm, unsigned page)
 	permit_current(token, owner, sm->mm->root, va);
 	sim_trace("%s mm%d page %u", writable ? "write-protects" : "unprotects",
 		  owner + 1, page);
-	mm_protect(sm->mm, va, PAGE_SIZE,
-		   MM_PROT_READ | (writable ? 0 : MM_PROT_WRITE));
+	err = mm_protect(sm->mm, va, PAGE_SIZE,
+			 MM_PROT_READ | (writable ? 0 : MM_PROT_WRITE));
 	oracle_end_change(token, sm->mm);
+	if (!err) /* -ENOENT: another CPU unmapped it first */
+		oracle_settled(owner, va);
 }
 
 /* Unmaps every page of a region, so that its tables are freed. */
@@ -496,6 +512,7 @@ static void kremap(unsigned kpage)
 		  mmu_frame_at(frame, "kremap"));
 	flush_tlb_kernel_range(va, va + PAGE_SIZE);
 	oracle_end_change(token, NULL);
+	oracle_settled(KERNEL_OWNER, va);
 	pmm_free_frame(old & PTE_ADDR_MASK);
 }
 
@@ -511,6 +528,9 @@ static void kstack_op(enum sim_op_kind kind, unsigned s)
 		k->top = kstack_alloc();
 		k->allocated = true;
 		k->busy = false;
+		for (uint64_t va = k->top - KSTACK_SIZE; va < k->top;
+		     va += PAGE_SIZE)
+			oracle_settled(KERNEL_OWNER, va);
 		label_kstack(k->top);
 		sim_trace("kernel stack %u at %#llx", s,
 			  (unsigned long long)k->top);
@@ -639,6 +659,10 @@ static void revoke(void)
 	if (err && err != -EIDRM) /* a second revoke finds nothing to do */
 		sim_fail("shm_revoke failed: %d", err);
 	oracle_end_change(token, first);
+	for (unsigned i = 0; !err && i < nmms; i++) {
+		for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
+			oracle_settled((int)i, sim_page_va(p));
+	}
 }
 
 /* --- Operations ------------------------------------------------------------------- */
@@ -658,7 +682,8 @@ void kern_op(const struct sim_op *op)
 	struct sim_mm *sm = NULL;
 
 	sim_point();
-	if (op->kind >= OP_REMAP && op->kind <= OP_FREE_TABLE) {
+	if ((op->kind >= OP_REMAP && op->kind <= OP_FREE_TABLE) ||
+	    op->kind == OP_MAP) {
 		sm = hold(op->mm);
 		if (!sm)
 			return;
@@ -679,6 +704,9 @@ void kern_op(const struct sim_op *op)
 		break;
 	case OP_REMAP:
 		remap(sm, op->page);
+		break;
+	case OP_MAP:
+		map_page(sm, op->page);
 		break;
 	case OP_UNMAP:
 		unmap(sm, op->page, op->count);

@@ -13,6 +13,13 @@
  * the tables; the permit goes when its flush returns. After that no CPU
  * may use the old translation, in any PCID, ever.
  *
+ * The oracle is strict about later changes too: once any map, unmap,
+ * protect or revoke of an address has returned, no translation older
+ * than it is allowed there, whichever change's permit it was
+ * (oracle_settled). A map that returns while an earlier unmap's flush is
+ * still under way must have flushed that unmap's entries itself; a
+ * kernel stack handed out again must not meet its previous frames.
+ *
  * A translation to a freed frame is never allowed, permit or not: pages
  * are freed only after their flush returned, so nothing can reach them.
  * A fault is never wrong here (a stale read-only or absent entry only
@@ -96,6 +103,19 @@ void oracle_end_change(unsigned token, const struct mm *mm)
 			  (unsigned long long)SIM_PEEK(&mm->tlb_gen));
 	else
 		sim_trace("  kernel flush returned");
+}
+
+void oracle_settled(int owner, uint64_t va)
+{
+	unsigned kept = 0;
+
+	/* Marks (frame 0) stay: their changes are still running. */
+	for (unsigned i = 0; i < npermits; i++) {
+		if (permits[i].owner != owner || permits[i].va != va ||
+		    !permits[i].frame)
+			permits[kept++] = permits[i];
+	}
+	npermits = kept;
 }
 
 unsigned oracle_pending(void)
