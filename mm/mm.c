@@ -41,9 +41,11 @@
  *   writes through its TLB; a map at the address returns while CPUs
  *   (the caller's own too) still reach the old frame, so reads of the
  *   "fresh zeroed" page return old data and writes vanish. The rule:
- *   - A change that clears or downgrades PTEs (unmap, protect, revoke)
- *     raises mm->flush_pending under mm->lock before its first edit and
- *     lowers it after its flush returned; mm->clears counts the raises.
+ *   - A change that clears PTEs (unmap, revoke) raises mm->flush_pending
+ *     under mm->lock before its first edit and lowers it after its flush
+ *     returned; mm->clears counts the raises. A protect need not: its
+ *     PTEs stay present, so nothing decides from their absence, and a
+ *     protect fails on a hole rather than pass over it (-ENOENT).
  *   - A path that would act on an absent PTE while a flush is pending
  *     flushes the range itself first: a map (lock_for_map), and an unmap
  *     that finds pages already cleared (their translations are its to
@@ -222,7 +224,7 @@ static bool mapped(struct mm *mm, uint64_t va)
 }
 
 /*
- * A change is about to clear or downgrade PTEs; caller holds mm->lock.
+ * A change is about to clear PTEs; caller holds mm->lock.
  * Both counts are the lock's: a path that reads them under it sees the
  * count raised with the change's first edit, or sees none of its edits.
  */
@@ -360,7 +362,6 @@ int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot)
 			return -ENOENT;
 		}
 	}
-	flush_pending_raise(mm);
 	for (uint64_t p = va; p < va + len && !err; p += PAGE_SIZE) {
 		uint64_t old = 0;
 
@@ -371,7 +372,6 @@ int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot)
 	spin_unlock_irqrestore(&mm->lock, flags);
 	/* Rights may have shrunk: nobody may keep using the old ones. */
 	flush_tlb_mm_range(mm, va, va + len, PAGE_SHIFT, TLB_TABLES_KEPT);
-	flush_pending_lower(mm);
 	return err;
 }
 

@@ -36,9 +36,8 @@ struct mm {
 
 	struct spinlock lock; /* guards the user half's tables and below */
 	/*
-	 * Changes that cleared or downgraded user PTEs and whose flush has
-	 * not returned, and how many ever did (mm/mm.c, "Flushes still
-	 * pending").
+	 * Changes that cleared user PTEs and whose flush has not returned,
+	 * and how many ever did (mm/mm.c, "Flushes still pending").
 	 */
 	uint32_t flush_pending;
 	uint64_t clears;
