@@ -326,12 +326,15 @@ void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
 void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable);
 /* The change's call returned (mm: NULL for kernel mappings). */
 void oracle_end_change(unsigned token, const struct mm *mm);
+/* The newest change begun so far (a call's start, for oracle_settled). */
+unsigned oracle_mark(void);
 /*
- * A map, unmap, protect or revoke of owner's va returned: no translation
- * older than the tables' now is allowed there any more, whichever change
- * left its permit (a running change keeps its mark, for oracle_mapped).
+ * A map, unmap, protect or revoke of owner's va returned; since is its
+ * own token, or oracle_mark() when it began (a map has no token): the
+ * permits of the changes begun by then go, whichever change left them
+ * (a running change keeps its mark, for oracle_mapped).
  */
-void oracle_settled(int owner, uint64_t va);
+void oracle_settled(int owner, uint64_t va, unsigned since);
 /* Permits not yet revoked. */
 unsigned oracle_pending(void);
 /*

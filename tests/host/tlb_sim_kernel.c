@@ -408,7 +408,7 @@ static void unmap_run(struct sim_mm *sm, unsigned first, unsigned count)
 	mm_unmap(sm->mm, sim_page_va(first), count * PAGE_SIZE);
 	oracle_end_change(token, sm->mm);
 	for (unsigned p = first; p < first + count; p++)
-		oracle_settled(owner, sim_page_va(p));
+		oracle_settled(owner, sim_page_va(p), token);
 }
 
 /* The region a page is in: pages of one region are contiguous. */
@@ -435,11 +435,12 @@ static void map_page(struct sim_mm *sm, unsigned page)
 {
 	int owner = (int)(sm - mms), err;
 	uint64_t va = sim_page_va(page);
+	unsigned since = oracle_mark();
 
 	mmu_set_owner(owner);
 	err = mm_map_anon(sm->mm, va, PAGE_SIZE, MM_PROT_READ | MM_PROT_WRITE);
 	if (!err) {
-		oracle_settled(owner, va);
+		oracle_settled(owner, va, since);
 		mapped_now(owner, sm->mm->root, va);
 	}
 	mmu_set_owner(KERNEL_OWNER);
@@ -478,7 +479,7 @@ static void protect(struct sim_mm *sm, unsigned page)
 			 MM_PROT_READ | (writable ? 0 : MM_PROT_WRITE));
 	oracle_end_change(token, sm->mm);
 	if (!err) /* -ENOENT: another CPU unmapped it first */
-		oracle_settled(owner, va);
+		oracle_settled(owner, va, token);
 }
 
 /* Unmaps every page of a region, so that its tables are freed. */
@@ -512,7 +513,7 @@ static void kremap(unsigned kpage)
 		  mmu_frame_at(frame, "kremap"));
 	flush_tlb_kernel_range(va, va + PAGE_SIZE);
 	oracle_end_change(token, NULL);
-	oracle_settled(KERNEL_OWNER, va);
+	oracle_settled(KERNEL_OWNER, va, token);
 	pmm_free_frame(old & PTE_ADDR_MASK);
 }
 
@@ -524,13 +525,15 @@ static void kstack_op(enum sim_op_kind kind, unsigned s)
 	if (k->busy)
 		return; /* another CPU allocates or frees it */
 	if (kind == OP_KSTACK_ALLOC && !k->allocated) {
+		unsigned since = oracle_mark();
+
 		k->busy = true;
 		k->top = kstack_alloc();
 		k->allocated = true;
 		k->busy = false;
 		for (uint64_t va = k->top - KSTACK_SIZE; va < k->top;
 		     va += PAGE_SIZE)
-			oracle_settled(KERNEL_OWNER, va);
+			oracle_settled(KERNEL_OWNER, va, since);
 		label_kstack(k->top);
 		sim_trace("kernel stack %u at %#llx", s,
 			  (unsigned long long)k->top);
@@ -661,7 +664,7 @@ static void revoke(void)
 	oracle_end_change(token, first);
 	for (unsigned i = 0; !err && i < nmms; i++) {
 		for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
-			oracle_settled((int)i, sim_page_va(p));
+			oracle_settled((int)i, sim_page_va(p), token);
 	}
 }
 

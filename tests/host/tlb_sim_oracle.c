@@ -15,8 +15,9 @@
  *
  * The oracle is strict about later changes too: once any map, unmap,
  * protect or revoke of an address has returned, no translation older
- * than it is allowed there, whichever change's permit it was
- * (oracle_settled). A map that returns while an earlier unmap's flush is
+ * than it is allowed there, whichever change's permit it was, as long as
+ * that change began before the call did (oracle_settled; a change begun
+ * later may still be clearing what the call left). A map that returns while an earlier unmap's flush is
  * still under way must have flushed that unmap's entries itself; a
  * kernel stack handed out again must not meet its previous frames.
  *
@@ -105,14 +106,19 @@ void oracle_end_change(unsigned token, const struct mm *mm)
 		sim_trace("  kernel flush returned");
 }
 
-void oracle_settled(int owner, uint64_t va)
+unsigned oracle_mark(void)
+{
+	return last_token;
+}
+
+void oracle_settled(int owner, uint64_t va, unsigned since)
 {
 	unsigned kept = 0;
 
 	/* Marks (frame 0) stay: their changes are still running. */
 	for (unsigned i = 0; i < npermits; i++) {
 		if (permits[i].owner != owner || permits[i].va != va ||
-		    !permits[i].frame)
+		    !permits[i].frame || permits[i].token > since)
 			permits[kept++] = permits[i];
 	}
 	npermits = kept;
