@@ -146,6 +146,7 @@ KERNEL_C := \
 	proc/handle.c \
 	proc/ipc.c \
 	mm/mm.c \
+	mm/fault.c \
 	smp/smp.c \
 	smp/call.c \
 	smp/call_queue.c \
