@@ -564,12 +564,19 @@ static bool user_fault_retried(unsigned cpu, int owner, uint64_t va, bool write,
 	verdict =
 		mm_fault_check(mms[owner].mm, va, access, &fault_history[cpu]);
 	irq_restore(flags);
-	if (verdict == MM_FAULT_LOOPING)
-		sim_fail("cpu%u faults on %s (%#llx) %u times in a row, which "
-			 "the page tables map%s: the kernel's retries did "
-			 "not drop what the access used",
-			 cpu, what, (unsigned long long)va,
-			 MM_FAULT_RETRIES_MAX + 1, write ? " writable" : "");
+	if (verdict == MM_FAULT_LOOPING) {
+		uint64_t pte = 0;
+		bool mapped =
+			!pt_translate(mms[owner].mm->root, va, NULL, &pte);
+
+		sim_fail("cpu%u %s %s (%#llx): the kernel retried the fault %u "
+			 "times in a row and gave up; the page tables %s",
+			 cpu, write ? "writes" : "reads", what,
+			 (unsigned long long)va, MM_FAULT_RETRIES_MAX,
+			 !mapped		       ? "do not map it"
+			 : write && !(pte & PTE_WRITE) ? "map it read-only"
+						       : "allow the access");
+	}
 	if (verdict != MM_FAULT_RETRY)
 		return false;
 	sim_counts.spurious++;
