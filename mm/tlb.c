@@ -89,7 +89,7 @@
  *   published loaded_mm = mm. (Treating it as a non-target is the window
  *   behind CVE-2025-37964.)
  *
- * Rights that grow are not flushed
+ * Rights that grow need no flush
  *   A change that only gives rights (a page made writable, mapped where
  *   nothing was) needs no flush for safety: a stale entry gives fewer
  *   rights than the tables, so the worst it does is a spurious page fault,
