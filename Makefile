@@ -146,6 +146,7 @@ KERNEL_C := \
 	proc/handle.c \
 	proc/ipc.c \
 	mm/mm.c \
+	mm/fault.c \
 	smp/smp.c \
 	smp/call.c \
 	smp/call_queue.c \
@@ -493,9 +494,9 @@ $(BUILD)/host/qr_tool: tests/host/qr_tool.c lib/qr.c lib/qr.h lib/deflate.c \
 
 # The TLB protocol on a simulated machine with threads for CPUs
 # (docs/tlb-simulator.md). Compiled unchanged with SHOOTDOWN_SIM: mm/tlb.c,
-# mm/tlb_batch.c, mm/pagetable.c, and mm/mm.c, mm/kmap.c, mm/kstack.c
-# (included by tlb_sim_mmfile.c and tlb_sim_kfiles.c, which reset their
-# state between runs). tests/host/sim_include comes first on the include
+# mm/tlb_batch.c, mm/pagetable.c, mm/fault.c, and mm/mm.c, mm/kmap.c,
+# mm/kstack.c (included by tlb_sim_mmfile.c and tlb_sim_kfiles.c, which
+# reset their state between runs). tests/host/sim_include comes first on the include
 # path: its kernel/x86.h is the simulated CPU's. mm_get/mm_put are wrapped
 # (--wrap) so the simulator checks every reference taken and dropped.
 TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
@@ -505,11 +506,11 @@ TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
 	tests/host/tlb_sim_search.c tests/host/tlb_sim_memory.c \
 	tests/host/tlb_sim_host.c tests/host/tlb_sim_kfiles.c \
 	tests/host/tlb_sim_mmfile.c mm/tlb.c mm/tlb_batch.c mm/pagetable.c \
-	smp/call_queue.c \
+	mm/fault.c smp/call_queue.c \
 	mm/tlb_options.c lib/cmdline.c lib/format.c
 TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/kernel/x86.h \
 	mm/mm.c mm/kmap.c mm/kstack.c mm/tlb.h mm/tlb_options.h mm/tlb_hw.h \
-	mm/tlb_batch.h mm/mm.h mm/pagetable.h mm/layout.h mm/kmap.h \
+	mm/fault.h mm/tlb_batch.h mm/mm.h mm/pagetable.h mm/layout.h mm/kmap.h \
 	mm/kstack.h smp/shared.h smp/spinlock.h smp/cpumask.h smp/call.h \
 	smp/call_hw.h smp/call_queue.h kernel/option_registry.h kernel/trap.h
 # The simulator's compiler flags: the host tests' (sanitizers on) unless

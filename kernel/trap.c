@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * What happens on an exception:
- *  1. a fault at an instruction listed in the exception table resumes at its
+ *  1. a page fault on a user address, in ring 3 or at an instruction listed
+ *     in the exception table, that the page tables allow (a stale TLB entry:
+ *     mm/fault.c decides, through the user_page_retry registration) returns
+ *     to the faulting instruction, which runs again;
+ *  2. any other fault in ring 3 ends its task (user_fault);
+ *  3. a fault at an instruction listed in the exception table resumes at its
  *     fixup (the description is kept for tests, nothing is printed);
- *  2. anything else in the kernel is fatal: the description, the registers
+ *  4. anything else in the kernel is fatal: the description, the registers
  *     and a backtrace are printed by panic_with_frame.
  * Interrupts (vectors 32 and up) go to the handler installed for them, then
  * the local APIC gets its end-of-interrupt. Two kinds get no EOI: the APIC's
@@ -53,6 +58,7 @@ static interrupt_handler handlers[256];
 static bool spurious[256];
 /* The registration points (trap.h): written once at init, read here. */
 static void (*eoi_fn)(void);
+static bool (*user_page_retry_fn)(struct trap_frame *f, uint64_t cr2);
 static void (*user_fault_fn)(struct trap_frame *f, uint64_t cr2);
 static void (*exit_to_user_fn)(void);
 static bool (*is_stack_guard_fn)(uint64_t va);
@@ -150,10 +156,14 @@ void trap_set_eoi(void (*eoi)(void))
 	__atomic_store_n(&eoi_fn, eoi, __ATOMIC_RELEASE);
 }
 
-void trap_set_user_handlers(void (*user_fault)(struct trap_frame *f,
+void trap_set_user_handlers(bool (*user_page_retry)(struct trap_frame *f,
+						    uint64_t cr2),
+			    void (*user_fault)(struct trap_frame *f,
 					       uint64_t cr2),
 			    void (*exit_to_user)(void))
 {
+	__atomic_store_n(&user_page_retry_fn, user_page_retry,
+			 __ATOMIC_RELEASE);
 	__atomic_store_n(&user_fault_fn, user_fault, __ATOMIC_RELEASE);
 	__atomic_store_n(&exit_to_user_fn, exit_to_user, __ATOMIC_RELEASE);
 }
@@ -198,6 +208,32 @@ static void dispatch_interrupt(struct trap_frame *f)
 		exit_to_user();
 }
 
+/*
+ * A spurious page fault on a user address (trap.h, user_page_retry): the
+ * access runs again when this returns true. Only faults that may touch
+ * user memory at all are asked about: ring 3's, and the kernel's at an
+ * instruction of the exception table (the user copies). Any other kernel
+ * fault is a bug whatever the tables say. Back to ring 3, a killed task's
+ * thread ends here, as on the way out of an interrupt.
+ */
+static bool user_page_retried(struct trap_frame *f, uint64_t cr2)
+{
+	bool (*retry)(struct trap_frame *, uint64_t) =
+		__atomic_load_n(&user_page_retry_fn, __ATOMIC_ACQUIRE);
+	void (*exit_to_user)(void);
+
+	if (f->vector != VEC_PAGE_FAULT || !retry)
+		return false;
+	if (!(f->cs & SELECTOR_RPL3) && !extable_fixup(f->rip))
+		return false;
+	if (!retry(f, cr2))
+		return false;
+	exit_to_user = __atomic_load_n(&exit_to_user_fn, __ATOMIC_ACQUIRE);
+	if ((f->cs & SELECTOR_RPL3) && exit_to_user)
+		exit_to_user();
+	return true;
+}
+
 void trap_dispatch(struct trap_frame *f)
 {
 	/* CR2 first: a fault while handling this one would overwrite it. */
@@ -216,6 +252,8 @@ void trap_dispatch(struct trap_frame *f)
 		kprintf("trap: NMI on CPU %u (ignored)\n", this_cpu_index());
 		return;
 	}
+	if (user_page_retried(f, cr2))
+		return;
 	if (f->cs & SELECTOR_RPL3) {
 		void (*user_fault)(struct trap_frame *, uint64_t) =
 			__atomic_load_n(&user_fault_fn, __ATOMIC_ACQUIRE);

@@ -60,17 +60,24 @@ void trap_set_spurious(unsigned vector, interrupt_handler handler);
  * trap path calls up without including them (docs/architecture.md):
  *  - eoi: the interrupt controller's end of interrupt, sent after each
  *    handler returns (apic/lapic.c; no interrupt arrives before it);
+ *  - user_page_retry: a page fault on a user address, from ring 3 or from
+ *    a user copy (an exception-table entry); true when the page tables
+ *    allow the access, so the CPU faulted on a stale entry: the access runs
+ *    again (proc/task.c, mm/fault.c). Asked before user_fault and before
+ *    the exception table;
  *  - user_fault: a fault in ring 3; reports it and ends the task, never
  *    returns (proc/task.c, with SYSCALL: ring 3 exists from then on);
  *  - exit_to_user: runs on the way back to ring 3 from an interrupt (a
  *    killed task's thread ends there; proc/task.c);
  *  - is_stack_guard: whether an address lies in a stack's guard page, for
  *    fault reports (mm/kmap.c, once the kernel page tables have guards).
- * Before registration: no EOI, a ring-3 fault panics, no return check, no
- * guard-page note.
+ * Before registration: no EOI, no fault retried, a ring-3 fault panics, no
+ * return check, no guard-page note.
  */
 void trap_set_eoi(void (*eoi)(void));
-void trap_set_user_handlers(void (*user_fault)(struct trap_frame *frame,
+void trap_set_user_handlers(bool (*user_page_retry)(struct trap_frame *frame,
+						    uint64_t cr2),
+			    void (*user_fault)(struct trap_frame *frame,
 					       uint64_t cr2),
 			    void (*exit_to_user)(void));
 void trap_set_stack_guard_check(bool (*is_stack_guard)(uint64_t va));

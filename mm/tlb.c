@@ -89,6 +89,15 @@
  *   published loaded_mm = mm. (Treating it as a non-target is the window
  *   behind CVE-2025-37964.)
  *
+ * Rights that grow need no flush
+ *   A change that only gives rights (a page made writable, mapped where
+ *   nothing was) needs no flush for safety: a stale entry gives fewer
+ *   rights than the tables, so the worst it does is a spurious page fault,
+ *   which mm/fault.c recognises and retries after one local INVLPG
+ *   (flush_tlb_spurious_fault, below). mm_protect flushes every change all
+ *   the same, since it cannot tell; its flush may reach a CPU after that
+ *   CPU faulted on the old entry, so spurious faults happen either way.
+ *
  * Orderings
  *   Switch: store loaded_mm = SWITCHING, locked BTS on the mask, load gen.
  *   Flush: store the PTEs, locked add on gen, load the mask and loaded_mm.
@@ -1105,6 +1114,36 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 			      sizeof(on_stack)));
 	request_done(c);
 	tlb_hw_unpin();
+}
+
+/* --- Spurious faults ------------------------------------------------------------ */
+
+/*
+ * mm/fault.c found the page tables allow an access that faulted here: the
+ * entry the CPU used was older than a change that gave rights (a change
+ * still in flight, whose request has not reached this CPU yet, or one
+ * never flushed). One INVLPG, whatever tlb_policy.invpcid says: it drops
+ * va in the loaded PCID and every cached walk of that PCID, where INVPCID
+ * type 0 drops only the walks for va (mm/fault.c says why that matters).
+ * The slot's generation stays: a request still on its way finds the CPU
+ * behind, as it would have without the fault.
+ */
+void flush_tlb_spurious_fault(struct mm *mm, uint64_t va)
+{
+	struct tlb_cpu *c = this_tlb();
+	char link[32];
+
+	KASSERT(loaded_mm(c) == mm && !is_lazy(c),
+		"cpu%u: spurious fault in mm%llu, which is not loaded and "
+		"active here",
+		tlb_hw_cpu(), (unsigned long long)mm->context_id);
+	tlb_hw_invlpg(va);
+	c->stats.spurious_faults++;
+	if (!tlb_policy.trace)
+		return;
+	ksnprintf(link, sizeof(link), "va %#llx", (unsigned long long)va);
+	trace_line("spurious", mm, c->loaded_asid,
+		   c->slots[c->loaded_asid].tlb_gen, TRACE_GEN_UNREAD, link);
 }
 
 /* --- Teardown ------------------------------------------------------------------- */

@@ -215,6 +215,14 @@ void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count);
  */
 void flush_tlb_kernel_range(uint64_t start, uint64_t end);
 
+/*
+ * A page fault at the user page va of mm (loaded and active here) that the
+ * page tables allow (mm/fault.c): drops va's entries and every cached walk
+ * of the loaded PCID on this CPU (INVLPG), counts it, traces it, so that
+ * the access can run again. Interrupts off.
+ */
+void flush_tlb_spurious_fault(struct mm *mm, uint64_t va);
+
 /* --- Per-CPU state ------------------------------------------------------------ */
 
 /* What one ASID slot remembers: whose translations it tags, how fresh. */
@@ -261,6 +269,7 @@ struct tlb_stats {
 	uint64_t batch_rounds;	   /* flush rounds sent by flush_tlb_mms */
 	uint64_t batch_mms;	   /* address spaces those rounds covered */
 	uint64_t batch_ipis;	   /* requests those rounds sent to others */
+	uint64_t spurious_faults;  /* faults the page tables allowed: retried */
 };
 
 /*

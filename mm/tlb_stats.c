@@ -42,6 +42,7 @@ static const struct {
 	{"batch-round", offsetof(struct tlb_stats, batch_rounds)},
 	{"batch-mm", offsetof(struct tlb_stats, batch_mms)},
 	{"batch-ipi", offsetof(struct tlb_stats, batch_ipis)},
+	{"spurious", offsetof(struct tlb_stats, spurious_faults)},
 };
 
 _Static_assert(TLB_STATS_COUNT == ARRAY_SIZE(columns),

@@ -62,7 +62,8 @@ void syscall_init_this_cpu(void)
 	/* Ring 3 can be entered from here on: the trap path learns what a
 	 * user fault and a return to user mode mean (the same functions on
 	 * every CPU). */
-	trap_set_user_handlers(task_user_fault, task_check_killed);
+	trap_set_user_handlers(task_user_page_retry, task_user_fault,
+			       task_check_killed);
 }
 
 static long sys_write(uint64_t buf, uint64_t len)

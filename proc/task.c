@@ -25,6 +25,7 @@
 #include "kernel/trap.h"
 #include "kernel/x86.h"
 #include "lib/string.h"
+#include "mm/fault.h"
 #include "mm/heap.h"
 #include "mm/layout.h"
 #include "mm/mm.h"
@@ -359,6 +360,34 @@ void task_check_killed(void)
 
 	if (task && __atomic_load_n(&task->killed, __ATOMIC_RELAXED))
 		task_exit_thread();
+}
+
+bool task_user_page_retry(struct trap_frame *f, uint64_t cr2)
+{
+	struct thread *t = current_thread();
+	uint64_t e = f->error_code;
+	unsigned access = MM_FAULT_READ;
+	enum mm_fault_verdict verdict;
+
+	/* A kernel thread has no user pages to retry (its copies fail), and
+	 * a reserved bit or a protection key is never a stale entry. */
+	if (!t->mm || (e & (PF_RSVD | PF_PK)))
+		return false;
+	if (e & PF_WRITE)
+		access |= MM_FAULT_WRITE;
+	if (e & PF_FETCH)
+		access |= MM_FAULT_FETCH;
+	if (e & PF_USER)
+		access |= MM_FAULT_USER;
+	verdict = mm_fault_check(t->mm, cr2, access, &t->fault_history);
+	if (verdict == MM_FAULT_LOOPING)
+		kprintf("task %s (%d): the page tables allow the access at "
+			"%#llx, yet it faulted %u times in a row: treated as "
+			"a real fault\n",
+			t->task ? t->task->name : "?",
+			t->task ? t->task->id : -1, (unsigned long long)cr2,
+			MM_FAULT_RETRIES_MAX + 1);
+	return verdict == MM_FAULT_RETRY;
 }
 
 __noreturn void task_user_fault(struct trap_frame *f, uint64_t cr2)

@@ -82,6 +82,15 @@ static inline bool task_current_killed(void)
 void task_check_killed(void);
 
 /*
+ * A page fault at the user address cr2, in ring 3 or in a user copy
+ * (kernel/trap.c asks, registered with SYSCALL): true when the page tables
+ * of the thread's address space allow the access, which then runs again
+ * (mm_fault_check, mm/fault.h; the thread's fault_history bounds the
+ * retries). Interrupts off, as the trap path runs.
+ */
+bool task_user_page_retry(struct trap_frame *frame, uint64_t cr2);
+
+/*
  * A user program faulted (kernel/trap.c calls it, registered with
  * SYSCALL): reports the fault and ends its task. The kernel and the other
  * tasks go on.

@@ -9,6 +9,7 @@
 #define SCHED_THREAD_H
 
 #include "lib/types.h"
+#include "mm/fault.h"
 #include "proc/syscall_abi.h" /* struct ipc_message: the message registers */
 #include "smp/cpumask.h"
 
@@ -96,6 +97,8 @@ struct thread {
 	uint64_t switches_in;	    /* times it was switched to */
 	struct thread *zombie_next; /* reaper list */
 	bool retired; /* on it: a second retire is a double free */
+	/* Its spurious page faults in a row (proc/task.c, mm/fault.c). */
+	struct mm_fault_history fault_history;
 };
 
 /*

@@ -67,6 +67,7 @@ KINDS = {
     "switch": (3, "#8c564b", "CR3 load"),
     "enter-lazy": (8, "#17becf", "a kernel thread on the mm"),
     "resume": (10, "#bcbd22", "back from lazy, no CR3 load"),
+    "spurious": (4, "#393b79", "a spurious fault: page flushed, retried"),
 }
 UNKNOWN_KIND = (2, "#555555", "other")
 # Span colours per context id; mm0 (the kernel mm) is grey.

@@ -231,6 +231,23 @@ static const struct sim_scenario scenarios[] = {
 		.cpu = {"run 1, unmap 1 0 1", "run 1, map 1 0",
 			"run 1, read 0, read 0"},
 	},
+	/*
+	 * Spurious faults (mm/fault.c): CPU 0 caches page 0 read-only, then
+	 * CPU 1 makes it writable again while CPU 0 writes it. Before CPU 1's
+	 * flush reaches it, CPU 0 faults on its stale entry although the
+	 * tables allow the write: the kernel's rule must retry it. Written
+	 * while still read-only, the fault is real: the rule must refuse.
+	 * The case "faults retried and refused" checks both happen.
+	 */
+	{
+		.name = "upgrade",
+		.why = "a page made writable while a stale read-only entry "
+		       "is written through",
+		.preemptions = 2,
+		.mms = 1,
+		.cpu = {"run 1, protect 1 0, read 0, write 0",
+			"run 1, protect 1 0"},
+	},
 	{
 		.name = "random",
 		.why = "2-8 CPUs, random workloads, schedules, TLB events",
@@ -658,6 +675,28 @@ static bool case_calls(void)
 	return !out.failed;
 }
 
+/*
+ * The upgrade scenario under the defaults must pass and must have made
+ * the kernel's fault rule (mm/fault.c) answer both ways: retried spurious
+ * faults and refused real ones. A search that never reached either would
+ * pass whatever the rule said.
+ */
+static bool case_faults(void)
+{
+	struct sim_counts before = sim_counts;
+	bool ok = search_and_report(find_scenario("upgrade"),
+				    find_policy("defaults"), TLB_BUG_NONE);
+	uint64_t retried = sim_counts.spurious - before.spurious;
+	uint64_t refused = sim_counts.faults - before.faults;
+
+	if (!retried || !refused)
+		printf("# the search made %llu spurious faults and %llu real "
+		       "ones: it must make both\n",
+		       (unsigned long long)retried,
+		       (unsigned long long)refused);
+	return ok && retried && refused;
+}
+
 /* --- Main ------------------------------------------------------------------------- */
 
 enum case_kind {
@@ -666,10 +705,11 @@ enum case_kind {
 	CASE_CALLS,	   /* cross-CPU calls alone (crossing_calls) */
 	CASE_BUG,	   /* a tlb_bug= value must be caught */
 	CASE_MMU,	   /* the MMU's invalidations, one by one */
+	CASE_FAULTS,	   /* the fault rule both retries and refuses */
 };
 
 #define CASES_MAX                                                  \
-	(1 + ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 2 + \
+	(1 + ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 3 + \
 	 TLB_BUG_COUNT)
 
 struct test_case {
@@ -709,6 +749,9 @@ static size_t list_cases(struct test_case *cases)
 	cases[n] = (struct test_case){.kind = CASE_CALLS};
 	snprintf(cases[n++].name, sizeof(cases[0].name),
 		 "calls crossing with interrupts off");
+	cases[n] = (struct test_case){.kind = CASE_FAULTS};
+	snprintf(cases[n++].name, sizeof(cases[0].name),
+		 "faults retried and refused");
 	for (unsigned b = TLB_BUG_NONE + 1; b < TLB_BUG_COUNT; b++) {
 		struct test_case *t = &cases[n++];
 
@@ -798,6 +841,9 @@ static int run_cases(int argc, char **argv, bool list)
 			break;
 		case CASE_CALLS:
 			ok = case_calls();
+			break;
+		case CASE_FAULTS:
+			ok = case_faults();
 			break;
 		default:
 			if (bug_skipped(t->bug)) {

@@ -24,10 +24,9 @@
  * A translation to a freed frame is never allowed, permit or not: pages
  * are freed only after their flush returned, so nothing can reach them.
  * A fault is never wrong here (a stale read-only or absent entry only
- * costs the kernel a spurious fault); it is counted. The simulated kernel
- * retries an access once when the page tables allow it
- * (tlb_sim_kernel.c): the fault dropped what the failed translation used,
- * so the retry must succeed.
+ * costs the kernel a spurious fault); it is counted. Whether the kernel
+ * retries it is the kernel's own rule, mm/fault.c, which access() in
+ * tlb_sim_kernel.c runs and checks before the access comes here.
  */
 #include "tests/host/tlb_sim.h"
 
