@@ -63,13 +63,15 @@
 #include "smp/spinlock.h"
 
 /*
- * Rounds, sized for some 3 s under TCG with 4 CPUs; a tenth on Bochs.
- * This case looks for what chance brings. It does not catch the two known
+ * Rounds, sized for some 3 s under TCG with 4 CPUs: fewer with more CPUs
+ * (every reader reads every slot of every round), a tenth on Bochs. This
+ * case looks for what chance brings. It does not catch the two known
  * mistakes: the revoke's own flush of the object's other pages reaches
  * every reader together with the unmap's pending one. PND0001-2 catch
  * those every round.
  */
 #define MIX_ROUNDS	     20
+#define MIX_ROUNDS_CPUS	     4
 #define MIX_BOCHS_DIVISOR    10
 #define MIX_ROUNDS_MIN	     4
 #define MIX_READERS_MAX	     16
@@ -525,6 +527,16 @@ static void report(struct ktest_context *t)
 		f->done[MUT_CLEAR], f->done[MUT_REMAP]);
 }
 
+static uint32_t rounds(void)
+{
+	uint32_t n = MIX_ROUNDS * MIX_ROUNDS_CPUS /
+		     MAX(cpu_count, (unsigned)MIX_ROUNDS_CPUS);
+
+	if (platform_get() == PLATFORM_BOCHS)
+		n /= MIX_BOCHS_DIVISOR;
+	return MAX(n, (uint32_t)MIX_ROUNDS_MIN);
+}
+
 KTEST(PND0003, pending,
       "unmap, map, protect and revoke at once, read on every CPU")
 {
@@ -538,10 +550,7 @@ KTEST(PND0003, pending,
 	}
 	memset(&mx, 0, sizeof(mx));
 	mx.failure_lock = (struct spinlock)SPINLOCK_INIT;
-	mx.rounds = MIX_ROUNDS;
-	if (platform_get() == PLATFORM_BOCHS)
-		mx.rounds = MAX(mx.rounds / MIX_BOCHS_DIVISOR,
-				(uint32_t)MIX_ROUNDS_MIN);
+	mx.rounds = rounds();
 	mx.readers = MIN(cpu_count, (unsigned)MIX_READERS_MAX);
 	mx.mm = mm_create();
 	if (!KEXPECT(mx.mm, "no address space") ||
