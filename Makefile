@@ -187,6 +187,8 @@ KERNEL_C := \
 	tests/kernel/test_user.c \
 	tests/kernel/test_tlb.c \
 	tests/kernel/test_revoke.c \
+	tests/kernel/test_pending.c \
+	tests/kernel/test_pending_mix.c \
 	tests/kernel/tlb_oracle.c \
 	tests/kernel/tlb_oracle_threads.c
 

@@ -230,6 +230,7 @@ CONFIGS = [
 # Serial output only: drawing every KTAP line on the emulated screen would
 # cost Bochs most of the run (the screen has configurations of its own).
 TLB = ["test=tlb", "console=serial"]
+TLB_PENDING = ["test=tlb,pending", "console=serial"]
 BOCHS_TLB = dict(emu="bochs", cpu="corei7_haswell_4770", smp=2)
 PCID_IN_FORCE = "pcid=1 invpcid=1 "  # in the boot summary
 CONFIGS += [
@@ -239,12 +240,14 @@ CONFIGS += [
         cmdline=TLB + ["lazy=dynamic", "lazy_backoff=1", "flush_concurrent=off"]),
     cfg("tcg-smp2-tlb-lazy-off", **TCG, smp=2,
         cmdline=TLB + ["lazy=off", "kernel_mm_mask=touch", "lazy_mm=refcount"]),
-    cfg("tcg-smp4-tlb-lazy-ipi", **TCG, smp=4, cmdline=TLB + [
+    # With 4 CPUs the pending-flush cases (test=pending) ride along, so
+    # that they too run under every lazy= value.
+    cfg("tcg-smp4-tlb-lazy-ipi", **TCG, smp=4, cmdline=TLB_PENDING + [
         "lazy=ipi", "flush_concurrent=off", "flush_ceiling=4096", "lazy_mm=refcount"]),
-    cfg("tcg-smp4-tlb-lazy-dynamic", **TCG, smp=4, cmdline=TLB + [
+    cfg("tcg-smp4-tlb-lazy-dynamic", **TCG, smp=4, cmdline=TLB_PENDING + [
         "lazy=dynamic", "lazy_backoff=1", "flush_info=stack", "kernel_mm_mask=touch"]),
     cfg("tcg-smp4-tlb-lazy-off", **TCG, smp=4,
-        cmdline=TLB + ["lazy=off", "flush_ceiling=0", "flush_concurrent=off"]),
+        cmdline=TLB_PENDING + ["lazy=off", "flush_ceiling=0", "flush_concurrent=off"]),
     cfg("tcg-smp8-tlb-lazy-dynamic", **TCG, smp=8, cmdline=TLB + [
         "lazy=dynamic", "lazy_backoff=1", "lazy_mm=refcount", "flush_info=stack",
         "flush_ceiling=0"]),
@@ -283,17 +286,30 @@ CONFIGS += [
 ]
 
 # Revocation (test=revoke): one object unmapped from several address spaces
-# at once, under each way of flushing the batch (unmap_batch=).
+# at once, under each way of flushing the batch (unmap_batch=). With 4 CPUs
+# the pending-flush cases (test=pending, tests/kernel/test_pending.c: a
+# revoke or a map while an unmap's flush is pending) ride along; they
+# need 3 CPUs, and Bochs runs them once, with PCID, on 3.
 REVOKE = ["test=revoke", "console=serial"]
+REVOKE_PENDING = ["test=revoke,pending", "console=serial"]
+PENDING = ["test=pending", "console=serial"]
 CONFIGS += [
     *(cfg(f"tcg-smp{n}-revoke-{batch.replace('_', '-')}", **TCG, smp=n,
-          cmdline=REVOKE + [f"unmap_batch={batch}"])
+          cmdline=(REVOKE if n == 2 else REVOKE_PENDING) + [f"unmap_batch={batch}"])
       for n in (2, 4) for batch in ("pages", "all", "per_mm")),
     *(cfg(f"bochs-smp2-revoke-{batch.replace('_', '-')}", **BOCHS_TLB,
           cmdline=REVOKE + [f"unmap_batch={batch}"], expect=(PCID_IN_FORCE,))
       for batch in ("pages", "all", "per_mm")),
+    cfg("bochs-smp3-pending", **dict(BOCHS_TLB, smp=3), cmdline=PENDING,
+        expect=(PCID_IN_FORCE,)),
     cfg("tcg-smp4-bug-batch-first-mm-only", "bug", **TCG, smp=4,
         cmdline=REVOKE + ["tlb_bug=batch_first_mm_only"]),
+    # The pending-flush rule broken: a revoke that flushes only the PTEs
+    # it finds present, a map that does not flush a pending range.
+    cfg("tcg-smp3-bug-revoke-skips-cleared", "bug", **TCG, smp=3,
+        cmdline=PENDING + ["tlb_bug=revoke_skips_cleared"]),
+    cfg("tcg-smp3-bug-map-no-wait", "bug", **TCG, smp=3,
+        cmdline=PENDING + ["tlb_bug=map_no_wait"]),
 ]
 
 
@@ -605,13 +621,13 @@ class MessageJudge(Judge):
         return self.expect_all(f"{self.tc.name}/message")
 
 
-# A TLB-protocol case (test=tlb, test=revoke) that reported a failure
-# ("not ok 3 TLB0003 ..."); a case cut short by a hang does not count.
-FAILED_TLB_CASE = re.compile(r"^\s*not ok \d+ ((?:TLB|RVK|USER)\d+)\b", re.M)
+# A TLB-protocol case (test=tlb, test=revoke, test=pending) that reported a
+# failure ("not ok 3 TLB0003 ..."); a case cut short by a hang does not count.
+FAILED_TLB_CASE = re.compile(r"^\s*not ok \d+ ((?:TLB|RVK|PND|USER)\d+)\b", re.M)
 
 
 class BugJudge(Judge):
-    """"bug": test=tlb (or test=revoke, or test=user) with an injected
+    """"bug": test=tlb (or test=revoke, test=pending, test=user) with an injected
     protocol bug (tlb_bug=, ipc_bug=): passes ("bug caught") only if a case of it fails or the
     kernel panics, fails ("bug missed") if the suite passes: one result."""
 
