@@ -332,6 +332,11 @@ void oracle_end_change(unsigned token, const struct mm *mm);
  * left its permit (a running change keeps its mark, for oracle_mapped).
  */
 void oracle_settled(int owner, uint64_t va);
+/*
+ * The same for change token, which returned: only translations given
+ * before it began go (later ones may be cached after its flush).
+ */
+void oracle_settled_since(int owner, uint64_t va, unsigned token);
 /* Permits not yet revoked. */
 unsigned oracle_pending(void);
 /*

@@ -512,7 +512,8 @@ static void kremap(unsigned kpage)
 		  mmu_frame_at(frame, "kremap"));
 	flush_tlb_kernel_range(va, va + PAGE_SIZE);
 	oracle_end_change(token, NULL);
-	oracle_settled(KERNEL_OWNER, va);
+	/* Remaps of va begun since may still be flushing (oracle.c). */
+	oracle_settled_since(KERNEL_OWNER, va, token);
 	pmm_free_frame(old & PTE_ADDR_MASK);
 }
 

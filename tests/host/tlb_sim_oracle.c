@@ -18,7 +18,12 @@
  * than it is allowed there, whichever change's permit it was
  * (oracle_settled). A map that returns while an earlier unmap's flush is
  * still under way must have flushed that unmap's entries itself; a
- * kernel stack handed out again must not meet its previous frames.
+ * kernel stack handed out again must not meet its previous frames. A
+ * kernel page remapped settles only what was there before its remap
+ * began (oracle_settled_since): another CPU may remap the page while this
+ * remap's flush is under way, and a CPU that has already flushed for this
+ * remap may cache the newer frame, legitimately, until the newer remap's
+ * own flush reaches it.
  *
  * A translation to a freed frame is never allowed, permit or not: pages
  * are freed only after their flush returned, so nothing can reach them.
@@ -30,6 +35,7 @@
  */
 #include "tests/host/tlb_sim.h"
 
+#include <limits.h>
 #include <stdio.h>
 
 /* Changes in flight at once: a few per CPU at most. */
@@ -42,6 +48,7 @@ struct permit {
 	uint32_t frame;
 	bool writable;
 	unsigned token; /* the change */
+	unsigned born;	/* the newest change begun when it was given */
 };
 
 static struct permit permits[SIM_PERMITS_MAX];
@@ -66,7 +73,7 @@ void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
 	if (npermits == SIM_PERMITS_MAX)
 		sim_fail("more than %d changes in flight", SIM_PERMITS_MAX);
 	permits[npermits++] =
-		(struct permit){owner, va, frame, writable, token};
+		(struct permit){owner, va, frame, writable, token, last_token};
 }
 
 void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable)
@@ -105,17 +112,23 @@ void oracle_end_change(unsigned token, const struct mm *mm)
 		sim_trace("  kernel flush returned");
 }
 
-void oracle_settled(int owner, uint64_t va)
+void oracle_settled_since(int owner, uint64_t va, unsigned token)
 {
 	unsigned kept = 0;
 
-	/* Marks (frame 0) stay: their changes are still running. */
+	/* Marks (frame 0) stay: their changes are still running. So do
+	 * translations given after change token began. */
 	for (unsigned i = 0; i < npermits; i++) {
 		if (permits[i].owner != owner || permits[i].va != va ||
-		    !permits[i].frame)
+		    !permits[i].frame || permits[i].born >= token)
 			permits[kept++] = permits[i];
 	}
 	npermits = kept;
+}
+
+void oracle_settled(int owner, uint64_t va)
+{
+	oracle_settled_since(owner, va, UINT_MAX);
 }
 
 unsigned oracle_pending(void)
