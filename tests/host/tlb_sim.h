@@ -38,6 +38,7 @@
 #include "mm/mm.h"
 #include "mm/tlb.h"
 #include "mm/tlb_hw.h"
+#include "smp/shared.h"
 
 /* --- Sizes ------------------------------------------------------------------- */
 
@@ -194,11 +195,12 @@ uint64_t sim_memory_version(void);
 /*
  * God's view, for the simulator's own checks and traces: the newest value
  * of [p, p+size) in any store buffer, else in memory. Never a scheduling
- * point. SIM_PEEK(&x) has x's type.
+ * point. x is a SHARED(T) (smp/shared.h), and SIM_PEEK(&x) is a T.
  */
 uint64_t sim_memory_peek(const void *p, size_t size);
-#define SIM_PEEK(p) \
-	((__typeof__(*(p)))(uintptr_t)sim_memory_peek((p), sizeof(*(p))))
+#define SIM_PEEK(p)                                              \
+	((__typeof__(*SHARED_RAW(p)))(uintptr_t)sim_memory_peek( \
+		SHARED_RAW(p), sizeof(*SHARED_RAW(p))))
 
 /* --- Trace (tlb_sim_trace.c) ------------------------------------------------- */
 
