@@ -13,6 +13,7 @@
 
 #include "lib/types.h"
 #include "smp/cpumask.h"
+#include "smp/shared.h"
 #include "smp/spinlock.h"
 
 /* Protection bits, as user programs pass them (proc/syscall_abi.h). */
@@ -29,10 +30,12 @@ struct mm {
 	uint64_t root;	     /* physical address of the PML4; set at creation */
 	uint64_t context_id; /* unique for the life of the system */
 	uint32_t refcount;   /* atomic: tasks, threads, lazy CPUs using it */
-	/* Atomic: bumped (after the page-table change) by every flush. */
-	uint64_t tlb_gen;
-	/* CPUs that may hold its translations: set/cleared atomically. */
-	struct cpumask cpu_mask;
+	/* Bumped (after the page-table change) by every flush, with a locked
+	 * add; read by switching and flushing CPUs. */
+	SHARED(uint64_t) tlb_gen;
+	/* CPUs that may hold its translations: each sets and clears its own
+	 * bit atomically; flushers read a snapshot. */
+	struct shared_cpumask cpu_mask;
 
 	struct spinlock lock; /* guards the user half's tables and below */
 	/*

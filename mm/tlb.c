@@ -587,7 +587,7 @@ void switch_mm_finish_held(void)
 /* What ack_here (tlb_bug=ack_before_flush, below) is given. */
 struct tlb_ack_call {
 	void (*handler)(void *arg);
-	const struct tlb_flush_request *request;
+	const tlb_flush_request_placed *request;
 };
 
 static enum tlb_hw_wait wait_mode(void)
@@ -772,17 +772,21 @@ void tlb_timer_tick(void)
 /*
  * Runs handler(arg) on targets: waiting as told, or with the bug above,
  * which holds single requests only (flush_tlb_mms goes space by space
- * under it), so arg is then a struct tlb_flush_request.
+ * under it), so arg is then a tlb_flush_request_placed.
  */
 static void call_targets(const struct cpumask *targets, void (*handler)(void *),
 			 void *arg)
 {
 	if (tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH)) {
-		const struct tlb_flush_request *r = arg;
+		const tlb_flush_request_placed *placed = arg;
+		struct tlb_flush_request r;
 
+		/* Our own request, read as the targets read it. */
+		shared_read(&r, placed, sizeof(r));
 		tlb_hw_call(targets, ack_here,
-			    &(struct tlb_ack_call){handler, r}, TLB_HW_WAIT);
-		if (!r->mm) /* a kernel range (above): flushed a call later */
+			    &(struct tlb_ack_call){handler, placed},
+			    TLB_HW_WAIT);
+		if (!r.mm) /* a kernel range (above): flushed a call later */
 			tlb_hw_call(targets, flush_acked_here, NULL,
 				    TLB_HW_NO_WAIT);
 		return;
@@ -841,14 +845,14 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 			unsigned stride_shift, enum tlb_freed_tables freed)
 {
 	uint64_t stride = 1ULL << stride_shift;
-	struct tlb_flush_request on_stack,
-		request = {
-			.mm = mm,
-			.start = ALIGN_DOWN(start, stride),
-			.end = ALIGN_UP(end, stride),
-			.stride_shift = stride_shift,
-			.freed_tables = freed == TLB_TABLES_FREED,
-		};
+	tlb_flush_request_placed on_stack;
+	struct tlb_flush_request request = {
+		.mm = mm,
+		.start = ALIGN_DOWN(start, stride),
+		.end = ALIGN_UP(end, stride),
+		.stride_shift = stride_shift,
+		.freed_tables = freed == TLB_TABLES_FREED,
+	};
 	struct cpumask mask, targets;
 	struct tlb_cpu *c;
 	unsigned self, cpu;
@@ -927,15 +931,16 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 static void flush_multi_here(void *arg)
 {
 	struct tlb_multi_request request;
-	const struct tlb_multi_request *sent = arg;
+	const tlb_multi_request_placed *sent = arg;
 	struct tlb_cpu *c = this_tlb();
-	unsigned count = shared_load(&sent->count, __ATOMIC_RELAXED);
 
 	/* As in flush_tlb_ipi: ordered by the call's release and acquire.
-	 * Only the spaces the sender filled in are read. */
+	 * Only the spaces the sender filled in are read: first the count,
+	 * then the request up to its last space. */
+	shared_read(&request, sent, offsetof(struct tlb_multi_request, mms));
 	shared_read(&request, sent,
 		    offsetof(struct tlb_multi_request, mms) +
-			    count * sizeof(request.mms[0]));
+			    request.count * sizeof(request.mms[0]));
 	if (request.sender != tlb_hw_cpu())
 		c->stats.ipis_received++;
 	for (unsigned i = 0; i < request.count; i++)
@@ -962,7 +967,8 @@ static void flush_mms_one_by_one(struct tlb_cpu *c,
 
 void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count)
 {
-	struct tlb_multi_request on_stack, request = {0}, *placed;
+	tlb_multi_request_placed on_stack, *placed;
+	struct tlb_multi_request request = {0};
 	bool whole = tlb_policy.unmap_batch == TLB_UNMAP_BATCH_ALL;
 	struct cpumask mask, targets;
 	struct tlb_cpu *c;
@@ -1087,7 +1093,7 @@ static void flush_kernel_here(void *arg)
 
 void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 {
-	struct tlb_flush_request on_stack;
+	tlb_flush_request_placed on_stack;
 	struct cpumask targets;
 	struct tlb_cpu *c;
 	unsigned self;

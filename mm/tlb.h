@@ -248,6 +248,14 @@ struct tlb_multi_request {
 	struct tlb_flush_request mms[TLB_MULTI_MMS_MAX];
 };
 
+/*
+ * A request where its targets read it, per CPU (flush_info=percpu) or on
+ * the sender's stack: the sender fills it with shared_write before the
+ * call, the targets copy it out with shared_read (mm/tlb.c).
+ */
+typedef SHARED(struct tlb_flush_request) tlb_flush_request_placed;
+typedef SHARED(struct tlb_multi_request) tlb_multi_request_placed;
+
 /* Per-CPU counters (tlb_stats prints them; benchmarks read them). */
 struct tlb_stats {
 	uint64_t ipis_sent;	   /* flush requests sent to other CPUs */
@@ -278,8 +286,10 @@ struct tlb_stats {
  * orderings mm/tlb.c describes; the rest belongs to the owning CPU alone.
  */
 struct tlb_cpu {
-	struct mm *loaded_mm; /* whose tables CR3 holds; TLB_MM_SWITCHING */
-	bool is_lazy;	      /* a kernel thread runs on loaded_mm */
+	SHARED(struct mm *)
+	loaded_mm;	      /* whose tables CR3 holds;
+					* TLB_MM_SWITCHING */
+	SHARED(bool) is_lazy; /* a kernel thread runs on loaded_mm */
 
 	uint16_t loaded_asid; /* slot of loaded_mm; TLB_ASID_KERNEL */
 	uint16_t next_asid;   /* round-robin victim for a new context */
@@ -294,9 +304,9 @@ struct tlb_cpu {
 	void (*acked_handler)(void *arg);
 	struct tlb_flush_request acked;
 	/* flush_info=percpu: this CPU's outgoing request lives here. */
-	struct tlb_flush_request request __aligned(64);
+	tlb_flush_request_placed request __aligned(64);
 	/* flush_info=percpu: this CPU's outgoing batch request. */
-	struct tlb_multi_request multi_request __aligned(64);
+	tlb_multi_request_placed multi_request __aligned(64);
 } __aligned(64);
 
 /* loaded_mm while a CPU is between two address spaces (mm/tlb.c). */

@@ -283,7 +283,12 @@ static bool killed(struct thread *self)
 static int wait_locked(struct endpoint *ep, struct thread *self,
 		       struct thread *handoff)
 {
-	while (self->ipc_wait != IPC_WAIT_NONE && !self->ipc_error) {
+	int err;
+
+	/* Relaxed: ep's lock orders these (sched/thread.h). */
+	while (shared_load(&self->ipc_wait, __ATOMIC_RELAXED) !=
+		       IPC_WAIT_NONE &&
+	       !shared_load(&self->ipc_error, __ATOMIC_RELAXED)) {
 		if (killed(self)) {
 			/* Leave the queue we are on; a taken call stays with
 			 * its receiver, who will find us gone. task_exit woke
@@ -291,7 +296,8 @@ static int wait_locked(struct endpoint *ep, struct thread *self,
 			 * linked by wait_next, which that wake leaves alone. */
 			unlink(&ep->senders, &ep->senders_tail, self);
 			unlink(&ep->receivers, &ep->receivers_tail, self);
-			self->ipc_wait = IPC_WAIT_NONE;
+			shared_store(&self->ipc_wait, IPC_WAIT_NONE,
+				     __ATOMIC_RELAXED);
 			return -ESRCH;
 		}
 		if (handoff)
@@ -301,11 +307,10 @@ static int wait_locked(struct endpoint *ep, struct thread *self,
 		handoff = NULL;
 		spin_lock(&ep->lock);
 	}
-	if (self->ipc_error) {
-		int err = self->ipc_error;
-
-		self->ipc_error = 0;
-		self->ipc_wait = IPC_WAIT_NONE;
+	err = shared_load(&self->ipc_error, __ATOMIC_RELAXED);
+	if (err) {
+		shared_store(&self->ipc_error, 0, __ATOMIC_RELAXED);
+		shared_store(&self->ipc_wait, IPC_WAIT_NONE, __ATOMIC_RELAXED);
 		return err;
 	}
 	return 0;
@@ -333,12 +338,13 @@ static int deliver_locked(struct endpoint *ep, struct thread *self,
 			spin_lock(&ep->lock);
 			return 0;
 		}
-		self->ipc_wait = IPC_WAIT_REPLY;
+		shared_store(&self->ipc_wait, IPC_WAIT_REPLY, __ATOMIC_RELAXED);
 		return wait_locked(ep, self, receiver);
 	}
 	self->ipc_msg = *msg;
 	grant_give(self, grant);
-	self->ipc_wait = is_call ? IPC_WAIT_REPLY : IPC_WAIT_TAKEN;
+	shared_store(&self->ipc_wait, is_call ? IPC_WAIT_REPLY : IPC_WAIT_TAKEN,
+		     __ATOMIC_RELAXED);
 	push(&ep->senders, &ep->senders_tail, self);
 	return wait_locked(ep, self, NULL);
 }
@@ -409,7 +415,7 @@ static int receive_locked(struct endpoint *ep, struct thread *self,
 		}
 		return 0;
 	}
-	self->ipc_wait = IPC_WAIT_MESSAGE;
+	shared_store(&self->ipc_wait, IPC_WAIT_MESSAGE, __ATOMIC_RELAXED);
 	push(&ep->receivers, &ep->receivers_tail, self);
 	err = wait_locked(ep, self, handoff);
 	*msg = self->ipc_msg;
@@ -751,10 +757,11 @@ fast_commit(struct endpoint *ep, struct thread *self, struct thread *peer,
 		pop_first(&ep->receivers, &ep->receivers_tail, peer);
 		owe_reply(peer, self, ep, true);
 		/* (ipc_is_call is read only of a queued sender: not us.) */
-		self->ipc_wait = IPC_WAIT_REPLY;
+		shared_store(&self->ipc_wait, IPC_WAIT_REPLY, __ATOMIC_RELAXED);
 	} else {
 		take_caller(self); /* peer: checked, changed only now */
-		self->ipc_wait = IPC_WAIT_MESSAGE;
+		shared_store(&self->ipc_wait, IPC_WAIT_MESSAGE,
+			     __ATOMIC_RELAXED);
 		push(&ep->receivers, &ep->receivers_tail, self);
 	}
 	/* A user thread's: peer->task is never NULL. */
@@ -882,7 +889,8 @@ void ipc_thread_exit(struct thread *t)
 		return;
 	flags = spin_lock_irqsave(&ep->lock);
 	caller = t->ipc_reply_to;
-	caller->ipc_error = -ESRCH; /* before answer_locked's wait_done */
+	/* Before answer_locked's wait_done (a release). */
+	shared_store(&caller->ipc_error, -ESRCH, __ATOMIC_RELAXED);
 	answer_locked(t, &failed, NULL);
 	spin_unlock_irqrestore(&ep->lock, flags);
 	sched_wake(caller);
@@ -895,7 +903,7 @@ static struct thread *drain_locked(struct endpoint *ep)
 
 	while ((t = pop(&ep->senders, &ep->senders_tail)) ||
 	       (t = pop(&ep->receivers, &ep->receivers_tail))) {
-		t->ipc_error = -ENOENT;
+		shared_store(&t->ipc_error, -ENOENT, __ATOMIC_RELAXED);
 		t->task_next_woken = woken;
 		woken = t;
 	}

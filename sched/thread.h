@@ -12,6 +12,7 @@
 #include "mm/fault.h"
 #include "proc/syscall_abi.h" /* struct ipc_message: the message registers */
 #include "smp/cpumask.h"
+#include "smp/shared.h"
 
 struct mm;
 struct task;
@@ -75,16 +76,18 @@ struct thread {
 	 * waits on, except reply_to and reply_endpoint, which only the thread
 	 * itself uses, and except that the IPC fast path reads its own
 	 * ipc_wait (and, once that says done, what it was given) without the
-	 * lock, paired with a release store (wait_done).
+	 * lock, paired with a release store (wait_done). So ipc_wait and
+	 * ipc_error are SHARED (smp/shared.h): relaxed under the lock, the
+	 * fast path's acquire without it.
 	 */
 	struct ipc_message ipc_msg;  /* to send, or just received */
 	void *ipc_grant;	     /* with ipc_msg: a kobject reference */
 	uint32_t ipc_grant_rights;   /* and the rights it comes with */
-	int ipc_wait;		     /* what it waits for (enum in ipc.c) */
+	SHARED(int) ipc_wait;	     /* what it waits for (enum in ipc.c) */
 	bool ipc_is_call;	     /* its message wants a reply */
 	struct thread *ipc_reply_to; /* the caller it owes a reply */
 	void *ipc_reply_endpoint;    /* where that call came through */
-	int ipc_error;		     /* why its wait ended early, or 0 */
+	SHARED(int) ipc_error;	     /* why its wait ended early, or 0 */
 	/* Blocked in the fast path without its kernel stack (else NULL): its
 	 * saved user registers, and the endpoint it holds a reference to. */
 	struct trap_frame *ipc_stackless_frame;

@@ -81,8 +81,10 @@
 #define DROP_EVERY	64 /* call_bug=drop: one request in this many */
 
 struct call_queue {
-	struct call_request *head; /* pushed by senders, taken by the owner */
-	uint64_t checks; /* times the owner looked at it; others read it */
+	/* pushed by senders, taken by the owner */
+	SHARED(struct call_request *) head;
+	/* times the owner looked at it; others read it */
+	SHARED(uint64_t) checks;
 	/* The owner's alone, used with interrupts off: */
 	struct call_request *taken; /* taken from head, not yet run */
 	uint64_t calls_run; /* requests run here (call_bug=drop counts them) */

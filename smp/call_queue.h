@@ -8,6 +8,7 @@
 
 #include "lib/types.h"
 #include "smp/call.h"
+#include "smp/shared.h"
 
 /*
  * One request, in the sender's slot for one target. fn, arg and next are
@@ -16,10 +17,10 @@
  * Each slot is a cache line of its own.
  */
 struct call_request {
-	smp_call_fn fn;
-	void *arg;
-	uint32_t pending; /* set by the sender, cleared by the target */
-	struct call_request *next; /* in the target's queue */
+	SHARED(smp_call_fn) fn;
+	SHARED(void *) arg;
+	SHARED(uint32_t) pending; /* set by the sender, cleared by the target */
+	SHARED(struct call_request *) next; /* in the target's queue */
 } __aligned(64);
 
 /* The call IPI's handler: runs every request queued for this CPU. */

@@ -2,11 +2,15 @@
 /*
  * CPU masks: one bit per CPU index (not APIC ID), up to MAX_CPUS.
  *
- * The plain operations are for masks one CPU owns (a local copy, a target
- * list being built). The _atomic ones are for masks several CPUs change at
- * once, such as an address space's mask of CPUs that may cache it: each is a
- * single locked read-modify-write of one 64-bit word, and counts as one
- * "cpumask atomic" in the TLB statistics.
+ * A struct cpumask is one CPU's (a local copy, a target list being built)
+ * or has one writer at a time (cpu_online_mask, smp/percpu.h), and its
+ * operations are plain. A struct shared_cpumask is
+ * changed by several CPUs at once without a lock, such as an address
+ * space's mask of CPUs that may cache it: its words are SHARED
+ * (smp/shared.h), so only the _atomic operations and cpumask_copy reach
+ * them. Each _atomic one is a single locked read-modify-write of one 64-bit
+ * word, and counts as one "cpumask atomic" in the TLB statistics; the
+ * other operations work on a snapshot (cpumask_copy).
  */
 #ifndef SMP_CPUMASK_H
 #define SMP_CPUMASK_H
@@ -25,6 +29,13 @@ _Static_assert(MAX_CPUS % 64 == 0, "cpumask words are 64 bits");
 struct cpumask {
 	uint64_t bits[CPUMASK_WORDS];
 };
+
+struct shared_cpumask {
+	shared_u64 bits[CPUMASK_WORDS];
+};
+
+_Static_assert(sizeof(struct shared_cpumask) == sizeof(struct cpumask),
+	       "a shared mask is laid out as a plain one");
 
 static inline void cpumask_clear_all(struct cpumask *m)
 {
@@ -49,12 +60,12 @@ static inline bool cpumask_test(const struct cpumask *m, unsigned cpu)
 }
 
 /* Atomic set/clear: one locked instruction; a full barrier. */
-static inline void cpumask_set_atomic(struct cpumask *m, unsigned cpu)
+static inline void cpumask_set_atomic(struct shared_cpumask *m, unsigned cpu)
 {
 	shared_set_bit(m->bits, cpu);
 }
 
-static inline void cpumask_clear_atomic(struct cpumask *m, unsigned cpu)
+static inline void cpumask_clear_atomic(struct shared_cpumask *m, unsigned cpu)
 {
 	shared_clear_bit(m->bits, cpu);
 }
@@ -63,11 +74,26 @@ static inline void cpumask_clear_atomic(struct cpumask *m, unsigned cpu)
  * Word-by-word snapshot of a mask other CPUs may be changing (each word
  * one load: a CPU's bit is either seen or not, never torn).
  */
-static inline void cpumask_copy(struct cpumask *dst, const struct cpumask *src)
+static inline void cpumask_snapshot(struct cpumask *dst,
+				    const struct shared_cpumask *src)
 {
 	for (int i = 0; i < CPUMASK_WORDS; i++)
 		dst->bits[i] = shared_load(&src->bits[i], __ATOMIC_RELAXED);
 }
+
+static inline void cpumask_copy_plain(struct cpumask *dst,
+				      const struct cpumask *src)
+{
+	for (int i = 0; i < CPUMASK_WORDS; i++)
+		dst->bits[i] = src->bits[i];
+}
+
+/* dst = src: a snapshot if src is a shared mask, else a plain copy. */
+#define cpumask_copy(dst, src) \
+	_Generic((src),                                           \
+		struct shared_cpumask *: cpumask_snapshot,        \
+		const struct shared_cpumask *: cpumask_snapshot,  \
+		default: cpumask_copy_plain)((dst), (src))
 
 static inline void cpumask_and(struct cpumask *dst, const struct cpumask *a,
 			       const struct cpumask *b)

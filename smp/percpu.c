@@ -29,5 +29,5 @@ void percpu_init_boot_cpu(void)
 	percpu_install(&boot_percpu);
 	cpus[0] = &boot_percpu;
 	cpu_count = 1;
-	cpumask_set_atomic(&cpu_online_mask, 0);
+	cpumask_set(&cpu_online_mask, 0); /* before any AP starts */
 }

@@ -101,6 +101,12 @@ static inline void preempt_enable(void)
 /* Every CPU the MADT lists and we started, by index (NULL beyond count). */
 extern struct percpu *cpus[MAX_CPUS];
 extern unsigned cpu_count; /* CPUs that came online */
+/*
+ * Each CPU sets its own bit as it comes online, one CPU at a time (the boot
+ * CPU first, then each AP while the boot CPU waits for its announcement,
+ * smp/smp.c), and no bit is ever cleared: one writer at a time, so a plain
+ * mask.
+ */
 extern struct cpumask cpu_online_mask;
 
 /* Points this CPU's GS base at p (after gdt_load, which resets GS). */

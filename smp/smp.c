@@ -105,7 +105,9 @@ __noreturn void ap_entry(struct percpu *p)
 	lapic_init_this_cpu();
 	apic_timer_init_this_cpu();
 	cpus[p->index] = p;
-	cpumask_set_atomic(&cpu_online_mask, p->index);
+	/* Plain: the boot CPU starts no other AP until our announcement (a
+	 * release, so it also publishes this bit). */
+	cpumask_set(&cpu_online_mask, p->index);
 	announce(CPU_ONLINE + 1);
 	sched_run_idle_ap(p->stack_top);
 }

@@ -13,8 +13,9 @@ host/<binary>/<case> or <config>/<suite>.<case>; the cases a crash cut off
 fail. With the TLB simulator among the host binaries, tools/mutants.py
 checks that every mutant applies and that a few are killed; with any host
 binary, the host scripts (HOST_SCRIPTS: the tests of the timeline renderer,
-the lab tools, the QR encoder, the results screen, the report and the USB
-stick writer) run too, and the labs are graded (tools/lab_tests.py: results
+the lab tools, the QR encoder, the results screen, the report, the USB
+stick writer, and the check that shared variables open only through
+smp/shared.h) run too, and the labs are graded (tools/lab_tests.py: results
 labs/<lab>/...), and `make compare-linux` runs, reduced, to its end
 (compare-linux/rows). ONLY=PATTERNS works as --only. Setting any of EMU SMP
 MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT runs one
@@ -68,7 +69,8 @@ MUTANTS = ROOT / "tools" / "mutants.py"
 # checks; the report and charts on fixture results; the USB stick writer
 # (tools/usb.py) refuses what it must, on fake sysfs trees; make
 # profile-path finds the IPC fast path, and the general one with it off;
-# tlb_trace=on traces the fast path's switches.
+# tlb_trace=on traces the fast path's switches; a plain access of a variable
+# shared without a lock does not compile (smp/shared.h).
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
                 "qr": ROOT / "tests" / "qr" / "test_qr.py",
@@ -76,7 +78,8 @@ HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "bench-report": ROOT / "tests" / "bench" / "test_bench_report.py",
                 "usb": ROOT / "tests" / "usb" / "test_usb.py",
                 "path-profile": ROOT / "tests" / "profile" / "test_path_profile.py",
-                "ipc-trace": ROOT / "tests" / "bench" / "test_ipc_trace.py"}
+                "ipc-trace": ROOT / "tests" / "bench" / "test_ipc_trace.py",
+                "plain-access": ROOT / "tests" / "shared" / "test_plain_access.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
 # shootdown that does not wait, a batch freed before its flush, a PCID that

@@ -38,6 +38,7 @@
 #include "mm/mm.h"
 #include "mm/tlb.h"
 #include "mm/tlb_hw.h"
+#include "smp/shared.h"
 
 /* --- Sizes ------------------------------------------------------------------- */
 
@@ -194,11 +195,12 @@ uint64_t sim_memory_version(void);
 /*
  * God's view, for the simulator's own checks and traces: the newest value
  * of [p, p+size) in any store buffer, else in memory. Never a scheduling
- * point. SIM_PEEK(&x) has x's type.
+ * point. x is a SHARED(T) (smp/shared.h), and SIM_PEEK(&x) is a T.
  */
 uint64_t sim_memory_peek(const void *p, size_t size);
-#define SIM_PEEK(p) \
-	((__typeof__(*(p)))(uintptr_t)sim_memory_peek((p), sizeof(*(p))))
+#define SIM_PEEK(p)                                              \
+	((__typeof__(*SHARED_RAW(p)))(uintptr_t)sim_memory_peek( \
+		SHARED_RAW(p), sizeof(*SHARED_RAW(p))))
 
 /* --- Trace (tlb_sim_trace.c) ------------------------------------------------- */
 
@@ -326,13 +328,13 @@ void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
 void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable);
 /* The change's call returned (mm: NULL for kernel mappings). */
 void oracle_end_change(unsigned token, const struct mm *mm);
-/* The newest change begun so far (a call's start, for oracle_settled). */
+/* The moment a call begins, for its oracle_settled. */
 unsigned oracle_mark(void);
 /*
- * A map, unmap, protect or revoke of owner's va returned; since is its
- * own token, or oracle_mark() when it began (a map has no token): the
- * permits of the changes begun by then go, whichever change left them
- * (a running change keeps its mark, for oracle_mapped).
+ * A map, unmap, protect or revoke of owner's va returned, which began at
+ * moment since (oracle_mark): the translations permitted before then go,
+ * whichever change left them (a running change keeps its mark, for
+ * oracle_mapped, and what it was permitted since).
  */
 void oracle_settled(int owner, uint64_t va, unsigned since);
 /* Permits not yet revoked. */

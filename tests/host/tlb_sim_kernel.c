@@ -404,7 +404,7 @@ static void mapped_now(int owner, uint64_t root, uint64_t va)
 static void unmap_run(struct sim_mm *sm, unsigned first, unsigned count)
 {
 	int owner = (int)(sm - mms);
-	unsigned token = oracle_begin_change();
+	unsigned since = oracle_mark(), token = oracle_begin_change();
 
 	for (unsigned p = first; p < first + count; p++)
 		permit_current(token, owner, sm->mm->root, sim_page_va(p));
@@ -413,7 +413,7 @@ static void unmap_run(struct sim_mm *sm, unsigned first, unsigned count)
 	mm_unmap(sm->mm, sim_page_va(first), count * PAGE_SIZE);
 	oracle_end_change(token, sm->mm);
 	for (unsigned p = first; p < first + count; p++)
-		oracle_settled(owner, sim_page_va(p), token);
+		oracle_settled(owner, sim_page_va(p), since);
 }
 
 /* The region a page is in: pages of one region are contiguous. */
@@ -469,13 +469,14 @@ static void protect(struct sim_mm *sm, unsigned page)
 {
 	int owner = (int)(sm - mms);
 	uint64_t va = sim_page_va(page), pte;
-	unsigned token;
+	unsigned since, token;
 	bool writable;
 	int err;
 
 	if (pt_translate(sm->mm->root, va, NULL, &pte))
 		return;
 	writable = pte & PTE_WRITE;
+	since = oracle_mark();
 	token = oracle_begin_change();
 	permit_current(token, owner, sm->mm->root, va);
 	sim_trace("%s mm%d page %u", writable ? "write-protects" : "unprotects",
@@ -484,7 +485,7 @@ static void protect(struct sim_mm *sm, unsigned page)
 			 MM_PROT_READ | (writable ? 0 : MM_PROT_WRITE));
 	oracle_end_change(token, sm->mm);
 	if (!err) /* -ENOENT: another CPU unmapped it first */
-		oracle_settled(owner, va, token);
+		oracle_settled(owner, va, since);
 }
 
 /* Unmaps every page of a region, so that its tables are freed. */
@@ -501,7 +502,7 @@ static void free_table(struct sim_mm *sm, unsigned index)
 static void kremap(unsigned kpage)
 {
 	uint64_t va = sim_kpage_va(kpage), old, frame;
-	unsigned token = oracle_begin_change();
+	unsigned since = oracle_mark(), token = oracle_begin_change();
 
 	permit_current(token, KERNEL_OWNER, kernel_root_phys, va);
 	if (kmap_unmap_page(va, &old)) {
@@ -518,7 +519,7 @@ static void kremap(unsigned kpage)
 		  mmu_frame_at(frame, "kremap"));
 	flush_tlb_kernel_range(va, va + PAGE_SIZE);
 	oracle_end_change(token, NULL);
-	oracle_settled(KERNEL_OWNER, va, token);
+	oracle_settled(KERNEL_OWNER, va, since);
 	pmm_free_frame(old & PTE_ADDR_MASK);
 }
 
@@ -695,10 +696,9 @@ static void user_access(unsigned cpu, unsigned page, bool write)
 static void revoke(void)
 {
 	const struct mm *first = NULL;
-	unsigned token;
+	unsigned since = oracle_mark(), token = oracle_begin_change();
 	int err;
 
-	token = oracle_begin_change();
 	for (unsigned i = 0; i < nmms; i++) {
 		if (mms[i].dead)
 			continue;
@@ -714,7 +714,7 @@ static void revoke(void)
 	oracle_end_change(token, first);
 	for (unsigned i = 0; !err && i < nmms; i++) {
 		for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
-			oracle_settled((int)i, sim_page_va(p), token);
+			oracle_settled((int)i, sim_page_va(p), since);
 	}
 }
 

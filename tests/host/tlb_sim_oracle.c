@@ -13,13 +13,15 @@
  * the tables; the permit goes when its flush returns. After that no CPU
  * may use the old translation, in any PCID, ever.
  *
- * The oracle is strict about later changes too: once any map, unmap,
- * protect or revoke of an address has returned, no translation older
- * than it is allowed there, whichever change's permit it was, as long as
- * that change began before the call did (oracle_settled; a change begun
- * later may still be clearing what the call left). A map that returns while an earlier unmap's flush is
- * still under way must have flushed that unmap's entries itself; a
- * kernel stack handed out again must not meet its previous frames.
+ * The oracle is strict about later calls too: once any map, unmap,
+ * protect or revoke of an address has returned (or a kernel stack was
+ * handed out), no translation permitted before that call began is allowed
+ * there any more, whichever change's permit it was (oracle_settled). A
+ * map that returns while an earlier unmap's flush is still under way must
+ * have flushed that unmap's entries itself. Permits given after the call
+ * began stay: a change begun since may still be clearing what the call
+ * left (a second remap of a kernel page, an unmap that had not taken the
+ * lock yet), and its old translation is allowed until it returns.
  *
  * A translation to a freed frame is never allowed, permit or not: pages
  * are freed only after their flush returned, so nothing can reach them.
@@ -42,10 +44,11 @@ struct permit {
 	uint32_t frame;
 	bool writable;
 	unsigned token; /* the change */
+	unsigned born;	/* oracle_mark's count when it was given */
 };
 
 static struct permit permits[SIM_PERMITS_MAX];
-static unsigned npermits, last_token;
+static unsigned npermits, last_token, moments;
 
 struct sim_counts sim_counts;
 
@@ -53,6 +56,7 @@ void oracle_reset(void)
 {
 	npermits = 0;
 	last_token = 0;
+	moments = 0;
 }
 
 unsigned oracle_begin_change(void)
@@ -66,7 +70,7 @@ void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
 	if (npermits == SIM_PERMITS_MAX)
 		sim_fail("more than %d changes in flight", SIM_PERMITS_MAX);
 	permits[npermits++] =
-		(struct permit){owner, va, frame, writable, token};
+		(struct permit){owner, va, frame, writable, token, ++moments};
 }
 
 void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable)
@@ -107,7 +111,7 @@ void oracle_end_change(unsigned token, const struct mm *mm)
 
 unsigned oracle_mark(void)
 {
-	return last_token;
+	return ++moments;
 }
 
 void oracle_settled(int owner, uint64_t va, unsigned since)
@@ -117,7 +121,7 @@ void oracle_settled(int owner, uint64_t va, unsigned since)
 	/* Marks (frame 0) stay: their changes are still running. */
 	for (unsigned i = 0; i < npermits; i++) {
 		if (permits[i].owner != owner || permits[i].va != va ||
-		    !permits[i].frame || permits[i].token > since)
+		    !permits[i].frame || permits[i].born > since)
 			permits[kept++] = permits[i];
 	}
 	npermits = kept;
