@@ -190,7 +190,8 @@ KERNEL_C := \
 	tests/kernel/test_pending.c \
 	tests/kernel/test_pending_mix.c \
 	tests/kernel/tlb_oracle.c \
-	tests/kernel/tlb_oracle_threads.c
+	tests/kernel/tlb_oracle_threads.c \
+	tests/kernel/threads.c
 
 KERNEL_OBJS := $(BOOT_ASM:%.asm=$(BUILD)/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/%.o) \
 	$(KERNEL_C:%.c=$(BUILD)/%.o) $(BUILD)/kernel/font_psf.o

@@ -34,10 +34,8 @@
  * instead of for the witness.
  */
 #include "tests/ktest.h"
+#include "tests/kernel/threads.h"
 #include "apic/tsc.h"
-#include "kernel/cpu.h"
-#include "kernel/extable.h"
-#include "kernel/panic.h"
 #include "kernel/platform.h"
 #include "kernel/x86.h"
 #include "lib/string.h"
@@ -48,7 +46,6 @@
 #include "mm/tlb.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
-#include "smp/cpumask.h"
 #include "smp/percpu.h"
 
 /*
@@ -66,20 +63,19 @@
  */
 #define PENDING_HOLD_NS 100000000ULL
 
-#define PENDING_CPUS	  3
-#define WITNESS_CPU	  2
-#define UNMAPPER_CPU	  1
-#define RACER_CPU	  0
-#define PENDING_VA	  0x40000000ULL
-#define ANCHOR_VA	  (PENDING_VA + PAGE_SIZE) /* keeps the table */
-#define POISON_FRAMES	  4
-#define OLD_MAGIC	  0x01d0000000000000ULL
-#define NEW_MAGIC	  0x0e30000000000000ULL
-#define POISON		  0xdeadf4eedeadf4eeULL
-#define PENDING_LIMIT_NS  30000000000ULL
-#define PENDING_THREADS	  3
-#define PENDING_REAP_NS	  20000000000ULL
-#define PENDING_REAP_POLL 1000000ULL
+#define PENDING_CPUS	 3
+#define WITNESS_CPU	 2
+#define UNMAPPER_CPU	 1
+#define RACER_CPU	 0
+#define PENDING_VA	 0x40000000ULL
+#define ANCHOR_VA	 (PENDING_VA + PAGE_SIZE) /* keeps the table */
+#define POISON_FRAMES	 4
+#define OLD_MAGIC	 0x01d0000000000000ULL
+#define NEW_MAGIC	 0x0e30000000000000ULL
+#define POISON		 0xdeadf4eedeadf4eeULL
+#define PENDING_LIMIT_NS 30000000000ULL
+#define PENDING_THREADS	 3
+#define PENDING_REAP_NS	 20000000000ULL
 
 enum race {
 	RACE_REVOKE, /* the racer revokes the object the page belongs to */
@@ -170,18 +166,6 @@ static bool wait_for(const uint32_t *counter, uint32_t value, const char *what)
 	return true;
 }
 
-static int probe(uint64_t va, uint64_t *value)
-{
-	int err;
-
-	if (boot_cpu.smap)
-		stac();
-	err = probe_read_u64((const void *)va, value);
-	if (boot_cpu.smap)
-		clac();
-	return err;
-}
-
 static void fail(uint32_t round, int err, uint64_t value, bool setup)
 {
 	pv.failures++;
@@ -209,7 +193,7 @@ static void witness_main(void *arg)
 		if (!wait_for(&pv.round, round + 1, "the round's set-up"))
 			break;
 		cli();
-		first_err = probe(PENDING_VA, &first);
+		first_err = test_probe_user_read(PENDING_VA, &first);
 		publish(&pv.holding, round + 1);
 		deadline = tsc_read_ordered() + ns_to_tsc(PENDING_HOLD_NS);
 		while (load(&pv.returned) < round + 1 &&
@@ -217,7 +201,7 @@ static void witness_main(void *arg)
 			cpu_relax();
 		/* Acquire: the racer's call and writes came before. */
 		returned = load(&pv.returned) >= round + 1;
-		second_err = probe(PENDING_VA, &second);
+		second_err = test_probe_user_read(PENDING_VA, &second);
 		publish(&pv.released, round + 1);
 		sti();
 		if (first_err || first != old_pattern(round))
@@ -335,48 +319,6 @@ static void clean_up(void)
 	pv.npoisoned = 0;
 }
 
-static bool start(struct ktest_context *t, thread_fn fn, unsigned cpu,
-		  const char *name, struct mm *mm)
-{
-	struct thread *thread;
-	struct cpumask pin;
-
-	cpumask_clear_all(&pin);
-	cpumask_set(&pin, cpu);
-	thread = thread_create(fn, NULL, name, &pin);
-	if (!KEXPECT(thread, "no thread %s", name))
-		return false;
-	if (mm) {
-		/* The thread's reference: thread_reap drops it. */
-		mm_get(mm);
-		thread->mm = mm;
-	}
-	sched_start_thread(thread);
-	return true;
-}
-
-/* Every thread started has left (they use pv: nothing may go on before). */
-static void join(struct ktest_context *t, unsigned started,
-		 unsigned threads_before)
-{
-	uint64_t deadline = tsc_read_ordered() + ns_to_tsc(PENDING_REAP_NS);
-
-	__atomic_store_n(&pv.stop, true, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&pv.exited, __ATOMIC_ACQUIRE) < started) {
-		if (tsc_read_ordered() > deadline)
-			panic("pending: %u of %u threads still running",
-			      started - pv.exited, started);
-		sleep_ns(PENDING_REAP_POLL);
-	}
-	while (thread_count() > threads_before &&
-	       tsc_read_ordered() < deadline) {
-		sleep_ns(PENDING_REAP_POLL);
-		thread_reap();
-	}
-	KEXPECT(thread_count() <= threads_before, "%u threads not reaped",
-		thread_count() - threads_before);
-}
-
 static void report(struct ktest_context *t, const char *racer)
 {
 	const struct pending_failure *f = &pv.failure;
@@ -423,9 +365,12 @@ static void run(struct ktest_context *t, enum race kind, const char *racer)
 	    !KEXPECT(!mm_map_anon(pv.mm, ANCHOR_VA, PAGE_SIZE, MM_PROT_READ),
 		     "mapping the anchor page"))
 		goto out;
-	started += start(t, witness_main, WITNESS_CPU, "pnd-witness", pv.mm);
-	started += start(t, unmapper_main, UNMAPPER_CPU, "pnd-unmap", NULL);
-	started += start(t, racer_main, RACER_CPU, "pnd-race", NULL);
+	started += test_thread_start(t, witness_main, NULL, WITNESS_CPU,
+				     "pnd-witness", pv.mm);
+	started += test_thread_start(t, unmapper_main, NULL, UNMAPPER_CPU,
+				     "pnd-unmap", NULL);
+	started += test_thread_start(t, racer_main, NULL, RACER_CPU, "pnd-race",
+				     NULL);
 	for (uint32_t round = 0;
 	     started == PENDING_THREADS && round < pv.rounds && !stopped();
 	     round++) {
@@ -439,7 +384,9 @@ static void run(struct ktest_context *t, enum race kind, const char *racer)
 		clean_up();
 		done++;
 	}
-	join(t, started, threads_before);
+	/* The threads use pv: every one leaves before the clean-up. */
+	test_threads_join(t, &pv.stop, &pv.exited, started, threads_before,
+			  PENDING_REAP_NS);
 	clean_up();
 	report(t, racer);
 	ktest_note("%s: %u of %u rounds, the racer began %u of them while the "

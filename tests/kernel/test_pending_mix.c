@@ -43,10 +43,8 @@
  * 2r + 1 while round r is set up (nothing judged), 2r + 2 while it runs.
  */
 #include "tests/ktest.h"
+#include "tests/kernel/threads.h"
 #include "apic/tsc.h"
-#include "kernel/cpu.h"
-#include "kernel/extable.h"
-#include "kernel/panic.h"
 #include "kernel/platform.h"
 #include "kernel/x86.h"
 #include "lib/errno.h"
@@ -58,7 +56,6 @@
 #include "mm/tlb.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
-#include "smp/cpumask.h"
 #include "smp/percpu.h"
 #include "smp/spinlock.h"
 
@@ -94,7 +91,6 @@
 #define POISON	     0xdeadf4eedeadf4eeULL
 
 #define MIX_LIMIT_NS 30000000000ULL
-#define MIX_POLL_NS  1000000ULL
 
 enum mutator {
 	MUT_UNMAP,
@@ -198,30 +194,6 @@ static bool wait_seq(uint64_t seq)
 	return true;
 }
 
-static int probe(uint64_t va, uint64_t *value)
-{
-	int err;
-
-	if (boot_cpu.smap)
-		stac();
-	err = probe_read_u64((const void *)va, value);
-	if (boot_cpu.smap)
-		clac();
-	return err;
-}
-
-static int probe_write(uint64_t va)
-{
-	int err;
-
-	if (boot_cpu.smap)
-		stac();
-	err = probe_write_u64((void *)(va + WRITE_OFFSET), 0);
-	if (boot_cpu.smap)
-		clac();
-	return err;
-}
-
 /* Whether a read of slot in round r is explained, given the calls done. */
 static bool read_ok(unsigned slot, uint32_t r, const bool *done, int err,
 		    uint64_t value)
@@ -280,8 +252,9 @@ static void read_pass(void)
 		done[MUT_PROTECT] &&
 		__atomic_load_n(&mx.protect_missed, __ATOMIC_RELAXED) != r + 1;
 	for (unsigned s = 0; s < MIX_SLOTS; s++)
-		errs[s] = probe(slot_va(s), &values[s]);
-	write_err = probe_write(slot_va(SLOT_PROTECT));
+		errs[s] = test_probe_user_read(slot_va(s), &values[s]);
+	write_err =
+		test_probe_user_write(slot_va(SLOT_PROTECT) + WRITE_OFFSET, 0);
 	s2 = load_seq();
 	if (!s1 || s1 % 2 || s1 != s2)
 		return; /* set-up, or a round boundary: nothing to judge */
@@ -397,26 +370,6 @@ static void mutator_main(void *arg)
 	__atomic_add_fetch(&mx.exited, 1, __ATOMIC_RELEASE);
 }
 
-static bool start(struct ktest_context *t, thread_fn fn, void *arg,
-		  unsigned cpu, const char *name, struct mm *mm)
-{
-	struct thread *thread;
-	struct cpumask pin;
-
-	cpumask_clear_all(&pin);
-	cpumask_set(&pin, cpu);
-	thread = thread_create(fn, arg, name, &pin);
-	if (!KEXPECT(thread, "no thread %s", name))
-		return false;
-	if (mm) {
-		/* The thread's reference: thread_reap drops it. */
-		mm_get(mm);
-		thread->mm = mm;
-	}
-	sched_start_thread(thread);
-	return true;
-}
-
 /* Round r's starting point; the previous round's leftovers go first. */
 static bool set_up(struct ktest_context *t, uint32_t r)
 {
@@ -484,27 +437,6 @@ static bool wait_round(uint32_t r)
 	return true;
 }
 
-static void join(struct ktest_context *t, unsigned started,
-		 unsigned threads_before)
-{
-	uint64_t deadline = tsc_read_ordered() + ns_to_tsc(MIX_LIMIT_NS);
-
-	__atomic_store_n(&mx.stop, true, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&mx.exited, __ATOMIC_ACQUIRE) < started) {
-		if (tsc_read_ordered() > deadline)
-			panic("pending mix: %u of %u threads still running",
-			      started - mx.exited, started);
-		sleep_ns(MIX_POLL_NS);
-	}
-	while (thread_count() > threads_before &&
-	       tsc_read_ordered() < deadline) {
-		sleep_ns(MIX_POLL_NS);
-		thread_reap();
-	}
-	KEXPECT(thread_count() <= threads_before, "%u threads not reaped",
-		thread_count() - threads_before);
-}
-
 static void report(struct ktest_context *t)
 {
 	const struct mix_failure *f = &mx.failure;
@@ -561,17 +493,19 @@ KTEST(PND0003, pending,
 	mm_write(mx.mm, slot_va(SLOT_KEPT), &word, sizeof(word));
 	wanted = mx.readers + MUT_COUNT;
 	for (unsigned i = 0; i < mx.readers; i++)
-		started += start(t, reader_main, &mx.reader[i], i, "pnd-read",
-				 mx.mm);
+		started += test_thread_start(t, reader_main, &mx.reader[i], i,
+					     "pnd-read", mx.mm);
 	for (unsigned m = 0; m < MUT_COUNT; m++)
-		started += start(t, mutator_main, (void *)(uintptr_t)m,
-				 m % cpu_count, mutator_names[m], NULL);
+		started += test_thread_start(
+			t, mutator_main, (void *)(uintptr_t)m, m % cpu_count,
+			mutator_names[m], NULL);
 	for (uint32_t r = 0; started == wanted && r < mx.rounds; r++) {
 		if (!set_up(t, r) || !wait_round(r))
 			break;
 		done++;
 	}
-	join(t, started, threads_before);
+	test_threads_join(t, &mx.stop, &mx.exited, started, threads_before,
+			  MIX_LIMIT_NS);
 	report(t);
 	ktest_note("%u of %u rounds, %u readers; the revoke began before the "
 		   "unmap returned in %u, the remap before the clear returned "

@@ -29,12 +29,9 @@
  * the current state, so that their TLBs hold the translations.
  */
 #include "tests/ktest.h"
+#include "tests/kernel/threads.h"
 #include "apic/tsc.h"
-#include "kernel/cpu.h"
-#include "kernel/extable.h"
-#include "kernel/panic.h"
 #include "kernel/platform.h"
-#include "kernel/x86.h"
 #include "lib/errno.h"
 #include "lib/string.h"
 #include "mm/layout.h"
@@ -44,7 +41,6 @@
 #include "mm/tlb.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
-#include "smp/cpumask.h"
 #include "smp/percpu.h"
 #include "smp/spinlock.h"
 
@@ -78,7 +74,6 @@
 #define PASSES_PER_YIELD 16
 
 #define WAIT_LIMIT_NS 60000000000ULL
-#define POLL_NS	      1000000ULL
 
 struct reader {
 	struct thread *thread;
@@ -114,18 +109,6 @@ static uint64_t kept_pattern(unsigned page)
 	return KEPT_MAGIC | page;
 }
 
-static int probe(uint64_t va, uint64_t *value)
-{
-	int err;
-
-	if (boot_cpu.smap)
-		stac();
-	err = probe_read_u64((const void *)va, value);
-	if (boot_cpu.smap)
-		clac();
-	return err;
-}
-
 /* Whether state seq explains a read of the revoked object's page. */
 static bool state_explains(uint64_t seq, unsigned page, int err, uint64_t value)
 {
@@ -155,9 +138,11 @@ static void read_pass(void)
 	int errs[REVOKE_PAGES], kept_errs[KEPT_PAGES];
 
 	for (unsigned p = 0; p < REVOKE_PAGES; p++)
-		errs[p] = probe(REVOKE_VA + p * PAGE_SIZE, &values[p]);
+		errs[p] = test_probe_user_read(REVOKE_VA + p * PAGE_SIZE,
+					       &values[p]);
 	for (unsigned p = 0; p < KEPT_PAGES; p++)
-		kept_errs[p] = probe(KEPT_VA + p * PAGE_SIZE, &kept[p]);
+		kept_errs[p] =
+			test_probe_user_read(KEPT_VA + p * PAGE_SIZE, &kept[p]);
 	s2 = __atomic_load_n(&rv.seq, __ATOMIC_ACQUIRE);
 	for (unsigned p = 0; p < REVOKE_PAGES; p++) {
 		bool explained = false;
@@ -305,44 +290,17 @@ static void start_readers(struct ktest_context *t, struct mm **mms)
 	for (unsigned cpu = 0; cpu < cpus; cpu++) {
 		for (unsigned i = 0; i < REVOKE_MMS; i++) {
 			struct reader *r = &rv.reader[rv.readers];
-			struct cpumask pin;
 
-			cpumask_clear_all(&pin);
-			cpumask_set(&pin, cpu);
 			r->mm = mms[i];
-			r->thread =
-				thread_create(reader_main, r, "rvk-read", &pin);
+			r->thread = test_thread_create(reader_main, r, cpu,
+						       "rvk-read", r->mm);
 			if (!KEXPECT(r->thread, "reader thread"))
 				return;
-			/* The thread's reference: thread_reap drops it. */
-			mm_get(r->mm);
-			r->thread->mm = r->mm;
 			rv.readers++;
 		}
 	}
 	for (unsigned i = 0; i < rv.readers; i++)
 		sched_start_thread(rv.reader[i].thread);
-}
-
-static void stop_readers(struct ktest_context *t, unsigned threads_before)
-{
-	uint64_t deadline = tsc_read_ordered() + ns_to_tsc(WAIT_LIMIT_NS);
-
-	__atomic_store_n(&rv.stop, true, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&rv.exited, __ATOMIC_ACQUIRE) < rv.readers) {
-		if (tsc_read_ordered() > deadline)
-			/* They still use rv: no test may go on. */
-			panic("revoke: %u of %u readers still running",
-			      rv.readers - rv.exited, rv.readers);
-		sleep_ns(POLL_NS);
-	}
-	while (thread_count() > threads_before &&
-	       tsc_read_ordered() < deadline) {
-		sleep_ns(POLL_NS);
-		thread_reap();
-	}
-	KEXPECT(thread_count() <= threads_before, "%u readers not reaped",
-		thread_count() - threads_before);
 }
 
 static void report(struct ktest_context *t)
@@ -408,7 +366,8 @@ KTEST(RVK0001, revoke, "an object revoked from 4 address spaces on every CPU")
 			break;
 		done++;
 	}
-	stop_readers(t, threads_before);
+	test_threads_join(t, &rv.stop, &rv.exited, rv.readers, threads_before,
+			  WAIT_LIMIT_NS);
 	tlb_stats_sum(&after);
 	report(t);
 	ktest_note(

@@ -6,6 +6,7 @@
  */
 #include "tests/kernel/tlb_oracle_internal.h"
 #include "tests/ktest.h"
+#include "tests/kernel/threads.h"
 #include "apic/tsc.h"
 #include "lib/errno.h"
 #include "lib/format.h"
@@ -22,7 +23,6 @@
 #include "sched/sched.h"
 #include "sched/thread.h"
 #include "sched/wait.h"
-#include "smp/cpumask.h"
 #include "smp/percpu.h"
 #include "smp/spinlock.h"
 
@@ -318,19 +318,11 @@ static void start_threads(struct ktest_context *t, struct oracle *o)
 	shuffle_rotation(o);
 	for (created = 0; created < o->worker_count; created++) {
 		struct worker *w = &o->workers[created];
-		struct cpumask pin;
 
-		cpumask_clear_all(&pin);
-		cpumask_set(&pin, w->cpu);
-		w->thread = thread_create(oracle_worker_main, w, names[w->kind],
-					  &pin);
+		w->thread = test_thread_create(oracle_worker_main, w, w->cpu,
+					       names[w->kind], w->mm);
 		if (!w->thread)
 			break;
-		if (w->mm) {
-			/* The thread's reference: thread_reap drops it. */
-			mm_get(w->mm);
-			w->thread->mm = w->mm;
-		}
 	}
 	if (!KEXPECT(created == o->worker_count, "thread %u of %u not created",
 		     created, o->worker_count))

@@ -7,6 +7,7 @@
  * sticks. The protocol they follow: the top of tests/kernel/test_tlb.c.
  */
 #include "tests/kernel/tlb_oracle_internal.h"
+#include "tests/kernel/threads.h"
 #include "apic/tsc.h"
 #include "kernel/cpu.h"
 #include "lib/errno.h"
@@ -123,29 +124,17 @@ static bool keep_waiting(struct oracle *o, uint64_t deadline,
 /* Probes one word; SMAP needs the door open for user pages. */
 static int probe_read(const struct group *g, uint64_t va, uint64_t *value)
 {
-	bool user = g->mm && boot_cpu.smap;
-	int err;
-
-	if (user)
-		stac();
-	err = probe_read_u64((const void *)va, value);
-	if (user)
-		clac();
-	return err;
+	if (g->mm)
+		return test_probe_user_read(va, value);
+	return probe_read_u64((const void *)va, value);
 }
 
 static int probe_write(const struct group *g, uint64_t va)
 {
-	bool user = g->mm && boot_cpu.smap;
-	int err;
-
-	if (user)
-		stac();
-	err = probe_write_u64((void *)(va + WRITE_PROBE_OFFSET),
-			      WRITE_PROBE_VALUE);
-	if (user)
-		clac();
-	return err;
+	va += WRITE_PROBE_OFFSET;
+	if (g->mm)
+		return test_probe_user_write(va, WRITE_PROBE_VALUE);
+	return probe_write_u64((void *)va, WRITE_PROBE_VALUE);
 }
 
 /*
