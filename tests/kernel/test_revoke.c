@@ -286,17 +286,19 @@ static uint32_t rounds(void)
 static void start_readers(struct ktest_context *t, struct mm **mms)
 {
 	unsigned cpus = MIN(cpu_count, (unsigned)(READERS_MAX / REVOKE_MMS));
+	bool made = true;
 
-	for (unsigned cpu = 0; cpu < cpus; cpu++) {
-		for (unsigned i = 0; i < REVOKE_MMS; i++) {
+	/* The readers made so far start even when one is not: the join
+	 * waits for every one counted. */
+	for (unsigned cpu = 0; made && cpu < cpus; cpu++) {
+		for (unsigned i = 0; made && i < REVOKE_MMS; i++) {
 			struct reader *r = &rv.reader[rv.readers];
 
 			r->mm = mms[i];
 			r->thread = test_thread_create(reader_main, r, cpu,
 						       "rvk-read", r->mm);
-			if (!KEXPECT(r->thread, "reader thread"))
-				return;
-			rv.readers++;
+			made = KEXPECT(r->thread, "reader thread");
+			rv.readers += made;
 		}
 	}
 	for (unsigned i = 0; i < rv.readers; i++)
