@@ -22,6 +22,7 @@
 /* Segment selectors (kernel/gdt.c builds the same layout) */
 #define GDT_KERNEL_CODE 0x08
 #define GDT_KERNEL_DATA 0x10
+#define GDT_USER_CODE32 0x18 /* not present: the STAR[63:48] base for SYSRET */
 #define GDT_USER_DATA	0x20
 #define GDT_USER_CODE	0x28
 #define SELECTOR_RPL3	3

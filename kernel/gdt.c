@@ -39,8 +39,12 @@ void gdt_load(struct cpu_tables *t)
 	memset(t->gdt, 0, sizeof(t->gdt));
 	t->gdt[GDT_KERNEL_CODE / 8] = SEG_COMMON | DESC_CODE | DESC_LONG;
 	t->gdt[GDT_KERNEL_DATA / 8] = SEG_COMMON | DESC_DB32;
-	t->gdt[GDT_USER_CODE32 / 8] =
-		SEG_COMMON | DESC_CODE | DESC_DB32 | DESC_DPL3;
+	/* GDT_USER_CODE32 stays zero (not present): a far jump or far
+	 * return to it faults in ring 3, so no user thread can reach
+	 * compatibility mode, where SYSCALL goes through MSR_CSTAR. SYSRET
+	 * with a 64-bit operand loads CS from STAR[63:48] + 16 with fixed
+	 * attributes and never reads this slot; it only fixes where the
+	 * user selectors sit. */
 	t->gdt[GDT_USER_DATA / 8] = SEG_COMMON | DESC_DB32 | DESC_DPL3;
 	t->gdt[GDT_USER_CODE / 8] =
 		SEG_COMMON | DESC_CODE | DESC_LONG | DESC_DPL3;

@@ -12,7 +12,6 @@
 #include "lib/types.h"
 #include "boot/consts.h"
 
-#define GDT_USER_CODE32 0x18 /* the STAR[63:48] base for SYSRET */
 #define GDT_TSS		0x30 /* 16 bytes: two slots */
 #define GDT_ENTRIES	8
 
