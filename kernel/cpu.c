@@ -8,6 +8,7 @@
 #include "kernel/x86.h"
 
 struct cpu_features boot_cpu;
+uint8_t entry_clac;
 
 static struct cpuid_regs cpuid_instruction(uint32_t leaf, uint32_t subleaf)
 {
@@ -67,7 +68,15 @@ void cpu_enable_features(const struct cpu_features *f)
 		cr4 |= CR4_SMEP;
 	if (f->smap)
 		cr4 |= CR4_SMAP;
+	/* Ring 3 has no use for the descriptor-table and machine-status
+	 * reads; with UMIP they raise #GP there instead of telling user
+	 * programs where the kernel keeps its GDT and IDT. */
+	if (f->umip)
+		cr4 |= CR4_UMIP;
 	write_cr4(cr4);
+	/* The interrupt entry (kernel/isr.asm) clears RFLAGS.AC with CLAC,
+	 * which exists only with SMAP; every CPU writes the same value. */
+	entry_clac = f->smap;
 
 	if (f->xsave)
 		xsetbv(0, XCR0_X87 | XCR0_SSE | (f->avx ? XCR0_AVX : 0));
@@ -177,6 +186,8 @@ void cpu_report(const struct cpu_features *f)
 	feature_row("SMAP", f->smap,
 		    "CR4.SMAP on, STAC/CLAC around user access",
 		    "kernel may touch user pages");
+	feature_row("UMIP", f->umip, "CR4.UMIP on, SGDT and friends fault in ring 3",
+		    "ring 3 may read GDT, IDT and TR locations");
 	feature_row("1 GiB pages", f->gbpages, "direct map uses 1 GiB pages",
 		    "direct map uses 2 MiB pages");
 	feature_row("XSAVE", f->xsave, "XSAVE for FPU state",

@@ -38,6 +38,8 @@ struct cpu_features {
 	bool tsc_deadline;   /* local APIC TSC-deadline timer */
 	bool smep;	     /* supervisor-mode execution prevention */
 	bool smap;	     /* supervisor-mode access prevention */
+	bool umip;	     /* user-mode instruction prevention */
+	bool sep;	     /* SYSENTER/SYSEXIT and their MSRs */
 	bool gbpages;	     /* 1 GiB pages */
 	bool nx;	     /* execute-disable */
 	bool rdtscp;	     /* RDTSCP instruction */
@@ -72,6 +74,10 @@ typedef struct cpuid_regs (*cpuid_reader)(uint32_t leaf, uint32_t subleaf);
 
 /* The boot CPU's features; application processors must match them. */
 extern struct cpu_features boot_cpu;
+
+/* 1 when SMAP is on: the interrupt and exception entry clears RFLAGS.AC
+ * (kernel/isr.asm reads it; cpu_enable_features writes it). */
+extern uint8_t entry_clac;
 
 void cpu_probe(struct cpu_features *f);
 

@@ -27,6 +27,7 @@
 #define F1_ECX_XSAVE	     (1U << 26)
 #define F1_ECX_AVX	     (1U << 28)
 #define F1_ECX_HYPERVISOR    (1U << 31)
+#define F1_EDX_SEP	     (1U << 11)
 #define F1_EDX_PGE	     (1U << 13)
 #define F1_EDX_PAT	     (1U << 16)
 #define F1_EDX_FXSR	     (1U << 24)
@@ -35,6 +36,7 @@
 #define F7_EBX_ERMS	     (1U << 9)
 #define F7_EBX_INVPCID	     (1U << 10)
 #define F7_EBX_SMAP	     (1U << 20)
+#define F7_ECX_UMIP	     (1U << 2)
 #define FX_EDX_NX	     (1U << 20)
 #define FX_EDX_GBPAGES	     (1U << 26)
 #define FX_EDX_RDTSCP	     (1U << 27)
@@ -95,6 +97,7 @@ void cpu_decode(struct cpu_features *f, cpuid_reader read)
 	f->xsave = r.ecx & F1_ECX_XSAVE;
 	f->avx = r.ecx & F1_ECX_AVX;
 	f->hypervisor_bit = r.ecx & F1_ECX_HYPERVISOR;
+	f->sep = r.edx & F1_EDX_SEP;
 	f->pge = r.edx & F1_EDX_PGE;
 	f->pat = r.edx & F1_EDX_PAT;
 	f->fxsr = r.edx & F1_EDX_FXSR;
@@ -106,6 +109,7 @@ void cpu_decode(struct cpu_features *f, cpuid_reader read)
 		f->erms = r.ebx & F7_EBX_ERMS;
 		f->invpcid = r.ebx & F7_EBX_INVPCID;
 		f->smap = r.ebx & F7_EBX_SMAP;
+		f->umip = r.ecx & F7_ECX_UMIP;
 	}
 
 	f->max_ext_leaf = read(LEAF_EXT_MAX, 0).eax;

@@ -20,6 +20,7 @@
 #define CR4_PGE	       0x00000080ULL /* global pages */
 #define CR4_OSFXSR     0x00000200ULL /* FXSAVE/FXRSTOR and SSE */
 #define CR4_OSXMMEXCPT 0x00000400ULL /* SIMD floating-point exceptions */
+#define CR4_UMIP       0x00000800ULL /* SGDT, SIDT, SLDT, SMSW, STR: ring 0 only */
 #define CR4_PCIDE      0x00020000ULL /* process-context identifiers */
 #define CR4_OSXSAVE    0x00040000ULL /* XSAVE and XGETBV/XSETBV */
 #define CR4_SMEP       0x00100000ULL /* supervisor-mode execution prevention */
