@@ -21,6 +21,7 @@
 %include "kernel/trap_frame.inc"
 
 extern trap_dispatch
+extern entry_clac
 global isr_stub_table
 global capture_registers
 
@@ -45,8 +46,6 @@ isr_stub_%1:
 %assign vector vector + 1
 %endrep
 
-FRAME_VECTOR	equ 15 * 8	; offsets in struct trap_frame, after the pushes
-FRAME_CS	equ 18 * 8
 VEC_NMI		equ 2
 VEC_DOUBLE_FAULT equ 8
 VEC_MACHINE_CHECK equ 18
@@ -54,6 +53,15 @@ VEC_MACHINE_CHECK equ 18
 isr_common:
 	PUSH_GENERAL_REGS
 	cld				; the C ABI expects DF clear
+	; AC clear, or SMAP is off for the handler: gates clear TF, NT and
+	; IF but keep AC, which ring 3 sets with POPF and the kernel has set
+	; between STAC and CLAC. CLAC exists only with SMAP, and without
+	; SMAP AC means nothing in ring 0. The saved RFLAGS keep AC for the
+	; way back.
+	cmp	byte [rel entry_clac], 0
+	je	.ac_clear
+	clac
+.ac_clear:
 	xor	ebx, ebx
 	mov	rax, [rsp + FRAME_VECTOR]
 	cmp	rax, VEC_NMI
@@ -76,6 +84,16 @@ isr_common:
 .gs_ready:
 	mov	rdi, rsp
 	call	trap_dispatch
+	; Back to ring 3 only at a user address: IRETQ to a non-canonical
+	; RIP faults in ring 0 (proc/syscall_entry.asm says why). An
+	; interrupt after the last instruction of the last user page saves
+	; RIP 0x800000000000. The task ends as for a ring-3 #GP there.
+	test	byte [rsp + FRAME_CS], SELECTOR_RPL3
+	jz	.rip_checked
+	mov	rax, [rsp + FRAME_RIP]
+	shr	rax, USER_CANONICAL_SHIFT
+	jnz	.not_user_rip
+.rip_checked:
 	test	ebx, ebx
 	jz	.gs_restored
 	swapgs
@@ -83,6 +101,13 @@ isr_common:
 	POP_GENERAL_REGS
 	add	rsp, 16			; vector and error code
 	iretq
+
+.not_user_rip:
+	mov	qword [rsp + FRAME_VECTOR], VEC_GENERAL_PROTECT
+	mov	qword [rsp + FRAME_ERROR], 0
+	mov	rdi, rsp
+	call	trap_dispatch			; user_fault: does not return
+	ud2
 
 ; void capture_registers(struct trap_frame *frame): this function's caller's
 ; registers, as panic() prints them. RIP is the return address, RSP the

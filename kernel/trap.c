@@ -16,6 +16,7 @@
  * interrupts (the 8259 is not the local APIC).
  */
 #include "kernel/trap.h"
+#include "kernel/cpu.h"
 #include "kernel/extable.h"
 #include "lib/format.h"
 #include "kernel/kprintf.h"
@@ -241,6 +242,11 @@ void trap_dispatch(struct trap_frame *f)
 	char report[REPORT_SIZE];
 	uint64_t fixup;
 
+	/* kernel/isr.asm cleared AC on the way in, or SMAP would be off
+	 * for every handler entered from code that had it set. */
+	KASSERT(!entry_clac || !(read_rflags() & RFLAGS_AC),
+		"RFLAGS.AC set in the kernel: vector %llu from rip %#llx",
+		(unsigned long long)f->vector, (unsigned long long)f->rip);
 	if (f->vector >= VEC_FIRST_IRQ) {
 		dispatch_interrupt(f);
 		return;

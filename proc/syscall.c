@@ -13,6 +13,7 @@
 #include "boot/consts.h"
 #include "apic/tsc.h"
 #include "kernel/console.h"
+#include "kernel/cpu.h"
 #include "lib/errno.h"
 #include "kernel/gdt.h"
 #include "proc/handle.h"
@@ -30,7 +31,11 @@
 /* SYSCALL configuration (SDM Vol. 3A, 5.8.8). */
 #define MSR_STAR	  0xc0000081U
 #define MSR_LSTAR	  0xc0000082U
+#define MSR_CSTAR	  0xc0000083U /* SYSCALL from compatibility mode */
 #define MSR_FMASK	  0xc0000084U
+#define MSR_SYSENTER_CS	  0x00000174U /* SDM Vol. 4, table 2-2 */
+#define MSR_SYSENTER_ESP  0x00000175U
+#define MSR_SYSENTER_EIP  0x00000176U
 #define EFER_SCE	  0x1ULL /* SYSCALL enable */
 #define STAR_KERNEL_SHIFT 32
 #define STAR_USER_SHIFT	  48
@@ -44,6 +49,7 @@
 #define AFFINITY_CPUS  64	      /* bits of the SYS_SET_AFFINITY mask */
 
 void syscall_entry(void);
+void syscall_entry_compat(void);
 
 static uint64_t boot_tsc;
 
@@ -55,6 +61,18 @@ void syscall_init_this_cpu(void)
 	wrmsr(MSR_STAR, ((uint64_t)GDT_KERNEL_CODE << STAR_KERNEL_SHIFT) |
 				((uint64_t)GDT_USER_CODE32 << STAR_USER_SHIFT));
 	wrmsr(MSR_LSTAR, (uint64_t)syscall_entry);
+	/* No user code runs in compatibility mode (kernel/gdt.c has no
+	 * 32-bit user segment), but should a SYSCALL come from there it
+	 * must not land at address 0 in ring 0: its entry kills the task. */
+	wrmsr(MSR_CSTAR, (uint64_t)syscall_entry_compat);
+	/* SYSENTER is not a way in: with SYSENTER_CS[15:2] zero it raises
+	 * #GP(0) in ring 3 (SDM Vol. 2B, SYSENTER), which ends the task.
+	 * Written anyway, as the firmware may have left them set. */
+	if (boot_cpu.sep) {
+		wrmsr(MSR_SYSENTER_CS, 0);
+		wrmsr(MSR_SYSENTER_ESP, 0);
+		wrmsr(MSR_SYSENTER_EIP, 0);
+	}
 	/* Entered with interrupts off, string ops forward, no single-step,
 	 * and SMAP enforced (AC clear) until we choose to open it. */
 	wrmsr(MSR_FMASK,

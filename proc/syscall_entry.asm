@@ -10,21 +10,30 @@
 ; before loading the thread's kernel stack from percpu. It builds the same
 ; struct trap_frame as an interrupt (kernel/trap.h), with vector
 ; SYSCALL_FRAME_VECTOR, so system calls read arguments and write results in
-; one place. The way out is SYSRET, except when the return address is not
-; canonical: SYSRET would then fault in ring 0 with the user's stack (the
-; Intel SYSRET erratum, CVE-2012-0217), so that case takes IRETQ, which
-; faults in ring 3.
+; one place. The way out is SYSRET to a user address (bits 63:47 clear).
+; Any other return address ends the task instead: SYSRET to a
+; non-canonical RIP faults in ring 0 on Intel with the user's stack and GS
+; already loaded, and IRETQ faults in ring 0 as well (SDM Vol. 2B, IRET:
+; #GP(0) "if the return instruction pointer is non-canonical"). A SYSCALL
+; in the last user page returns to 0x800000000000, so this is reachable.
+; The check runs before SWAPGS, on the kernel's stack, and the task ends
+; as for a #GP at that address in ring 3 (trap_dispatch, user_fault).
+;
+; SYSCALL from compatibility mode enters at MSR_CSTAR: syscall_entry_compat
+; ends the task as for the #UD Intel processors raise there. No user code
+; can reach compatibility mode (kernel/gdt.c), so it is a second line.
 
 %include "boot/consts.inc"
 %include "kernel/trap_frame.inc"
 
 SYSCALL_FRAME_VECTOR	equ 0x100	; not a hardware vector
 USER_RFLAGS		equ 0x202	; IF, and the always-one bit 1
-USER_CANONICAL_SHIFT	equ 47		; user addresses have bits 63:47 clear
 
 extern syscall_dispatch
 extern ipc_fast_syscall
+extern trap_dispatch
 global syscall_entry
+global syscall_entry_compat
 global syscall_return
 global enter_user_mode
 
@@ -55,27 +64,54 @@ syscall_entry:
 ; (resume_stackless), for a thread that left its kernel stack in the IPC
 ; fast path.
 syscall_return:
+	mov	rcx, [rsp + FRAME_RIP]		; restored by the pops below
+	shr	rcx, USER_CANONICAL_SHIFT
+	jnz	syscall_return_not_user
 	POP_GENERAL_REGS
 	; RSP now points at the vector and error code, then the IRET frame:
 	; rip, cs, rflags, rsp, ss. RCX and R11 are free (SYSCALL clobbered
 	; them for the user already).
 	mov	rcx, [rsp + 16]			; rip, for SYSRET
-	mov	r11, rcx
-	shr	r11, USER_CANONICAL_SHIFT
-	jnz	.return_with_iret
 	mov	r11, [rsp + 32]			; rflags, for SYSRET
 	mov	rsp, [rsp + 40]			; the user's stack
 	swapgs
 	o64 sysret
 
-.return_with_iret:
-	add	rsp, 16				; vector, error code
-	swapgs
-	iretq
+; The return address is not a user address: still the kernel's GS and
+; stack, with interrupts off. The frame becomes a ring-3 #GP at that
+; address and trap_dispatch hands it to user_fault, which ends the task
+; and does not return.
+syscall_return_not_user:
+	mov	qword [rsp + FRAME_VECTOR], VEC_GENERAL_PROTECT
+	mov	qword [rsp + FRAME_ERROR], 0
+	mov	rdi, rsp
+	call	trap_dispatch
+	ud2
 
 syscall_to_fast_path:
 	call	ipc_fast_syscall
 	jmp	syscall_return
+
+; SYSCALL from compatibility mode (MSR_CSTAR): the same way in as
+; syscall_entry, then the frame of a ring-3 #UD, which ends the task.
+; RCX holds the zero-extended return EIP and R11 the flags, as in 64-bit
+; mode; FMASK has already cleared IF, DF, TF, AC and NT.
+syscall_entry_compat:
+	swapgs
+	mov	[gs:PERCPU_USER_RSP], rsp
+	mov	rsp, [gs:PERCPU_SYSCALL_RSP]
+	push	GDT_USER_DATA | SELECTOR_RPL3	; ss
+	push	qword [gs:PERCPU_USER_RSP]	; rsp
+	push	r11				; rflags
+	push	GDT_USER_CODE32 | SELECTOR_RPL3	; cs: where it came from
+	push	rcx				; rip
+	push	0				; error code
+	push	VEC_INVALID_OPCODE
+	PUSH_GENERAL_REGS
+	xor	ebp, ebp			; a backtrace ends here
+	mov	rdi, rsp
+	call	trap_dispatch			; user_fault: does not return
+	ud2
 
 ; void enter_user_mode(uint64_t entry, uint64_t user_stack, uint64_t arg)
 ; Starts the calling thread in ring 3 at entry with RSP = user_stack and
