@@ -16,6 +16,7 @@
 #include "proc/task.h"
 #include "sched/thread.h"
 #include "apic/tsc.h"
+#include "kernel/x86.h"
 #include "smp/percpu.h"
 
 /*
@@ -29,6 +30,8 @@
 #define FUZZ_CALLS	      100000
 #define BOCHS_DIVISOR	      10
 #define FAULT_CASES	      8
+#define ENTRY_AC_CASE	      3 /* user/entry.c */
+#define ENTRY_SGDT_CASE	      4
 #define ROLE_SERVER	      1
 #define ROLE_CLIENT	      2
 #define ROLE_SAME_CPU	      0
@@ -279,6 +282,39 @@ KTEST(USER0005, user, "a faulting program is killed, alone")
 			(unsigned long long)c);
 	/* The kernel and other programs go on. */
 	KEXPECT(run(t, "hello", 0) == 0, "hello failed after the faults");
+}
+
+/*
+ * The entry and exit paths against a program that tries the ways in and
+ * out it should not have (user/entry.c): compatibility-mode SYSCALL,
+ * SYSENTER, a SYSCALL whose return address is non-canonical, RFLAGS.AC
+ * across the kernel, SGDT. Each ends its task or comes back cleanly;
+ * the kernel goes on.
+ */
+KTEST(USER0017, user,
+      "forbidden ways into and out of the kernel end the task, not the kernel")
+{
+	static const char *const what[] = {
+		"SYSCALL from compatibility mode",
+		"SYSENTER",
+		"SYSCALL from the last user page",
+	};
+
+	if (!have(t, "entry") || !have(t, "hello"))
+		return;
+	for (uint64_t c = 0; c < ARRAY_SIZE(what); c++)
+		KEXPECT(run(t, "entry", c) == TASK_STATUS_FAULT,
+			"entry case %llu (%s) did not end its task",
+			(unsigned long long)c, what[c]);
+	KEXPECT(run(t, "entry", ENTRY_AC_CASE) == 0,
+		"RFLAGS.AC did not come back set (see above)");
+	if (read_cr4() & CR4_UMIP)
+		KEXPECT(run(t, "entry", ENTRY_SGDT_CASE) == TASK_STATUS_FAULT,
+			"SGDT ran in ring 3 with CR4.UMIP on");
+	else
+		KEXPECT(run(t, "entry", ENTRY_SGDT_CASE) == 0,
+			"SGDT without UMIP did not run");
+	KEXPECT(run(t, "hello", 0) == 0, "hello failed after the entry cases");
 }
 
 KTEST(USER0006, user, "100000 random system calls: every one answered")
