@@ -186,7 +186,8 @@ void cpu_report(const struct cpu_features *f)
 	feature_row("SMAP", f->smap,
 		    "CR4.SMAP on, STAC/CLAC around user access",
 		    "kernel may touch user pages");
-	feature_row("UMIP", f->umip, "CR4.UMIP on, SGDT and friends fault in ring 3",
+	feature_row("UMIP", f->umip,
+		    "CR4.UMIP on, SGDT and friends fault in ring 3",
 		    "ring 3 may read GDT, IDT and TR locations");
 	feature_row("1 GiB pages", f->gbpages, "direct map uses 1 GiB pages",
 		    "direct map uses 2 MiB pages");

@@ -12,8 +12,8 @@
 #include "lib/types.h"
 #include "boot/consts.h"
 
-#define GDT_TSS		0x30 /* 16 bytes: two slots */
-#define GDT_ENTRIES	8
+#define GDT_TSS	    0x30 /* 16 bytes: two slots */
+#define GDT_ENTRIES 8
 
 /* Interrupt stack table slots (1-based, as the IDT gate names them). */
 #define IST_DOUBLE_FAULT  1
