@@ -134,6 +134,7 @@ void thread_reap(void)
 		struct thread *t = list;
 
 		list = t->zombie_next;
+		ipc_thread_freed(t);
 		kstack_free(t->stack_top);
 		if (t->mm)
 			mm_put(t->mm);
