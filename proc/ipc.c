@@ -76,6 +76,14 @@
  *
  * thread_reap checks before freeing a thread (ipc_thread_freed) that it
  * is on no endpoint's queue, owes no reply and is owed none.
+ *
+ * One pointer outlives the lock: a waker ends a thread's wait under the
+ * lock and wakes it (sched_wake) after letting go, and by then the thread
+ * may have been woken otherwise (a kill), seen its wait over and ended.
+ * Every waker keeps interrupts off from the end of the wait to the wake;
+ * thread_reap frees a struct only after kstack_free's TLB shootdown, which
+ * every other CPU acknowledges with interrupts on, so after every such
+ * waker is done with it.
  */
 #include "proc/ipc.h"
 #include "kernel/option_registry.h"
@@ -989,15 +997,17 @@ void ipc_thread_exit(struct thread *t)
 
 	if (!ep)
 		return;
-	flags = spin_lock_irqsave(&ep->lock);
+	flags = irq_save(); /* until the wake: see "Lifetimes" */
+	spin_lock(&ep->lock);
 	/* Before answer_locked's wait_done (a release). */
 	if (t->ipc_reply_to)
 		shared_store(&t->ipc_reply_to->ipc_error, -ESRCH,
 			     __ATOMIC_RELAXED);
 	answer_locked(t, &failed, NULL, &caller);
-	spin_unlock_irqrestore(&ep->lock, flags);
+	spin_unlock(&ep->lock);
 	if (caller)
 		sched_wake(caller);
+	irq_restore(flags);
 }
 
 /* Whether t is on one of ep's queues (ep locked). */
@@ -1050,19 +1060,21 @@ void ipc_task_exit(struct task *task)
 	for (int i = 0; i < IPC_ENDPOINTS; i++) {
 		struct endpoint *ep = &endpoints[i];
 		struct thread *woken = NULL;
-		uint64_t flags = spin_lock_irqsave(&ep->lock);
+		uint64_t flags = irq_save(); /* until the wakes: "Lifetimes" */
 
+		spin_lock(&ep->lock);
 		if (ep->owner == task) {
 			woken = drain_locked(ep);
 			ep->dead = true;
 			ep->owner = NULL;
 		}
-		spin_unlock_irqrestore(&ep->lock, flags);
+		spin_unlock(&ep->lock);
 		while (woken) {
 			struct thread *t = woken;
 
 			woken = t->task_next_woken;
 			sched_wake(t);
 		}
+		irq_restore(flags);
 	}
 }
