@@ -223,13 +223,18 @@ enum sim_frame_kind {
 	FRAME_ROOT,  /* a PML4 */
 	FRAME_KPAGE, /* a kernel page (global mapping) */
 	FRAME_KSTACK,
+	FRAME_SHARED, /* a page of the shared-memory object */
 };
 
 struct sim_frame {
 	uint8_t kind;
 	uint8_t level; /* tables: 1 PT, 2 PD, 3 PDPT */
-	bool dead;     /* freed: hardware must never use it again */
+	bool dead;     /* freed, on the free list until handed out again */
 	int8_t owner;  /* address space (index), -1: kernel */
+	uint32_t gen;  /* its life: 1 when first handed out, +1 each reuse */
+	/* What it was in its last life, for messages. */
+	uint8_t was_kind, was_level;
+	int8_t was_owner;
 };
 
 /* A translation the hardware produced for an access. */
@@ -237,13 +242,27 @@ struct sim_xlate {
 	bool present, writable, user;
 	bool tlb_hit; /* from a TLB entry, not a fresh walk */
 	uint32_t frame;
+	uint32_t gen; /* the frame's life the translation was made in */
 };
 
 void mmu_reset(unsigned cpus);
-/* Frames for mm/pmm.h (tlb_sim_host.c): zeroed, never reused in a run. */
+/*
+ * Frames for mm/pmm.h (tlb_sim_host.c), zeroed: the last one freed first
+ * (a freed frame is reused at once), or one never handed out (fresh: the
+ * next one up, so that fresh frames in a row are contiguous).
+ */
 uint64_t mmu_alloc_frame(void);
-/* Marks a frame freed, after checking that no CPU can still use it. */
+uint64_t mmu_alloc_fresh_frame(void);
+/*
+ * Puts a frame on the free list, after checking that no CPU can still use
+ * it (and, for a shared page, that no address space still maps it).
+ */
 void mmu_free_frame(uint64_t phys, const char *why);
+/* Whether a translation made in frame's life gen is stale: freed since. */
+bool mmu_stale(uint32_t frame, uint32_t gen);
+/* Frames handed out and not freed; the highest frame number used. */
+uint32_t mmu_frames_in_use(void);
+uint32_t mmu_frames_max(void);
 /* Who frames this CPU allocates from now on belong to (-1: kernel). */
 void mmu_set_owner(int owner);
 void mmu_label(uint64_t phys, enum sim_frame_kind kind, int owner);
@@ -254,6 +273,12 @@ void *mmu_phys_to_virt(uint64_t phys);
 uint64_t mmu_virt_to_phys(const void *virt);
 /* "frame 12 (page of mm2)", for messages. */
 const char *mmu_name(uint32_t frame, char *buf, size_t size);
+/*
+ * The same for a frame reached through a stale translation: "frame 12
+ * (page of mm2)" if it is still free, else "frame 12 (reused as page table
+ * (PT) of mm3, was page of mm2)".
+ */
+const char *mmu_name_stale(uint32_t frame, char *buf, size_t size);
 /*
  * Translates va on cpu as its hardware would, filling the TLB and the
  * paging-structure caches; a failed translation (a page fault) drops
@@ -329,9 +354,14 @@ void oracle_end_change(unsigned token, const struct mm *mm);
 /*
  * A map, unmap, protect or revoke of owner's va returned: no translation
  * older than the tables' now is allowed there any more, whichever change
- * left its permit (a running change keeps its mark, for oracle_mapped).
+ * left its permit, if that change began no later than the call (its token,
+ * or oracle_last_change() taken before it). A change that began after it
+ * keeps its permits: the call's flush went out before that change's edit.
+ * A running change keeps its mark too, for oracle_mapped.
  */
-void oracle_settled(int owner, uint64_t va);
+void oracle_settled(int owner, uint64_t va, unsigned upto);
+/* The token of the last change begun (0: none yet). */
+unsigned oracle_last_change(void);
 /* Permits not yet revoked. */
 unsigned oracle_pending(void);
 /*
@@ -477,9 +507,16 @@ void kern_final_check(void);
 size_t kern_fill_vas(uint64_t *vas, size_t max);
 /* kfree of a struct mm the simulator tracks: checks, keeps it; true. */
 bool kern_mm_freed(void *p);
+/*
+ * A shared page is being freed (named name, by why): no address space
+ * that is alive (not being torn down) may still map it.
+ */
+void kern_check_unmapped(uint32_t frame, const char *why, const char *name);
 
 /* File-scope state of the host-compiled kernel files, between runs. */
 void sim_kfiles_reset(uint64_t kernel_root);
 void sim_mmfile_reset(void);
+/* The frames of shm (up to max), none once it is revoked; how many. */
+uint64_t sim_shm_frames(const struct shm *shm, uint64_t *frames, uint64_t max);
 
 #endif

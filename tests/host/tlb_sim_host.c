@@ -5,10 +5,11 @@
  * kernel, on the simulated machine:
  *
  *   mm/pmm.h     frames from tlb_sim_mmu.c's physical memory: zeroed,
- *                handed out in order and never reused within a run;
- *                freeing one checks that no CPU can still use it
- *                (every kernel path that frees a frame, the batch's
- *                included, comes through here)
+ *                the last one freed handed out first (so a use after
+ *                free reaches the next owner's memory); freeing one
+ *                checks that no CPU can still use it (every kernel path
+ *                that frees a frame, the batch's included, comes
+ *                through here)
  *   mm/layout.h  phys_to_virt / virt_to_phys over that memory
  *   mm/heap.h    kmalloc / kzalloc / kfree over malloc; freeing a struct
  *                mm the simulator tracks checks that no CPU still uses it
@@ -59,12 +60,12 @@ uint64_t pmm_alloc_frames(uint64_t count, uint64_t align)
 {
 	uint64_t first = 0;
 
-	/* Frames are handed out in order: count in a row are contiguous. */
+	/* Fresh frames are handed out in order: contiguous. */
 	if (align > 1)
 		sim_fail("pmm_alloc_frames with alignment %llu: not simulated",
 			 (unsigned long long)align);
 	for (uint64_t i = 0; i < count; i++) {
-		uint64_t frame = mmu_alloc_frame();
+		uint64_t frame = mmu_alloc_fresh_frame();
 
 		first = i ? first : frame;
 	}

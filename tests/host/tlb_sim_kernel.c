@@ -223,6 +223,15 @@ static void label_kstack(uint64_t top)
  */
 static struct shm *sim_shm;
 
+static void label_shared(const struct shm *shm)
+{
+	uint64_t frames[SIM_SHM_PAGES];
+	uint64_t n = sim_shm_frames(shm, frames, SIM_SHM_PAGES);
+
+	for (uint64_t i = 0; i < n; i++)
+		mmu_label(frames[i], FRAME_SHARED, KERNEL_OWNER);
+}
+
 void kern_reset(unsigned cpus, unsigned count)
 {
 	struct shm *shm;
@@ -274,9 +283,7 @@ void kern_reset(unsigned cpus, unsigned count)
 		for (unsigned p = 0; p < SIM_PAGES; p++)
 			label(mm->root, sim_page_va(p), FRAME_PAGE, (int)i);
 	}
-	for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
-		label(mms[0].mm->root, sim_page_va(p), FRAME_PAGE,
-		      KERNEL_OWNER);
+	label_shared(shm);
 	mmu_set_owner(KERNEL_OWNER);
 }
 
@@ -408,7 +415,7 @@ static void unmap_run(struct sim_mm *sm, unsigned first, unsigned count)
 	mm_unmap(sm->mm, sim_page_va(first), count * PAGE_SIZE);
 	oracle_end_change(token, sm->mm);
 	for (unsigned p = first; p < first + count; p++)
-		oracle_settled(owner, sim_page_va(p));
+		oracle_settled(owner, sim_page_va(p), token);
 }
 
 /* The region a page is in: pages of one region are contiguous. */
@@ -435,11 +442,12 @@ static void map_page(struct sim_mm *sm, unsigned page)
 {
 	int owner = (int)(sm - mms), err;
 	uint64_t va = sim_page_va(page);
+	unsigned before = oracle_last_change();
 
 	mmu_set_owner(owner);
 	err = mm_map_anon(sm->mm, va, PAGE_SIZE, MM_PROT_READ | MM_PROT_WRITE);
 	if (!err) {
-		oracle_settled(owner, va);
+		oracle_settled(owner, va, before);
 		mapped_now(owner, sm->mm->root, va);
 	}
 	mmu_set_owner(KERNEL_OWNER);
@@ -478,7 +486,7 @@ static void protect(struct sim_mm *sm, unsigned page)
 			 MM_PROT_READ | (writable ? 0 : MM_PROT_WRITE));
 	oracle_end_change(token, sm->mm);
 	if (!err) /* -ENOENT: another CPU unmapped it first */
-		oracle_settled(owner, va);
+		oracle_settled(owner, va, token);
 }
 
 /* Unmaps every page of a region, so that its tables are freed. */
@@ -512,7 +520,7 @@ static void kremap(unsigned kpage)
 		  mmu_frame_at(frame, "kremap"));
 	flush_tlb_kernel_range(va, va + PAGE_SIZE);
 	oracle_end_change(token, NULL);
-	oracle_settled(KERNEL_OWNER, va);
+	oracle_settled(KERNEL_OWNER, va, token);
 	pmm_free_frame(old & PTE_ADDR_MASK);
 }
 
@@ -525,12 +533,13 @@ static void kstack_op(enum sim_op_kind kind, unsigned s)
 		return; /* another CPU allocates or frees it */
 	if (kind == OP_KSTACK_ALLOC && !k->allocated) {
 		k->busy = true;
+		token = oracle_last_change();
 		k->top = kstack_alloc();
 		k->allocated = true;
 		k->busy = false;
 		for (uint64_t va = k->top - KSTACK_SIZE; va < k->top;
 		     va += PAGE_SIZE)
-			oracle_settled(KERNEL_OWNER, va);
+			oracle_settled(KERNEL_OWNER, va, token);
 		label_kstack(k->top);
 		sim_trace("kernel stack %u at %#llx", s,
 			  (unsigned long long)k->top);
@@ -661,7 +670,7 @@ static void revoke(void)
 	oracle_end_change(token, first);
 	for (unsigned i = 0; !err && i < nmms; i++) {
 		for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
-			oracle_settled((int)i, sim_page_va(p));
+			oracle_settled((int)i, sim_page_va(p), token);
 	}
 }
 
@@ -760,8 +769,148 @@ void kern_sweep(bool last_cpu)
 		exit_task(i);
 }
 
+/* --- Frames: who holds them -------------------------------------------------------- */
+
+/*
+ * What walk_tables reports: a table or a page it reaches, at the level
+ * of the entry that points to it (1: a page), the address it maps from.
+ */
+typedef void (*reach_fn)(uint64_t entry, int level, uint64_t va, void *arg);
+
+/* Every present entry below table (at level), slots [first, end). */
+static void walk_tables(uint64_t table, int level, uint64_t base,
+			unsigned first, unsigned end, reach_fn fn, void *arg)
+{
+	const uint64_t *entries = phys_to_virt(table);
+	unsigned shift = PAGE_SHIFT + 9 * (unsigned)(level - 1);
+
+	for (unsigned i = first; i < end; i++) {
+		uint64_t e = entries[i];
+		uint64_t va = base | ((uint64_t)i << shift);
+
+		if (!(e & PTE_PRESENT))
+			continue;
+		if (level == 4 && i >= PML4_KERNEL_FIRST)
+			va |= 0xffff000000000000ULL; /* canonical */
+		fn(e, level, va, arg);
+		if (level > 1 && !(e & PTE_HUGE))
+			walk_tables(e & PTE_ADDR_MASK, level - 1, va, 0,
+				    PML4_ENTRIES, fn, arg);
+	}
+}
+
+struct unmapped_check {
+	uint32_t frame;
+	const char *why, *name;
+	int owner;
+};
+
+static void check_leaf_unmapped(uint64_t entry, int level, uint64_t va,
+				void *arg)
+{
+	const struct unmapped_check *c = arg;
+
+	if (level == 1 && mmu_frame_at(entry & PTE_ADDR_MASK,
+				       "a page-table entry") == c->frame)
+		sim_fail("%s frees %s while mm%d's page tables still map it "
+			 "at %#llx",
+			 c->why, c->name, c->owner + 1, (unsigned long long)va);
+}
+
+void kern_check_unmapped(uint32_t frame, const char *why, const char *name)
+{
+	struct unmapped_check c = {frame, why, name, 0};
+
+	for (unsigned i = 0; i < nmms; i++) {
+		/* Being torn down (no reference left): no CPU runs it. */
+		if (mms[i].dead || !mms[i].mm->refcount)
+			continue;
+		c.owner = (int)i;
+		walk_tables(mms[i].mm->root, 4, 0, 0, PML4_KERNEL_FIRST,
+			    check_leaf_unmapped, &c);
+	}
+}
+
+/* Which frames the page tables and objects of the machine hold. */
+static uint8_t held[SIM_FRAMES_MAX];
+
+/* Marks frame held by who; a free frame or one held twice fails the run. */
+static void hold_frame(uint32_t frame, const char *who, uint64_t va)
+{
+	char name[96];
+
+	if (mmu_frame(frame)->dead)
+		sim_fail("%s is free, but %s still reaches it (at %#llx)",
+			 mmu_name(frame, name, sizeof(name)), who,
+			 (unsigned long long)va);
+	if (held[frame])
+		sim_fail("%s is held twice: %s reaches it at %#llx, and so "
+			 "does another table or object",
+			 mmu_name(frame, name, sizeof(name)), who,
+			 (unsigned long long)va);
+	held[frame] = 1;
+}
+
+static void hold_entry(uint64_t entry, int level, uint64_t va, void *arg)
+{
+	uint32_t frame = mmu_frame_at(entry & PTE_ADDR_MASK, "a table entry");
+	char name[96];
+
+	/* Shared pages: held once, by their object (below). */
+	if (level == 1 && (entry & PTE_SOFT_SHARED)) {
+		if (mmu_frame(frame)->dead ||
+		    mmu_frame(frame)->kind != FRAME_SHARED)
+			sim_fail("%s maps %#llx to %s as a shared page",
+				 (const char *)arg, (unsigned long long)va,
+				 mmu_name(frame, name, sizeof(name)));
+		return;
+	}
+	hold_frame(frame, arg, va);
+}
+
+/*
+ * Every frame in use is held by exactly one table, address space or
+ * object, and none of them reaches a free frame: nothing leaked, nothing
+ * reachable after its free.
+ */
+static void check_frames(void)
+{
+	uint32_t used = 0, in_use = mmu_frames_in_use();
+	uint64_t frames[SIM_SHM_PAGES], shared;
+	char who[32], name[96];
+
+	memset(held, 0, sizeof(held));
+	hold_frame(mmu_frame_at(kernel_root_phys, "the kernel root"),
+		   "the kernel", 0);
+	walk_tables(kernel_root_phys, 4, 0, PML4_KERNEL_FIRST, PML4_ENTRIES,
+		    hold_entry, "the kernel's page tables");
+	for (unsigned i = 0; i < nmms; i++) {
+		if (mms[i].dead)
+			continue;
+		snprintf(who, sizeof(who), "mm%u's page tables", i + 1);
+		hold_frame(mmu_frame_at(mms[i].mm->root, "a root"), who, 0);
+		walk_tables(mms[i].mm->root, 4, 0, 0, PML4_KERNEL_FIRST,
+			    hold_entry, who);
+	}
+	shared = sim_shm_frames(sim_shm, frames, SIM_SHM_PAGES);
+	for (uint64_t i = 0; i < shared; i++)
+		hold_frame(mmu_frame_at(frames[i], "a shared page"),
+			   "the shared object", i * PAGE_SIZE);
+	for (uint32_t f = 1; f <= mmu_frames_max(); f++)
+		used += held[f];
+	if (used == in_use)
+		return;
+	for (uint32_t f = 1; f <= mmu_frames_max(); f++) {
+		if (!held[f] && !mmu_frame(f)->dead)
+			sim_fail("%s leaked: in use, but no page table, "
+				 "address space or object holds it",
+				 mmu_name(f, name, sizeof(name)));
+	}
+}
+
 void kern_final_check(void)
 {
+	check_frames();
 	if (oracle_pending())
 		sim_fail("%u translations still permitted after every flush",
 			 oracle_pending());

@@ -15,13 +15,16 @@
  *
  * The oracle is strict about later changes too: once any map, unmap,
  * protect or revoke of an address has returned, no translation older
- * than it is allowed there, whichever change's permit it was
- * (oracle_settled). A map that returns while an earlier unmap's flush is
+ * than it is allowed there, whichever change's permit it was, if that
+ * change began before the call (oracle_settled). A map that returns while an earlier unmap's flush is
  * still under way must have flushed that unmap's entries itself; a
  * kernel stack handed out again must not meet its previous frames.
  *
  * A translation to a freed frame is never allowed, permit or not: pages
  * are freed only after their flush returned, so nothing can reach them.
+ * Nor is one made before the frame was freed and handed out again (the
+ * MMU tells a frame's lives apart): through it a CPU reads or writes the
+ * memory of the frame's new owner.
  * A fault is never wrong here (a stale read-only or absent entry only
  * costs the kernel a spurious fault); it is counted. The simulated kernel
  * retries an access once when the page tables allow it
@@ -105,17 +108,22 @@ void oracle_end_change(unsigned token, const struct mm *mm)
 		sim_trace("  kernel flush returned");
 }
 
-void oracle_settled(int owner, uint64_t va)
+void oracle_settled(int owner, uint64_t va, unsigned upto)
 {
 	unsigned kept = 0;
 
 	/* Marks (frame 0) stay: their changes are still running. */
 	for (unsigned i = 0; i < npermits; i++) {
 		if (permits[i].owner != owner || permits[i].va != va ||
-		    !permits[i].frame)
+		    !permits[i].frame || permits[i].token > upto)
 			permits[kept++] = permits[i];
 	}
 	npermits = kept;
+}
+
+unsigned oracle_last_change(void)
+{
+	return last_token;
 }
 
 unsigned oracle_pending(void)
@@ -148,13 +156,13 @@ void oracle_judge(unsigned cpu, int owner, uint64_t va, const char *what,
 		sim_trace("%s %s: page fault", verb, what);
 		return;
 	}
-	mmu_name(x.frame, got, sizeof(got));
-	if (mmu_frame(x.frame)->dead)
+	if (mmu_stale(x.frame, x.gen))
 		sim_fail("cpu%u %s %s (%#llx) through %s (PCID %u): %s was "
 			 "freed",
 			 cpu, verb, what, (unsigned long long)va,
 			 x.tlb_hit ? "a TLB entry" : "a walk", mmu_pcid(cpu),
-			 got);
+			 mmu_name_stale(x.frame, got, sizeof(got)));
+	mmu_name(x.frame, got, sizeof(got));
 	if (x.frame == now && (!write || now_writable)) {
 		sim_trace("%s %s: %s%s", verb, what, got,
 			  x.tlb_hit ? " (TLB hit)" : "");
