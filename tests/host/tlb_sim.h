@@ -62,7 +62,13 @@
 #define SIM_USER_BASE	  0x400000ULL	  /* where user programs are linked */
 #define SIM_USER_FAR_BASE 0x8000000000ULL /* PML4 slot 1 */
 #define SIM_SHM_BASE	  0x800000ULL
-#define SIM_KERNEL_BASE	  IOREMAP_BASE
+/*
+ * Where "mapshm" maps the shared object again: its first page is the last
+ * of the page table that maps SIM_SHM_BASE, its second the first of the
+ * next page table, so that the map allocates a table half way.
+ */
+#define SIM_SHM_ALT_BASE (SIM_SHM_BASE + MiB(2) - PAGE_SIZE)
+#define SIM_KERNEL_BASE	 IOREMAP_BASE
 /* Frames of one execution: far more than any workload allocates. */
 #define SIM_FRAMES_MAX 2048
 /*
@@ -232,6 +238,7 @@ struct sim_frame {
 	bool dead;     /* freed, on the free list until handed out again */
 	int8_t owner;  /* address space (index), -1: kernel */
 	uint32_t gen;  /* its life: 1 when first handed out, +1 each reuse */
+	uint64_t born; /* when this life began: mmu_births() then */
 	/* What it was in its last life, for messages. */
 	uint8_t was_kind, was_level;
 	int8_t was_owner;
@@ -258,6 +265,8 @@ uint64_t mmu_alloc_fresh_frame(void);
  * it (and, for a shared page, that no address space still maps it).
  */
 void mmu_free_frame(uint64_t phys, const char *why);
+/* Frames handed out so far in the run (each life counts). */
+uint64_t mmu_births(void);
 /* Whether a translation made in frame's life gen is stale: freed since. */
 bool mmu_stale(uint32_t frame, uint32_t gen);
 /* Frames handed out and not freed; the highest frame number used. */
@@ -349,6 +358,12 @@ void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
  * permit for it.
  */
 void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable);
+/*
+ * Until the change's call returns, owner's va may translate to any frame
+ * handed out to owner from now on: a map that fails half way unmaps the
+ * pages it mapped, and CPUs may use them until its flush returns.
+ */
+void oracle_permit_new(unsigned token, int owner, uint64_t va);
 /* The change's call returned (mm: NULL for kernel mappings). */
 void oracle_end_change(unsigned token, const struct mm *mm);
 /*
@@ -393,6 +408,7 @@ enum sim_op_kind {
 	OP_KSTACK_TOUCH,
 	OP_REVOKE,
 	OP_MAP,
+	OP_MAPSHM,
 };
 
 struct sim_op {
@@ -420,6 +436,20 @@ void workload_generate(struct sim_workload *w, uint64_t seed);
 const char *workload_op_name(const struct sim_op *op, char *buf, size_t size);
 void workload_print(const struct sim_workload *w, const char *prefix);
 
+/* --- Failure injection (tlb_sim_host.c) --------------------------------------- */
+
+/*
+ * Allocation k (1, 2, ...) of each run's workload fails: pmm_alloc_frame
+ * returns 0, kzalloc NULL (0: none fails). Set-up and sweep allocate
+ * without counting. sim_alloc_most: the most allocations a run made since
+ * the caller last set it to 0.
+ */
+extern uint64_t sim_alloc_fail_at, sim_alloc_most;
+/* Counting starts (from 0) or stops: kern_reset's set-up does not count. */
+void sim_alloc_count(bool on);
+/* Whether this run's failing allocation has happened. */
+bool sim_alloc_failed(void);
+
 /* --- Policies (tlb_sim_policy.c) ---------------------------------------------- */
 
 /* From kernel command-line words ("pcid=off lazy=ipi"), else defaults. */
@@ -439,6 +469,8 @@ struct sim_scenario {
 	unsigned mms;
 	const char *cpu[SIM_CPUS_MAX]; /* tlb_sim_workload.c's language */
 	bool refill;		       /* the MMU's speculative-refill mode */
+	/* Searched once per allocation k failing, k = 1, 2, ... */
+	bool fail_each;
 };
 
 /* What one search found. */

@@ -245,6 +245,7 @@ void kern_reset(unsigned cpus, unsigned count)
 	sim_shm = NULL;
 	ncpus = cpus;
 	nmms = count;
+	sim_alloc_count(false);
 	oracle_reset();
 	mmu_reset(cpus);
 	sim_mmfile_reset();
@@ -285,6 +286,7 @@ void kern_reset(unsigned cpus, unsigned count)
 	}
 	label_shared(shm);
 	mmu_set_owner(KERNEL_OWNER);
+	sim_alloc_count(true);
 }
 
 uint64_t kern_kernel_root(void)
@@ -434,36 +436,60 @@ static void unmap(struct sim_mm *sm, unsigned first, unsigned count)
 		unmap_run(sm, p, MIN(end, region_end(p)) - p);
 }
 
+/* Whether a map's error is one the workload allows. */
+static bool map_error_ok(int err)
+{
+	/* Mapped already (another CPU's map may win), or made to fail. */
+	return err == -EEXIST || (err == -ENOMEM && sim_alloc_failed());
+}
+
 /*
- * A new frame at page, unless it is mapped (another CPU's map may win):
- * once mm_map_anon returns, only the new translation is allowed there.
+ * New frames at pages [first, first+count) of one region, unless one is
+ * mapped: one mm_map_anon. Once it returns, only the new translations are
+ * allowed there; until then, the frames it hands out (a map that runs out
+ * of memory half way unmaps what it mapped, with a flush).
  */
-static void map_page(struct sim_mm *sm, unsigned page)
+static void map_run(struct sim_mm *sm, unsigned first, unsigned count)
 {
 	int owner = (int)(sm - mms), err;
-	uint64_t va = sim_page_va(page);
-	unsigned before = oracle_last_change();
+	unsigned token = oracle_begin_change();
 
+	for (unsigned p = first; p < first + count; p++)
+		oracle_permit_new(token, owner, sim_page_va(p));
 	mmu_set_owner(owner);
-	err = mm_map_anon(sm->mm, va, PAGE_SIZE, MM_PROT_READ | MM_PROT_WRITE);
-	if (!err) {
-		oracle_settled(owner, va, before);
-		mapped_now(owner, sm->mm->root, va);
+	err = mm_map_anon(sm->mm, sim_page_va(first), count * PAGE_SIZE,
+			  MM_PROT_READ | MM_PROT_WRITE);
+	for (unsigned p = first; !err && p < first + count; p++) {
+		oracle_settled(owner, sim_page_va(p), token);
+		mapped_now(owner, sm->mm->root, sim_page_va(p));
 	}
 	mmu_set_owner(KERNEL_OWNER);
-	if (err && err != -EEXIST)
-		sim_fail("mm_map_anon of mm%d page %u: %d", owner + 1, page,
-			 err);
-	label(sm->mm->root, va, FRAME_PAGE, owner);
-	sim_trace("maps mm%d page %u%s", owner + 1, page,
-		  err ? ": it is mapped" : "");
+	oracle_end_change(token, sm->mm);
+	if (err && !map_error_ok(err))
+		sim_fail("mm_map_anon of mm%d pages %u..%u: %d", owner + 1,
+			 first, first + count - 1, err);
+	for (unsigned p = first; p < first + count; p++)
+		label(sm->mm->root, sim_page_va(p), FRAME_PAGE, owner);
+	sim_trace("maps mm%d pages %u..%u%s", owner + 1, first,
+		  first + count - 1,
+		  err == -EEXIST ? ": one is mapped"
+		  : err		 ? ": out of memory"
+				 : "");
+}
+
+static void map(struct sim_mm *sm, unsigned first, unsigned count)
+{
+	unsigned end = MIN(first + count, (unsigned)SIM_PAGES);
+
+	for (unsigned p = first; p < end; p = region_end(p))
+		map_run(sm, p, MIN(end, region_end(p)) - p);
 }
 
 /* A remap: the page's frame is unmapped (and freed), a new one mapped. */
 static void remap(struct sim_mm *sm, unsigned page)
 {
 	unmap_run(sm, page, 1);
-	map_page(sm, page);
+	map_run(sm, page, 1);
 }
 
 /* Write-protects a page, or makes a read-only one writable again. */
@@ -502,15 +528,18 @@ static void free_table(struct sim_mm *sm, unsigned index)
  */
 static void kremap(unsigned kpage)
 {
-	uint64_t va = sim_kpage_va(kpage), old, frame;
-	unsigned token = oracle_begin_change();
+	uint64_t va = sim_kpage_va(kpage), old, frame = pmm_alloc_frame();
+	unsigned token;
 
+	if (!frame)
+		return; /* out of memory: the page stays */
+	token = oracle_begin_change();
 	permit_current(token, KERNEL_OWNER, kernel_root_phys, va);
 	if (kmap_unmap_page(va, &old)) {
 		oracle_end_change(token, NULL);
+		pmm_free_frame(frame);
 		return; /* another CPU is remapping it */
 	}
-	frame = pmm_alloc_frame();
 	mmu_label(frame, FRAME_KPAGE, KERNEL_OWNER);
 	if (kmap_map_page(va, frame, PTE_WRITE | PTE_NX | PTE_GLOBAL))
 		sim_fail("kmap_map_page of kernel page %u failed", kpage);
@@ -528,15 +557,23 @@ static void kstack_op(enum sim_op_kind kind, unsigned s)
 {
 	struct sim_kstack *k = &kstacks[s];
 	unsigned token;
+	uint64_t top;
 
 	if (k->busy)
 		return; /* another CPU allocates or frees it */
 	if (kind == OP_KSTACK_ALLOC && !k->allocated) {
 		k->busy = true;
 		token = oracle_last_change();
-		k->top = kstack_alloc();
-		k->allocated = true;
+		top = kstack_alloc();
 		k->busy = false;
+		if (!top) {
+			if (!sim_alloc_failed())
+				sim_fail("kstack_alloc failed");
+			sim_trace("kernel stack %u: out of memory", s);
+			return;
+		}
+		k->top = top;
+		k->allocated = true;
 		for (uint64_t va = k->top - KSTACK_SIZE; va < k->top;
 		     va += PAGE_SIZE)
 			oracle_settled(KERNEL_OWNER, va, token);
@@ -643,6 +680,43 @@ static void user_access(unsigned cpu, unsigned page, bool write)
 	access(cpu, owner, mms[owner].mm->root, sim_page_va(page), write, what);
 }
 
+/* Where the shared object may be mapped: pages 8-9, and by mapshm. */
+#define SHARED_VAS (2 * SIM_SHM_PAGES)
+
+static uint64_t shared_va(unsigned i)
+{
+	return (i < SIM_SHM_PAGES ? SIM_SHM_BASE : SIM_SHM_ALT_BASE) +
+	       (uint64_t)(i % SIM_SHM_PAGES) * PAGE_SIZE;
+}
+
+/*
+ * Maps the shared object in sm once more, at SIM_SHM_ALT_BASE, across two
+ * page tables (the second one allocated on the way). Until mm_map_shared
+ * returns, those pages may translate to the object's frames (a map that
+ * fails half way unmaps them again); after, only what the tables say.
+ */
+static void map_shared_again(struct sim_mm *sm)
+{
+	int owner = (int)(sm - mms), err;
+	uint64_t frames[SIM_SHM_PAGES];
+	uint64_t n = sim_shm_frames(sim_shm, frames, SIM_SHM_PAGES);
+	unsigned token = oracle_begin_change();
+
+	for (uint64_t i = 0; i < n; i++)
+		oracle_permit(token, owner, SIM_SHM_ALT_BASE + i * PAGE_SIZE,
+			      mmu_frame_at(frames[i], "mapshm"), true);
+	sim_trace("maps the shared object in mm%d again", owner + 1);
+	mmu_set_owner(owner);
+	err = mm_map_shared(sm->mm, sim_shm, SIM_SHM_ALT_BASE,
+			    MM_PROT_READ | MM_PROT_WRITE);
+	mmu_set_owner(KERNEL_OWNER);
+	oracle_end_change(token, sm->mm);
+	/* -EIDRM: revoked before it was recorded */
+	if (err && err != -EIDRM && !map_error_ok(err))
+		sim_fail("mm_map_shared in mm%d: %d", owner + 1, err);
+	sim_trace("  mm_map_shared: %d", err);
+}
+
 /*
  * Revokes the shared object: until shm_revoke returns, every address space
  * that maps it may still translate its pages to their frames, after that
@@ -659,9 +733,9 @@ static void revoke(void)
 		if (mms[i].dead)
 			continue;
 		first = first ? first : mms[i].mm;
-		for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
+		for (unsigned v = 0; v < SHARED_VAS; v++)
 			permit_current(token, (int)i, mms[i].mm->root,
-				       sim_page_va(p));
+				       shared_va(v));
 	}
 	sim_trace("revokes the shared object");
 	err = shm_revoke(sim_shm);
@@ -669,8 +743,8 @@ static void revoke(void)
 		sim_fail("shm_revoke failed: %d", err);
 	oracle_end_change(token, first);
 	for (unsigned i = 0; !err && i < nmms; i++) {
-		for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
-			oracle_settled((int)i, sim_page_va(p), token);
+		for (unsigned v = 0; v < SHARED_VAS; v++)
+			oracle_settled((int)i, shared_va(v), token);
 	}
 }
 
@@ -692,7 +766,7 @@ void kern_op(const struct sim_op *op)
 
 	sim_point();
 	if ((op->kind >= OP_REMAP && op->kind <= OP_FREE_TABLE) ||
-	    op->kind == OP_MAP) {
+	    op->kind == OP_MAP || op->kind == OP_MAPSHM) {
 		sm = hold(op->mm);
 		if (!sm)
 			return;
@@ -715,7 +789,10 @@ void kern_op(const struct sim_op *op)
 		remap(sm, op->page);
 		break;
 	case OP_MAP:
-		map_page(sm, op->page);
+		map(sm, op->page, op->count);
+		break;
+	case OP_MAPSHM:
+		map_shared_again(sm);
 		break;
 	case OP_UNMAP:
 		unmap(sm, op->page, op->count);
@@ -868,6 +945,26 @@ static void hold_entry(uint64_t entry, int level, uint64_t va, void *arg)
 	hold_frame(frame, arg, va);
 }
 
+/* A kernel-stack page must be one of a stack the workload holds. */
+static void check_kstack_page(uint64_t entry, int level, uint64_t va, void *arg)
+{
+	char name[96];
+
+	(void)arg;
+	if (level != 1 || va < KSTACK_BASE || va >= KSTACK_BASE + KSTACK_WINDOW)
+		return;
+	for (unsigned s = 0; s < SIM_KSTACKS; s++) {
+		if (kstacks[s].allocated &&
+		    va >= kstacks[s].top - KSTACK_SIZE && va < kstacks[s].top)
+			return;
+	}
+	sim_fail("%s leaked: mapped at %#llx in the kernel-stack window, "
+		 "where no stack was handed out",
+		 mmu_name(mmu_frame_at(entry & PTE_ADDR_MASK, "a stack page"),
+			  name, sizeof(name)),
+		 (unsigned long long)va);
+}
+
 /*
  * Every frame in use is held by exactly one table, address space or
  * object, and none of them reaches a free frame: nothing leaked, nothing
@@ -884,6 +981,8 @@ static void check_frames(void)
 		   "the kernel", 0);
 	walk_tables(kernel_root_phys, 4, 0, PML4_KERNEL_FIRST, PML4_ENTRIES,
 		    hold_entry, "the kernel's page tables");
+	walk_tables(kernel_root_phys, 4, 0, PML4_KERNEL_FIRST, PML4_ENTRIES,
+		    check_kstack_page, NULL);
 	for (unsigned i = 0; i < nmms; i++) {
 		if (mms[i].dead)
 			continue;

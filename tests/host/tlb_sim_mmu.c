@@ -135,6 +135,7 @@ static uint32_t nframes; /* the highest frame ever handed out */
 /* Freed frames, the last freed on top: handed out first. */
 static uint32_t free_list[SIM_FRAMES_MAX];
 static uint32_t nfree;
+static uint64_t births;
 static int alloc_owner[SIM_CPUS_MAX + 1]; /* [SIM_CPUS_MAX]: main */
 
 /* --- Frames -------------------------------------------------------------------- */
@@ -168,6 +169,7 @@ static uint64_t hand_out(uint32_t n)
 	*f = (struct sim_frame){.kind = FRAME_DATA,
 				.owner = (int8_t)*owner_slot(),
 				.gen = f->gen + 1,
+				.born = ++births,
 				.was_kind = f->kind,
 				.was_level = f->level,
 				.was_owner = f->owner};
@@ -278,6 +280,11 @@ const char *mmu_name_stale(uint32_t frame, char *buf, size_t size)
 	return buf;
 }
 
+uint64_t mmu_births(void)
+{
+	return births;
+}
+
 bool mmu_stale(uint32_t frame, uint32_t gen)
 {
 	return frames[frame].dead || frames[frame].gen != gen;
@@ -300,6 +307,7 @@ void mmu_reset(unsigned cpus)
 	memset(frames, 0, sizeof(frames[0]) * (nframes + 1));
 	nframes = 0;
 	nfree = 0;
+	births = 0;
 	refill = false;
 	for (unsigned i = 0; i <= SIM_CPUS_MAX; i++)
 		alloc_owner[i] = -1;

@@ -45,6 +45,9 @@ struct permit {
 	uint32_t frame;
 	bool writable;
 	unsigned token; /* the change */
+	/* oracle_permit_new: any frame of owner born after this */
+	bool any_new;
+	uint64_t born_after;
 };
 
 static struct permit permits[SIM_PERMITS_MAX];
@@ -69,7 +72,14 @@ void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
 	if (npermits == SIM_PERMITS_MAX)
 		sim_fail("more than %d changes in flight", SIM_PERMITS_MAX);
 	permits[npermits++] =
-		(struct permit){owner, va, frame, writable, token};
+		(struct permit){owner, va, frame, writable, token, false, 0};
+}
+
+void oracle_permit_new(unsigned token, int owner, uint64_t va)
+{
+	oracle_permit(token, owner, va, 0, true);
+	permits[npermits - 1].any_new = true;
+	permits[npermits - 1].born_after = mmu_births();
 }
 
 void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable)
@@ -136,8 +146,12 @@ static bool permitted(int owner, uint64_t va, uint32_t frame, bool write)
 	for (unsigned i = 0; i < npermits; i++) {
 		const struct permit *p = &permits[i];
 
-		if (p->owner == owner && p->va == va && p->frame == frame &&
-		    (!write || p->writable))
+		if (p->owner != owner || p->va != va || (write && !p->writable))
+			continue;
+		if (p->frame == frame)
+			return true;
+		if (p->any_new && mmu_frame(frame)->owner == owner &&
+		    mmu_frame(frame)->born > p->born_after)
 			return true;
 	}
 	return false;

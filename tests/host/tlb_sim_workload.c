@@ -18,8 +18,8 @@
  *	               then map a new frame there (mm_unmap, mm_map_anon)
  *	unmap M P N    unmap N pages of mm M from page P (one mm_unmap per
  *	               region)
- *	map M P        map a new frame at page P of mm M, if it is unmapped
- *	               (mm_map_anon)
+ *	map M P N      map N new frames from page P of mm M, if unmapped
+ *	               (one mm_map_anon per region)
  *	protect M P    write-protect page P of mm M (or make it writable)
  *	free-table M T unmap every page of table T of mm M, free the table
  *	kremap K       map kernel page K to a new frame, free the old one
@@ -32,6 +32,8 @@
  *	revoke         revoke the shared object (shm_revoke: pages 8-9 leave
  *	               every address space in one flush round, then their
  *	               frames are freed), unless it is gone already
+ *	mapshm M       map the shared object in mm M once more, across two
+ *	               page tables (mm_map_shared at SIM_SHM_ALT_BASE)
  *
  * For example "run 1, read 0, kthread, run 1, read 0".
  */
@@ -83,7 +85,8 @@ static const struct {
 	/* Never drawn: it ends the shared object for the rest of the run,
 	 * and the random workloads of each seed stay what they were. */
 	[OP_REVOKE] = {"revoke", {ARG_NONE, ARG_NONE, ARG_NONE}, 0},
-	[OP_MAP] = {"map", {ARG_MM, ARG_PAGE, ARG_NONE}, 0},
+	[OP_MAP] = {"map", {ARG_MM, ARG_PAGE, ARG_COUNT}, 0},
+	[OP_MAPSHM] = {"mapshm", {ARG_MM, ARG_NONE, ARG_NONE}, 0},
 };
 
 /* The largest value of each kind of argument, plus one. */
