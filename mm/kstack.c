@@ -62,7 +62,11 @@ static void kstack_free_pages(uint64_t slot, uint64_t bottom, uint64_t end)
 			(unsigned long long)va, err);
 		frames[n_frames++] = old & PTE_ADDR_MASK;
 	}
-	/* Every CPU forgets the stack before its memory is reused. */
+	/*
+	 * Every CPU forgets the stack before its memory or its slot is
+	 * reused: a stack allocated in the slot before the flush returned
+	 * would meet CPUs still translating its addresses to the old frames.
+	 */
 	if (n_frames)
 		flush_tlb_kernel_range(bottom, end);
 	for (size_t i = 0; i < n_frames; i++)

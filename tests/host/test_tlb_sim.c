@@ -234,6 +234,77 @@ static const struct sim_scenario scenarios[] = {
 			"run 1, read 0, read 0"},
 	},
 	/*
+	 * A CPU comes back to an mm through the slot it kept (lazy=off: it
+	 * left the mask) while another CPU unmaps a page it had cached: the
+	 * flusher must take the mask after bumping tlb_gen, or the returning
+	 * CPU reads the old gen, loads its slot with no-flush and is not a
+	 * target. CPU 0 waits for CPU 2's answer to a flush of mm2 between
+	 * its two visits, which lets CPU 1 in at no cost: one preemption.
+	 */
+	{
+		.name = "rejoin",
+		.why = "a CPU rejoins an mm's mask while a flush is sent",
+		.preemptions = 1,
+		.policy = "pcid1-off",
+		.mms = 2,
+		.cpu = {"run 1, read 0, kthread, remap 2 0, run 1, read 0",
+			"unmap 1 0 1", "run 2"},
+	},
+	/*
+	 * Changes of one page or object that overlap: a protect and an
+	 * unmap; two unmaps (the second finds the page cleared, flushes
+	 * nothing of its own and must still not return before the first
+	 * one's flush); a revoke and a protect of a shared page; a revoke
+	 * while the object is mapped again (mapshm). Then kernel-stack
+	 * slots: a stack freed on CPU 1 and allocated again on CPU 2 in the
+	 * same slot while CPU 0 still caches the old one (CPU 0's kremap
+	 * waits for the others, which lets them run at no cost).
+	 */
+	{
+		.name = "protect-unmap",
+		.why = "a protect and an unmap of one page at once",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 1,
+		.cpu = {"run 1, protect 1 0", "run 1, unmap 1 0 1",
+			"run 1, write 0, read 0"},
+	},
+	{
+		.name = "unmap-unmap",
+		.why = "two unmaps of one page: the second finds it cleared",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 1,
+		.cpu = {"run 1, unmap 1 0 2",
+			"run 1, read 1, unmap 1 1 1, read 1"},
+	},
+	{
+		.name = "revoke-protect",
+		.why = "a revoke while a shared page is write-protected",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 2,
+		.cpu = {"run 1, protect 1 8", "run 2, revoke",
+			"run 1, write 8, read 8"},
+	},
+	{
+		.name = "revoke-map",
+		.why = "a revoke while the object is mapped again",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 2,
+		.cpu = {"run 2, revoke", "mapshm 1", "run 1, read 8, read 9"},
+	},
+	{
+		.name = "kstack-reuse",
+		.why = "a stack slot freed and reused across CPUs",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 1,
+		.cpu = {"kstack-touch 0, kremap 0, kstack-touch 1",
+			"kstack-free 0", "kstack-alloc 1"},
+	},
+	/*
 	 * Out of memory (allocation k of the run fails, for each k in turn):
 	 * the error paths must leave nothing mapped, leaked or reachable.
 	 * fail-map: a two-page map into a region whose tables were freed

@@ -222,6 +222,14 @@ static void label_kstack(uint64_t top)
  * not an address space still maps it.
  */
 static struct shm *sim_shm;
+/*
+ * Objects revoked and replaced (revoke re-creates the object, so that
+ * later operations still have one): kept, with the creator's reference,
+ * until the next run, since a CPU may still be mapping one.
+ */
+#define SIM_RETIRED_MAX (SIM_CPUS_MAX * SIM_OPS_MAX)
+static struct shm *retired[SIM_RETIRED_MAX];
+static unsigned nretired;
 
 static void label_shared(const struct shm *shm)
 {
@@ -243,6 +251,8 @@ void kern_reset(unsigned cpus, unsigned count)
 	}
 	free(sim_shm);
 	sim_shm = NULL;
+	while (nretired)
+		free(retired[--nretired]);
 	ncpus = cpus;
 	nmms = count;
 	sim_alloc_count(false);
@@ -468,7 +478,7 @@ static void map_run(struct sim_mm *sm, unsigned first, unsigned count)
 	if (err && !map_error_ok(err))
 		sim_fail("mm_map_anon of mm%d pages %u..%u: %d", owner + 1,
 			 first, first + count - 1, err);
-	for (unsigned p = first; p < first + count; p++)
+	for (unsigned p = first; !err && p < first + count; p++)
 		label(sm->mm->root, sim_page_va(p), FRAME_PAGE, owner);
 	sim_trace("maps mm%d pages %u..%u%s", owner + 1, first,
 		  first + count - 1,
@@ -717,6 +727,52 @@ static void map_shared_again(struct sim_mm *sm)
 	sim_trace("  mm_map_shared: %d", err);
 }
 
+static struct sim_mm *hold(unsigned index);
+
+/*
+ * A revoked object is replaced by a new one, mapped at pages 8-9 of every
+ * address space whose task still runs, as the set-up maps the first: the
+ * workload's later revokes, maps and accesses have an object again. A
+ * revoke of the new one may overtake this (-EIDRM), and a page may be
+ * made to fail (-ENOMEM).
+ */
+static void recreate_shared(void)
+{
+	struct shm *shm;
+
+	if (nretired == SIM_RETIRED_MAX)
+		return;
+	mmu_set_owner(KERNEL_OWNER);
+	shm = shm_create(SIM_SHM_PAGES * PAGE_SIZE);
+	if (!shm) {
+		if (!sim_alloc_failed())
+			sim_fail("shm_create failed");
+		return; /* the revoked object stays: nothing to map */
+	}
+	label_shared(shm);
+	retired[nretired++] = sim_shm;
+	sim_shm = shm;
+	sim_trace("creates the shared object again");
+	for (unsigned i = 0; i < nmms; i++) {
+		struct sim_mm *sm = hold(i);
+		int err;
+
+		if (!sm)
+			continue;
+		mmu_set_owner((int)i);
+		err = mm_map_shared(sm->mm, shm, SIM_SHM_BASE,
+				    MM_PROT_READ | MM_PROT_WRITE);
+		mmu_set_owner(KERNEL_OWNER);
+		for (unsigned p = SIM_PAGES; !err && p < SIM_ALL_PAGES; p++)
+			mapped_now((int)i, sm->mm->root, sim_page_va(p));
+		if (err && err != -EIDRM && err != -EEXIST &&
+		    !(err == -ENOMEM && sim_alloc_failed()))
+			sim_fail("mm_map_shared of the new object in mm%u: %d",
+				 i + 1, err);
+		mm_put(sm->mm);
+	}
+}
+
 /*
  * Revokes the shared object: until shm_revoke returns, every address space
  * that maps it may still translate its pages to their frames, after that
@@ -746,6 +802,8 @@ static void revoke(void)
 		for (unsigned v = 0; v < SHARED_VAS; v++)
 			oracle_settled((int)i, shared_va(v), token);
 	}
+	if (!err)
+		recreate_shared();
 }
 
 /* --- Operations ------------------------------------------------------------------- */

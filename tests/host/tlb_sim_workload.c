@@ -31,7 +31,9 @@
  *	               access: a thread running on it), if it is allocated
  *	revoke         revoke the shared object (shm_revoke: pages 8-9 leave
  *	               every address space in one flush round, then their
- *	               frames are freed), unless it is gone already
+ *	               frames are freed), unless it is gone already; then
+ *	               create it again and map it at pages 8-9 of every
+ *	               address space whose task runs
  *	mapshm M       map the shared object in mm M once more, across two
  *	               page tables (mm_map_shared at SIM_SHM_ALT_BASE)
  *
@@ -82,11 +84,11 @@ static const struct {
 	[OP_KSTACK_TOUCH] = {"kstack-touch",
 			     {ARG_KSTACK, ARG_NONE, ARG_NONE},
 			     4},
-	/* Never drawn: it ends the shared object for the rest of the run,
-	 * and the random workloads of each seed stay what they were. */
-	[OP_REVOKE] = {"revoke", {ARG_NONE, ARG_NONE, ARG_NONE}, 0},
-	[OP_MAP] = {"map", {ARG_MM, ARG_PAGE, ARG_COUNT}, 0},
-	[OP_MAPSHM] = {"mapshm", {ARG_MM, ARG_NONE, ARG_NONE}, 0},
+	/* A revoke re-creates the object (tlb_sim_kernel.c): there is
+	 * always one to map and revoke again. */
+	[OP_REVOKE] = {"revoke", {ARG_NONE, ARG_NONE, ARG_NONE}, 2},
+	[OP_MAP] = {"map", {ARG_MM, ARG_PAGE, ARG_COUNT}, 6},
+	[OP_MAPSHM] = {"mapshm", {ARG_MM, ARG_NONE, ARG_NONE}, 2},
 };
 
 /* The largest value of each kind of argument, plus one. */
