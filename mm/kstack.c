@@ -26,6 +26,7 @@
 #include "mm/tlb.h"
 #include "kernel/cpu.h"
 #include "kernel/panic.h"
+#include "lib/errno.h"
 #include "smp/spinlock.h"
 
 #define KSTACK_SLOTS_END (KSTACK_BASE + KSTACK_MAX * KSTACK_SLOT_SIZE)
@@ -39,6 +40,46 @@ static uint64_t next_slot = KSTACK_BASE; /* guarded by lock */
 static uint64_t free_slots[KSTACK_MAX];	 /* guarded by lock */
 static size_t free_count;		 /* guarded by lock */
 static uint64_t in_use; /* stacks handed out and not freed; lock */
+
+/*
+ * Unmaps the pages of slot's stack in [bottom, end), flushes them on every
+ * CPU, frees their frames, then the slot: kstack_free, and kstack_alloc
+ * when memory ran out half way (the pages it mapped may be cached already:
+ * the walker fills what it likes).
+ */
+static void kstack_free_pages(uint64_t slot, uint64_t bottom, uint64_t end)
+{
+	enum { PAGES = KSTACK_SIZE / PAGE_SIZE };
+	uint64_t frames[PAGES];
+	size_t n_frames = 0;
+	uint64_t flags;
+
+	for (uint64_t va = bottom; va < end; va += PAGE_SIZE) {
+		uint64_t old;
+		int err = kmap_unmap_page(va, &old); /* the tables stay */
+
+		KASSERT(!err, "stack page %#llx not mapped (%d)",
+			(unsigned long long)va, err);
+		frames[n_frames++] = old & PTE_ADDR_MASK;
+	}
+	/*
+	 * Every CPU forgets the stack before its memory or its slot is
+	 * reused: a stack allocated in the slot before the flush returned
+	 * would meet CPUs still translating its addresses to the old frames.
+	 */
+	if (n_frames)
+		flush_tlb_kernel_range(bottom, end);
+	for (size_t i = 0; i < n_frames; i++)
+		pmm_free_frame(frames[i]);
+
+	flags = spin_lock_irqsave(&lock);
+	KASSERT(free_count < ARRAY_SIZE(free_slots),
+		"freeing stack slot %#llx: %zu slots free already, of %d",
+		(unsigned long long)slot, free_count, KSTACK_MAX);
+	in_use--;
+	free_slots[free_count++] = slot;
+	spin_unlock_irqrestore(&lock, flags);
+}
 
 uint64_t kstack_alloc(void)
 {
@@ -61,51 +102,32 @@ uint64_t kstack_alloc(void)
 	for (uint64_t va = bottom; va < slot + KSTACK_SLOT_SIZE;
 	     va += PAGE_SIZE) {
 		uint64_t frame = pmm_alloc_frame();
-		int err;
+		int err = frame ? 0 : -ENOMEM;
 
-		if (!frame)
-			panic("kstack: out of memory for a kernel stack");
-		err = kmap_map_page(va, frame,
-				    PTE_WRITE | (boot_cpu.nx ? PTE_NX : 0) |
-					    (boot_cpu.pge ? PTE_GLOBAL : 0));
-		KASSERT(!err, "mapping stack page %#llx: %d",
+		if (!err)
+			err = kmap_map_page(
+				va, frame,
+				PTE_WRITE | (boot_cpu.nx ? PTE_NX : 0) |
+					(boot_cpu.pge ? PTE_GLOBAL : 0));
+		KASSERT(!err || err == -ENOMEM, "mapping stack page %#llx: %d",
 			(unsigned long long)va, err);
+		if (err) {
+			/* Out of memory for the page or a table. */
+			if (frame)
+				pmm_free_frame(frame);
+			kstack_free_pages(slot, bottom, va);
+			return 0;
+		}
 	}
 	return slot + KSTACK_SLOT_SIZE;
 }
 
 void kstack_free(uint64_t top)
 {
-	enum { PAGES = KSTACK_SIZE / PAGE_SIZE };
-	uint64_t slot = top - KSTACK_SLOT_SIZE;
-	uint64_t bottom = top - KSTACK_SIZE;
-	uint64_t frames[PAGES];
-	size_t n_frames = 0;
-	uint64_t flags;
-
 	KASSERT(top > KSTACK_BASE && top <= KSTACK_SLOTS_END &&
 			IS_ALIGNED(top, KSTACK_SLOT_SIZE),
 		"%#llx is not a kernel stack top", (unsigned long long)top);
-	for (uint64_t va = bottom; va < top; va += PAGE_SIZE) {
-		uint64_t old;
-		int err = kmap_unmap_page(va, &old); /* the tables stay */
-
-		KASSERT(!err, "stack page %#llx not mapped (%d)",
-			(unsigned long long)va, err);
-		frames[n_frames++] = old & PTE_ADDR_MASK;
-	}
-	/* Every CPU forgets the stack before its memory is reused. */
-	flush_tlb_kernel_range(bottom, top);
-	for (size_t i = 0; i < n_frames; i++)
-		pmm_free_frame(frames[i]);
-
-	flags = spin_lock_irqsave(&lock);
-	KASSERT(free_count < ARRAY_SIZE(free_slots),
-		"freeing stack %#llx: %zu slots free already, of %d",
-		(unsigned long long)top, free_count, KSTACK_MAX);
-	in_use--;
-	free_slots[free_count++] = slot;
-	spin_unlock_irqrestore(&lock, flags);
+	kstack_free_pages(top - KSTACK_SLOT_SIZE, top - KSTACK_SIZE, top);
 }
 
 uint64_t kstack_in_use(void)

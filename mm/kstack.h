@@ -22,7 +22,8 @@
 
 /*
  * A new stack; returns its top (the initial RSP), or 0 when KSTACK_MAX
- * stacks are in use. Panics when out of memory.
+ * stacks are in use or memory ran out (for a page or a page table: what
+ * was mapped is unmapped, flushed and freed, the slot given back).
  */
 uint64_t kstack_alloc(void);
 

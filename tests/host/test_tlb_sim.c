@@ -28,6 +28,8 @@
  *	... -c choices | -s seed [-v]  one run of it: a schedule the search
  *	                               printed, or a random one; -v prints
  *	                               the trace as it goes
+ *	... -f K                       allocation K of each run fails (the
+ *	                               fail-* scenarios: each K in turn)
  */
 #include "tests/host/tlb_sim.h"
 #include "mm/tlb_options.h"
@@ -228,7 +230,7 @@ static const struct sim_scenario scenarios[] = {
 		.preemptions = 1,
 		.max_runs = UNMAP_MAP_MAX_RUNS,
 		.mms = 1,
-		.cpu = {"run 1, unmap 1 0 1", "run 1, map 1 0",
+		.cpu = {"run 1, unmap 1 0 1", "run 1, map 1 0 1",
 			"run 1, read 0, read 0"},
 	},
 	/*
@@ -247,6 +249,117 @@ static const struct sim_scenario scenarios[] = {
 		.mms = 1,
 		.cpu = {"run 1, protect 1 0, read 0, write 0",
 			"run 1, protect 1 0"},
+	},
+	/*
+	 * A CPU comes back to an mm through the slot it kept (lazy=off: it
+	 * left the mask) while another CPU unmaps a page it had cached: the
+	 * flusher must take the mask after bumping tlb_gen, or the returning
+	 * CPU reads the old gen, loads its slot with no-flush and is not a
+	 * target. CPU 0 waits for CPU 2's answer to a flush of mm2 between
+	 * its two visits, which lets CPU 1 in at no cost: one preemption.
+	 */
+	{
+		.name = "rejoin",
+		.why = "a CPU rejoins an mm's mask while a flush is sent",
+		.preemptions = 1,
+		.policy = "pcid1-off",
+		.mms = 2,
+		.cpu = {"run 1, read 0, kthread, remap 2 0, run 1, read 0",
+			"unmap 1 0 1", "run 2"},
+	},
+	/*
+	 * Changes of one page or object that overlap: a protect and an
+	 * unmap; two unmaps (the second finds the page cleared, flushes
+	 * nothing of its own and must still not return before the first
+	 * one's flush); a revoke and a protect of a shared page; a revoke
+	 * while the object is mapped again (mapshm). Then kernel-stack
+	 * slots: a stack freed on CPU 1 and allocated again on CPU 2 in the
+	 * same slot while CPU 0 still caches the old one (CPU 0's kremap
+	 * waits for the others, which lets them run at no cost).
+	 */
+	{
+		.name = "protect-unmap",
+		.why = "a protect and an unmap of one page at once",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 1,
+		.cpu = {"run 1, protect 1 0", "run 1, unmap 1 0 1",
+			"run 1, write 0, read 0"},
+	},
+	{
+		.name = "unmap-unmap",
+		.why = "two unmaps of one page: the second finds it cleared",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 1,
+		.cpu = {"run 1, unmap 1 0 2",
+			"run 1, read 1, unmap 1 1 1, read 1"},
+	},
+	{
+		.name = "revoke-protect",
+		.why = "a revoke while a shared page is write-protected",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 2,
+		.cpu = {"run 1, protect 1 8", "run 2, revoke",
+			"run 1, write 8, read 8"},
+	},
+	{
+		.name = "revoke-map",
+		.why = "a revoke while the object is mapped again",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 2,
+		.cpu = {"run 2, revoke", "mapshm 1", "run 1, read 8, read 9"},
+	},
+	{
+		.name = "kstack-reuse",
+		.why = "a stack slot freed and reused across CPUs",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 1,
+		.cpu = {"kstack-touch 0, kremap 0, kstack-touch 1",
+			"kstack-free 0", "kstack-alloc 1"},
+	},
+	/*
+	 * Out of memory (allocation k of the run fails, for each k in turn):
+	 * the error paths must leave nothing mapped, leaked or reachable.
+	 * fail-map: a two-page map into a region whose tables were freed
+	 * (frame, PDPT, PD, PT, frame) fails at each step, while another CPU
+	 * reads the page it may have mapped for a moment. fail-shm: a map of
+	 * the shared object fails on its second page's table while another
+	 * CPU revokes the object (the revoke must still find the first page
+	 * mapped). fail-kstack: a stack allocated in a freed slot.
+	 */
+	{
+		.name = "fail-map",
+		.why = "mm_map_anon runs out of memory at each allocation",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 1,
+		.cpu = {"run 1, free-table 1 1, map 1 4 2, read 4",
+			"run 1, read 4, read 4, read 5"},
+		.fail_each = true,
+	},
+	{
+		.name = "fail-shm",
+		.why = "mm_map_shared runs out of memory while a revoke runs",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 2,
+		.cpu = {"run 2, revoke", "mapshm 1"},
+		.fail_each = true,
+	},
+	{
+		.name = "fail-kstack",
+		.why = "kstack_alloc runs out of memory at each allocation",
+		.preemptions = 1,
+		.policy = "defaults",
+		.mms = 1,
+		.cpu = {"kstack-touch 0, kstack-free 0, kstack-alloc 1, "
+			"kstack-touch 1",
+			"kstack-touch 0, kstack-touch 1"},
+		.fail_each = true,
 	},
 	{
 		.name = "random",
@@ -354,6 +467,9 @@ static void reproduce_line(const struct sim_scenario *sc,
 					 ps->name);
 	used += (size_t)snprintf(buf + used, size - used, " -b %s",
 				 tlb_bug_names[bug]);
+	if (sim_alloc_fail_at)
+		used += (size_t)snprintf(buf + used, size - used, " -f %llu",
+					 (unsigned long long)sim_alloc_fail_at);
 	if (sc->random)
 		snprintf(buf + used, size - used, " -s %#llx -v",
 			 (unsigned long long)out->seed);
@@ -430,6 +546,32 @@ static bool search_and_report(const struct sim_scenario *sc,
 	if (out.failed)
 		report_failure(sc, ps, bug, &out);
 	return !out.failed;
+}
+
+/*
+ * Searches sc under ps once with each allocation failing in turn, until
+ * no run of a search makes as many allocations as the one to fail.
+ */
+static bool search_failing_each(const struct sim_scenario *sc,
+				const struct policy_set *ps)
+{
+	bool ok = true;
+	uint64_t k;
+
+	for (k = 1; ok; k++) {
+		sim_alloc_fail_at = k;
+		sim_alloc_most = 0;
+		printf("# allocation %llu fails:\n", (unsigned long long)k);
+		ok = search_and_report(sc, ps, TLB_BUG_NONE);
+		if (sim_alloc_most < k)
+			break;
+	}
+	sim_alloc_fail_at = 0;
+	if (ok)
+		printf("# allocations 1..%llu failed in turn; the last was "
+		       "never reached\n",
+		       (unsigned long long)k);
+	return ok;
 }
 
 static const struct sim_scenario *find_scenario(const char *name)
@@ -831,7 +973,10 @@ static int run_cases(int argc, char **argv, bool list)
 		switch (t->kind) {
 		case CASE_SEARCH:
 			printf("# %s: %s\n", t->sc->name, t->sc->why);
-			ok = search_and_report(t->sc, t->ps, TLB_BUG_NONE);
+			ok = t->sc->fail_each
+				     ? search_failing_each(t->sc, t->ps)
+				     : search_and_report(t->sc, t->ps,
+							 TLB_BUG_NONE);
 			break;
 		case CASE_COMBINATIONS:
 			ok = case_combinations();
@@ -902,7 +1047,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	program = argv[0];
-	while ((opt = getopt(argc, argv, "lvw:W:p:b:c:s:P:")) != -1) {
+	while ((opt = getopt(argc, argv, "lvw:W:p:b:c:s:P:f:")) != -1) {
 		switch (opt) {
 		case 'l':
 			list = true;
@@ -936,6 +1081,9 @@ int main(int argc, char **argv)
 		case 'P':
 			custom.preemptions = (unsigned)atoi(optarg);
 			break;
+		case 'f':
+			sim_alloc_fail_at = strtoull(optarg, NULL, 0);
+			break;
 		default:
 			fprintf(stderr, "usage: see tests/host/test_tlb_sim.c "
 					"or docs/tlb-simulator.md\n");
@@ -953,6 +1101,8 @@ int main(int argc, char **argv)
 		return one_run(sc, find_policy(policy),
 			       bug ? find_bug(bug) : TLB_BUG_NONE, choices,
 			       seed);
+	if (sc->fail_each && !sim_alloc_fail_at && !bug)
+		return !search_failing_each(sc, find_policy(policy));
 	return !search_and_report(sc, find_policy(policy),
 				  bug ? find_bug(bug) : TLB_BUG_NONE);
 }

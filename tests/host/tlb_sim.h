@@ -63,7 +63,13 @@
 #define SIM_USER_BASE	  0x400000ULL	  /* where user programs are linked */
 #define SIM_USER_FAR_BASE 0x8000000000ULL /* PML4 slot 1 */
 #define SIM_SHM_BASE	  0x800000ULL
-#define SIM_KERNEL_BASE	  IOREMAP_BASE
+/*
+ * Where "mapshm" maps the shared object again: its first page is the last
+ * of the page table that maps SIM_SHM_BASE, its second the first of the
+ * next page table, so that the map allocates a table half way.
+ */
+#define SIM_SHM_ALT_BASE (SIM_SHM_BASE + MiB(2) - PAGE_SIZE)
+#define SIM_KERNEL_BASE	 IOREMAP_BASE
 /* Frames of one execution: far more than any workload allocates. */
 #define SIM_FRAMES_MAX 2048
 /*
@@ -225,13 +231,19 @@ enum sim_frame_kind {
 	FRAME_ROOT,  /* a PML4 */
 	FRAME_KPAGE, /* a kernel page (global mapping) */
 	FRAME_KSTACK,
+	FRAME_SHARED, /* a page of the shared-memory object */
 };
 
 struct sim_frame {
 	uint8_t kind;
 	uint8_t level; /* tables: 1 PT, 2 PD, 3 PDPT */
-	bool dead;     /* freed: hardware must never use it again */
+	bool dead;     /* freed, on the free list until handed out again */
 	int8_t owner;  /* address space (index), -1: kernel */
+	uint32_t gen;  /* its life: 1 when first handed out, +1 each reuse */
+	uint64_t born; /* when this life began: mmu_births() then */
+	/* What it was in its last life, for messages. */
+	uint8_t was_kind, was_level;
+	int8_t was_owner;
 };
 
 /* A translation the hardware produced for an access. */
@@ -239,13 +251,29 @@ struct sim_xlate {
 	bool present, writable, user;
 	bool tlb_hit; /* from a TLB entry, not a fresh walk */
 	uint32_t frame;
+	uint32_t gen; /* the frame's life the translation was made in */
 };
 
 void mmu_reset(unsigned cpus);
-/* Frames for mm/pmm.h (tlb_sim_host.c): zeroed, never reused in a run. */
+/*
+ * Frames for mm/pmm.h (tlb_sim_host.c), zeroed: the last one freed first
+ * (a freed frame is reused at once), or one never handed out (fresh: the
+ * next one up, so that fresh frames in a row are contiguous).
+ */
 uint64_t mmu_alloc_frame(void);
-/* Marks a frame freed, after checking that no CPU can still use it. */
+uint64_t mmu_alloc_fresh_frame(void);
+/*
+ * Puts a frame on the free list, after checking that no CPU can still use
+ * it (and, for a shared page, that no address space still maps it).
+ */
 void mmu_free_frame(uint64_t phys, const char *why);
+/* Frames handed out so far in the run (each life counts). */
+uint64_t mmu_births(void);
+/* Whether a translation made in frame's life gen is stale: freed since. */
+bool mmu_stale(uint32_t frame, uint32_t gen);
+/* Frames handed out and not freed; the highest frame number used. */
+uint32_t mmu_frames_in_use(void);
+uint32_t mmu_frames_max(void);
 /* Who frames this CPU allocates from now on belong to (-1: kernel). */
 void mmu_set_owner(int owner);
 void mmu_label(uint64_t phys, enum sim_frame_kind kind, int owner);
@@ -256,6 +284,12 @@ void *mmu_phys_to_virt(uint64_t phys);
 uint64_t mmu_virt_to_phys(const void *virt);
 /* "frame 12 (page of mm2)", for messages. */
 const char *mmu_name(uint32_t frame, char *buf, size_t size);
+/*
+ * The same for a frame reached through a stale translation: "frame 12
+ * (page of mm2)" if it is still free, else "frame 12 (reused as page table
+ * (PT) of mm3, was page of mm2)".
+ */
+const char *mmu_name_stale(uint32_t frame, char *buf, size_t size);
 /*
  * Translates va on cpu as its hardware would, filling the TLB and the
  * paging-structure caches; a failed translation (a page fault) drops
@@ -326,6 +360,12 @@ void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
  * permit for it.
  */
 void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable);
+/*
+ * Until the change's call returns, owner's va may translate to any frame
+ * handed out to owner from now on: a map that fails half way unmaps the
+ * pages it mapped, and CPUs may use them until its flush returns.
+ */
+void oracle_permit_new(unsigned token, int owner, uint64_t va);
 /* The change's call returned (mm: NULL for kernel mappings). */
 void oracle_end_change(unsigned token, const struct mm *mm);
 /* The moment a call begins, for its oracle_settled. */
@@ -368,6 +408,7 @@ enum sim_op_kind {
 	OP_KSTACK_TOUCH,
 	OP_REVOKE,
 	OP_MAP,
+	OP_MAPSHM,
 };
 
 struct sim_op {
@@ -395,6 +436,20 @@ void workload_generate(struct sim_workload *w, uint64_t seed);
 const char *workload_op_name(const struct sim_op *op, char *buf, size_t size);
 void workload_print(const struct sim_workload *w, const char *prefix);
 
+/* --- Failure injection (tlb_sim_host.c) --------------------------------------- */
+
+/*
+ * Allocation k (1, 2, ...) of each run's workload fails: pmm_alloc_frame
+ * returns 0, kzalloc NULL (0: none fails). Set-up and sweep allocate
+ * without counting. sim_alloc_most: the most allocations a run made since
+ * the caller last set it to 0.
+ */
+extern uint64_t sim_alloc_fail_at, sim_alloc_most;
+/* Counting starts (from 0) or stops: kern_reset's set-up does not count. */
+void sim_alloc_count(bool on);
+/* Whether this run's failing allocation has happened. */
+bool sim_alloc_failed(void);
+
 /* --- Policies (tlb_sim_policy.c) ---------------------------------------------- */
 
 /* From kernel command-line words ("pcid=off lazy=ipi"), else defaults. */
@@ -414,6 +469,8 @@ struct sim_scenario {
 	unsigned mms;
 	const char *cpu[SIM_CPUS_MAX]; /* tlb_sim_workload.c's language */
 	bool refill;		       /* the MMU's speculative-refill mode */
+	/* Searched once per allocation k failing, k = 1, 2, ... */
+	bool fail_each;
 };
 
 /* What one search found. */
@@ -482,9 +539,16 @@ void kern_final_check(void);
 size_t kern_fill_vas(uint64_t *vas, size_t max);
 /* kfree of a struct mm the simulator tracks: checks, keeps it; true. */
 bool kern_mm_freed(void *p);
+/*
+ * A shared page is being freed (named name, by why): no address space
+ * that is alive (not being torn down) may still map it.
+ */
+void kern_check_unmapped(uint32_t frame, const char *why, const char *name);
 
 /* File-scope state of the host-compiled kernel files, between runs. */
 void sim_kfiles_reset(uint64_t kernel_root);
 void sim_mmfile_reset(void);
+/* The frames of shm (up to max), none once it is revoked; how many. */
+uint64_t sim_shm_frames(const struct shm *shm, uint64_t *frames, uint64_t max);
 
 #endif

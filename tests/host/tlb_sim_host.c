@@ -5,10 +5,14 @@
  * kernel, on the simulated machine:
  *
  *   mm/pmm.h     frames from tlb_sim_mmu.c's physical memory: zeroed,
- *                handed out in order and never reused within a run;
- *                freeing one checks that no CPU can still use it
- *                (every kernel path that frees a frame, the batch's
- *                included, comes through here)
+ *                the last one freed handed out first (so a use after
+ *                free reaches the next owner's memory); freeing one
+ *                checks that no CPU can still use it (every kernel path
+ *                that frees a frame, the batch's included, comes
+ *                through here)
+ *                Allocation k of a run's workload can be made to fail
+ *                (sim_alloc_fail_at), so that the kernel's error paths
+ *                run: pmm_alloc_frame returns 0, kzalloc NULL.
  *   mm/layout.h  phys_to_virt / virt_to_phys over that memory
  *   mm/heap.h    kmalloc / kzalloc / kfree over malloc; freeing a struct
  *                mm the simulator tracks checks that no CPU still uses it
@@ -48,10 +52,43 @@ char kernel_data_start[1], kernel_data_end[1];
 char kernel_ksyms_start[1], kernel_ksyms_end[1];
 char boot_stack_guard[1];
 
+/* --- Failure injection ------------------------------------------------------------ */
+
+uint64_t sim_alloc_fail_at, sim_alloc_most;
+static bool counting;	/* the workload runs: its allocations count */
+static uint64_t allocs; /* made by this run's workload so far */
+
+void sim_alloc_count(bool on)
+{
+	counting = on;
+	allocs = 0;
+}
+
+bool sim_alloc_failed(void)
+{
+	return counting && sim_alloc_fail_at && allocs >= sim_alloc_fail_at;
+}
+
+/* Counts an allocation; true if it is the one to fail. */
+static bool alloc_fails(const char *what)
+{
+	if (!counting)
+		return false;
+	allocs++;
+	sim_alloc_most = MAX(sim_alloc_most, allocs);
+	if (allocs != sim_alloc_fail_at)
+		return false;
+	sim_trace("%s: allocation %llu fails (injected)", what,
+		  (unsigned long long)allocs);
+	return true;
+}
+
 /* --- mm/pmm.h -------------------------------------------------------------------- */
 
 uint64_t pmm_alloc_frame(void)
 {
+	if (alloc_fails("pmm_alloc_frame"))
+		return 0;
 	return mmu_alloc_frame();
 }
 
@@ -59,12 +96,12 @@ uint64_t pmm_alloc_frames(uint64_t count, uint64_t align)
 {
 	uint64_t first = 0;
 
-	/* Frames are handed out in order: count in a row are contiguous. */
+	/* Fresh frames are handed out in order: contiguous. */
 	if (align > 1)
 		sim_fail("pmm_alloc_frames with alignment %llu: not simulated",
 			 (unsigned long long)align);
 	for (uint64_t i = 0; i < count; i++) {
-		uint64_t frame = mmu_alloc_frame();
+		uint64_t frame = mmu_alloc_fresh_frame();
 
 		first = i ? first : frame;
 	}
@@ -115,6 +152,8 @@ void *kmalloc(size_t size)
 
 void *kzalloc(size_t size)
 {
+	if (alloc_fails("kzalloc"))
+		return NULL;
 	return size ? calloc(1, size) : NULL;
 }
 

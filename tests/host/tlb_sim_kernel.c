@@ -226,6 +226,23 @@ static void label_kstack(uint64_t top)
  * not an address space still maps it.
  */
 static struct shm *sim_shm;
+/*
+ * Objects revoked and replaced (revoke re-creates the object, so that
+ * later operations still have one): kept, with the creator's reference,
+ * until the next run, since a CPU may still be mapping one.
+ */
+#define SIM_RETIRED_MAX (SIM_CPUS_MAX * SIM_OPS_MAX)
+static struct shm *retired[SIM_RETIRED_MAX];
+static unsigned nretired;
+
+static void label_shared(const struct shm *shm)
+{
+	uint64_t frames[SIM_SHM_PAGES];
+	uint64_t n = sim_shm_frames(shm, frames, SIM_SHM_PAGES);
+
+	for (uint64_t i = 0; i < n; i++)
+		mmu_label(frames[i], FRAME_SHARED, KERNEL_OWNER);
+}
 
 void kern_reset(unsigned cpus, unsigned count)
 {
@@ -238,8 +255,11 @@ void kern_reset(unsigned cpus, unsigned count)
 	}
 	free(sim_shm);
 	sim_shm = NULL;
+	while (nretired)
+		free(retired[--nretired]);
 	ncpus = cpus;
 	nmms = count;
+	sim_alloc_count(false);
 	oracle_reset();
 	mmu_reset(cpus);
 	sim_mmfile_reset();
@@ -279,10 +299,9 @@ void kern_reset(unsigned cpus, unsigned count)
 		for (unsigned p = 0; p < SIM_PAGES; p++)
 			label(mm->root, sim_page_va(p), FRAME_PAGE, (int)i);
 	}
-	for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
-		label(mms[0].mm->root, sim_page_va(p), FRAME_PAGE,
-		      KERNEL_OWNER);
+	label_shared(shm);
 	mmu_set_owner(KERNEL_OWNER);
+	sim_alloc_count(true);
 }
 
 uint64_t kern_kernel_root(void)
@@ -432,36 +451,60 @@ static void unmap(struct sim_mm *sm, unsigned first, unsigned count)
 		unmap_run(sm, p, MIN(end, region_end(p)) - p);
 }
 
+/* Whether a map's error is one the workload allows. */
+static bool map_error_ok(int err)
+{
+	/* Mapped already (another CPU's map may win), or made to fail. */
+	return err == -EEXIST || (err == -ENOMEM && sim_alloc_failed());
+}
+
 /*
- * A new frame at page, unless it is mapped (another CPU's map may win):
- * once mm_map_anon returns, only the new translation is allowed there.
+ * New frames at pages [first, first+count) of one region, unless one is
+ * mapped: one mm_map_anon. Once it returns, only the new translations are
+ * allowed there; until then, the frames it hands out (a map that runs out
+ * of memory half way unmaps what it mapped, with a flush).
  */
-static void map_page(struct sim_mm *sm, unsigned page)
+static void map_run(struct sim_mm *sm, unsigned first, unsigned count)
 {
 	int owner = (int)(sm - mms), err;
-	uint64_t va = sim_page_va(page);
-	unsigned since = oracle_mark();
+	unsigned since = oracle_mark(), token = oracle_begin_change();
 
+	for (unsigned p = first; p < first + count; p++)
+		oracle_permit_new(token, owner, sim_page_va(p));
 	mmu_set_owner(owner);
-	err = mm_map_anon(sm->mm, va, PAGE_SIZE, MM_PROT_READ | MM_PROT_WRITE);
-	if (!err) {
-		oracle_settled(owner, va, since);
-		mapped_now(owner, sm->mm->root, va);
+	err = mm_map_anon(sm->mm, sim_page_va(first), count * PAGE_SIZE,
+			  MM_PROT_READ | MM_PROT_WRITE);
+	for (unsigned p = first; !err && p < first + count; p++) {
+		oracle_settled(owner, sim_page_va(p), since);
+		mapped_now(owner, sm->mm->root, sim_page_va(p));
 	}
 	mmu_set_owner(KERNEL_OWNER);
-	if (err && err != -EEXIST)
-		sim_fail("mm_map_anon of mm%d page %u: %d", owner + 1, page,
-			 err);
-	label(sm->mm->root, va, FRAME_PAGE, owner);
-	sim_trace("maps mm%d page %u%s", owner + 1, page,
-		  err ? ": it is mapped" : "");
+	oracle_end_change(token, sm->mm);
+	if (err && !map_error_ok(err))
+		sim_fail("mm_map_anon of mm%d pages %u..%u: %d", owner + 1,
+			 first, first + count - 1, err);
+	for (unsigned p = first; !err && p < first + count; p++)
+		label(sm->mm->root, sim_page_va(p), FRAME_PAGE, owner);
+	sim_trace("maps mm%d pages %u..%u%s", owner + 1, first,
+		  first + count - 1,
+		  err == -EEXIST ? ": one is mapped"
+		  : err		 ? ": out of memory"
+				 : "");
+}
+
+static void map(struct sim_mm *sm, unsigned first, unsigned count)
+{
+	unsigned end = MIN(first + count, (unsigned)SIM_PAGES);
+
+	for (unsigned p = first; p < end; p = region_end(p))
+		map_run(sm, p, MIN(end, region_end(p)) - p);
 }
 
 /* A remap: the page's frame is unmapped (and freed), a new one mapped. */
 static void remap(struct sim_mm *sm, unsigned page)
 {
 	unmap_run(sm, page, 1);
-	map_page(sm, page);
+	map_run(sm, page, 1);
 }
 
 /* Write-protects a page, or makes a read-only one writable again. */
@@ -501,15 +544,19 @@ static void free_table(struct sim_mm *sm, unsigned index)
  */
 static void kremap(unsigned kpage)
 {
-	uint64_t va = sim_kpage_va(kpage), old, frame;
-	unsigned since = oracle_mark(), token = oracle_begin_change();
+	uint64_t va = sim_kpage_va(kpage), old, frame = pmm_alloc_frame();
+	unsigned since, token;
 
+	if (!frame)
+		return; /* out of memory: the page stays */
+	since = oracle_mark();
+	token = oracle_begin_change();
 	permit_current(token, KERNEL_OWNER, kernel_root_phys, va);
 	if (kmap_unmap_page(va, &old)) {
 		oracle_end_change(token, NULL);
+		pmm_free_frame(frame);
 		return; /* another CPU is remapping it */
 	}
-	frame = pmm_alloc_frame();
 	mmu_label(frame, FRAME_KPAGE, KERNEL_OWNER);
 	if (kmap_map_page(va, frame, PTE_WRITE | PTE_NX | PTE_GLOBAL))
 		sim_fail("kmap_map_page of kernel page %u failed", kpage);
@@ -527,6 +574,7 @@ static void kstack_op(enum sim_op_kind kind, unsigned s)
 {
 	struct sim_kstack *k = &kstacks[s];
 	unsigned token;
+	uint64_t top;
 
 	if (k->busy)
 		return; /* another CPU allocates or frees it */
@@ -534,9 +582,16 @@ static void kstack_op(enum sim_op_kind kind, unsigned s)
 		unsigned since = oracle_mark();
 
 		k->busy = true;
-		k->top = kstack_alloc();
-		k->allocated = true;
+		top = kstack_alloc();
 		k->busy = false;
+		if (!top) {
+			if (!sim_alloc_failed())
+				sim_fail("kstack_alloc failed");
+			sim_trace("kernel stack %u: out of memory", s);
+			return;
+		}
+		k->top = top;
+		k->allocated = true;
 		for (uint64_t va = k->top - KSTACK_SIZE; va < k->top;
 		     va += PAGE_SIZE)
 			oracle_settled(KERNEL_OWNER, va, since);
@@ -688,6 +743,89 @@ static void user_access(unsigned cpu, unsigned page, bool write)
 	access(cpu, owner, mms[owner].mm->root, sim_page_va(page), write, what);
 }
 
+/* Where the shared object may be mapped: pages 8-9, and by mapshm. */
+#define SHARED_VAS (2 * SIM_SHM_PAGES)
+
+static uint64_t shared_va(unsigned i)
+{
+	return (i < SIM_SHM_PAGES ? SIM_SHM_BASE : SIM_SHM_ALT_BASE) +
+	       (uint64_t)(i % SIM_SHM_PAGES) * PAGE_SIZE;
+}
+
+/*
+ * Maps the shared object in sm once more, at SIM_SHM_ALT_BASE, across two
+ * page tables (the second one allocated on the way). Until mm_map_shared
+ * returns, those pages may translate to the object's frames (a map that
+ * fails half way unmaps them again); after, only what the tables say.
+ */
+static void map_shared_again(struct sim_mm *sm)
+{
+	int owner = (int)(sm - mms), err;
+	uint64_t frames[SIM_SHM_PAGES];
+	uint64_t n = sim_shm_frames(sim_shm, frames, SIM_SHM_PAGES);
+	unsigned token = oracle_begin_change();
+
+	for (uint64_t i = 0; i < n; i++)
+		oracle_permit(token, owner, SIM_SHM_ALT_BASE + i * PAGE_SIZE,
+			      mmu_frame_at(frames[i], "mapshm"), true);
+	sim_trace("maps the shared object in mm%d again", owner + 1);
+	mmu_set_owner(owner);
+	err = mm_map_shared(sm->mm, sim_shm, SIM_SHM_ALT_BASE,
+			    MM_PROT_READ | MM_PROT_WRITE);
+	mmu_set_owner(KERNEL_OWNER);
+	oracle_end_change(token, sm->mm);
+	/* -EIDRM: revoked before it was recorded */
+	if (err && err != -EIDRM && !map_error_ok(err))
+		sim_fail("mm_map_shared in mm%d: %d", owner + 1, err);
+	sim_trace("  mm_map_shared: %d", err);
+}
+
+static struct sim_mm *hold(unsigned index);
+
+/*
+ * A revoked object is replaced by a new one, mapped at pages 8-9 of every
+ * address space whose task still runs, as the set-up maps the first: the
+ * workload's later revokes, maps and accesses have an object again. A
+ * revoke of the new one may overtake this (-EIDRM), and a page may be
+ * made to fail (-ENOMEM).
+ */
+static void recreate_shared(void)
+{
+	struct shm *shm;
+
+	if (nretired == SIM_RETIRED_MAX)
+		return;
+	mmu_set_owner(KERNEL_OWNER);
+	shm = shm_create(SIM_SHM_PAGES * PAGE_SIZE);
+	if (!shm) {
+		if (!sim_alloc_failed())
+			sim_fail("shm_create failed");
+		return; /* the revoked object stays: nothing to map */
+	}
+	label_shared(shm);
+	retired[nretired++] = sim_shm;
+	sim_shm = shm;
+	sim_trace("creates the shared object again");
+	for (unsigned i = 0; i < nmms; i++) {
+		struct sim_mm *sm = hold(i);
+		int err;
+
+		if (!sm)
+			continue;
+		mmu_set_owner((int)i);
+		err = mm_map_shared(sm->mm, shm, SIM_SHM_BASE,
+				    MM_PROT_READ | MM_PROT_WRITE);
+		mmu_set_owner(KERNEL_OWNER);
+		for (unsigned p = SIM_PAGES; !err && p < SIM_ALL_PAGES; p++)
+			mapped_now((int)i, sm->mm->root, sim_page_va(p));
+		if (err && err != -EIDRM && err != -EEXIST &&
+		    !(err == -ENOMEM && sim_alloc_failed()))
+			sim_fail("mm_map_shared of the new object in mm%u: %d",
+				 i + 1, err);
+		mm_put(sm->mm);
+	}
+}
+
 /*
  * Revokes the shared object: until shm_revoke returns, every address space
  * that maps it may still translate its pages to their frames, after that
@@ -703,9 +841,9 @@ static void revoke(void)
 		if (mms[i].dead)
 			continue;
 		first = first ? first : mms[i].mm;
-		for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
+		for (unsigned v = 0; v < SHARED_VAS; v++)
 			permit_current(token, (int)i, mms[i].mm->root,
-				       sim_page_va(p));
+				       shared_va(v));
 	}
 	sim_trace("revokes the shared object");
 	err = shm_revoke(sim_shm);
@@ -713,9 +851,11 @@ static void revoke(void)
 		sim_fail("shm_revoke failed: %d", err);
 	oracle_end_change(token, first);
 	for (unsigned i = 0; !err && i < nmms; i++) {
-		for (unsigned p = SIM_PAGES; p < SIM_ALL_PAGES; p++)
-			oracle_settled((int)i, sim_page_va(p), since);
+		for (unsigned v = 0; v < SHARED_VAS; v++)
+			oracle_settled((int)i, shared_va(v), since);
 	}
+	if (!err)
+		recreate_shared();
 }
 
 /* --- Operations ------------------------------------------------------------------- */
@@ -736,7 +876,7 @@ void kern_op(const struct sim_op *op)
 
 	sim_point();
 	if ((op->kind >= OP_REMAP && op->kind <= OP_FREE_TABLE) ||
-	    op->kind == OP_MAP) {
+	    op->kind == OP_MAP || op->kind == OP_MAPSHM) {
 		sm = hold(op->mm);
 		if (!sm)
 			return;
@@ -759,7 +899,10 @@ void kern_op(const struct sim_op *op)
 		remap(sm, op->page);
 		break;
 	case OP_MAP:
-		map_page(sm, op->page);
+		map(sm, op->page, op->count);
+		break;
+	case OP_MAPSHM:
+		map_shared_again(sm);
 		break;
 	case OP_UNMAP:
 		unmap(sm, op->page, op->count);
@@ -813,8 +956,170 @@ void kern_sweep(bool last_cpu)
 		exit_task(i);
 }
 
+/* --- Frames: who holds them -------------------------------------------------------- */
+
+/*
+ * What walk_tables reports: a table or a page it reaches, at the level
+ * of the entry that points to it (1: a page), the address it maps from.
+ */
+typedef void (*reach_fn)(uint64_t entry, int level, uint64_t va, void *arg);
+
+/* Every present entry below table (at level), slots [first, end). */
+static void walk_tables(uint64_t table, int level, uint64_t base,
+			unsigned first, unsigned end, reach_fn fn, void *arg)
+{
+	const uint64_t *entries = phys_to_virt(table);
+	unsigned shift = PAGE_SHIFT + 9 * (unsigned)(level - 1);
+
+	for (unsigned i = first; i < end; i++) {
+		uint64_t e = entries[i];
+		uint64_t va = base | ((uint64_t)i << shift);
+
+		if (!(e & PTE_PRESENT))
+			continue;
+		if (level == 4 && i >= PML4_KERNEL_FIRST)
+			va |= 0xffff000000000000ULL; /* canonical */
+		fn(e, level, va, arg);
+		if (level > 1 && !(e & PTE_HUGE))
+			walk_tables(e & PTE_ADDR_MASK, level - 1, va, 0,
+				    PML4_ENTRIES, fn, arg);
+	}
+}
+
+struct unmapped_check {
+	uint32_t frame;
+	const char *why, *name;
+	int owner;
+};
+
+static void check_leaf_unmapped(uint64_t entry, int level, uint64_t va,
+				void *arg)
+{
+	const struct unmapped_check *c = arg;
+
+	if (level == 1 && mmu_frame_at(entry & PTE_ADDR_MASK,
+				       "a page-table entry") == c->frame)
+		sim_fail("%s frees %s while mm%d's page tables still map it "
+			 "at %#llx",
+			 c->why, c->name, c->owner + 1, (unsigned long long)va);
+}
+
+void kern_check_unmapped(uint32_t frame, const char *why, const char *name)
+{
+	struct unmapped_check c = {frame, why, name, 0};
+
+	for (unsigned i = 0; i < nmms; i++) {
+		/* Being torn down (no reference left): no CPU runs it. */
+		if (mms[i].dead || !mms[i].mm->refcount)
+			continue;
+		c.owner = (int)i;
+		walk_tables(mms[i].mm->root, 4, 0, 0, PML4_KERNEL_FIRST,
+			    check_leaf_unmapped, &c);
+	}
+}
+
+/* Which frames the page tables and objects of the machine hold. */
+static uint8_t held[SIM_FRAMES_MAX];
+
+/* Marks frame held by who; a free frame or one held twice fails the run. */
+static void hold_frame(uint32_t frame, const char *who, uint64_t va)
+{
+	char name[96];
+
+	if (mmu_frame(frame)->dead)
+		sim_fail("%s is free, but %s still reaches it (at %#llx)",
+			 mmu_name(frame, name, sizeof(name)), who,
+			 (unsigned long long)va);
+	if (held[frame])
+		sim_fail("%s is held twice: %s reaches it at %#llx, and so "
+			 "does another table or object",
+			 mmu_name(frame, name, sizeof(name)), who,
+			 (unsigned long long)va);
+	held[frame] = 1;
+}
+
+static void hold_entry(uint64_t entry, int level, uint64_t va, void *arg)
+{
+	uint32_t frame = mmu_frame_at(entry & PTE_ADDR_MASK, "a table entry");
+	char name[96];
+
+	/* Shared pages: held once, by their object (below). */
+	if (level == 1 && (entry & PTE_SOFT_SHARED)) {
+		if (mmu_frame(frame)->dead ||
+		    mmu_frame(frame)->kind != FRAME_SHARED)
+			sim_fail("%s maps %#llx to %s as a shared page",
+				 (const char *)arg, (unsigned long long)va,
+				 mmu_name(frame, name, sizeof(name)));
+		return;
+	}
+	hold_frame(frame, arg, va);
+}
+
+/* A kernel-stack page must be one of a stack the workload holds. */
+static void check_kstack_page(uint64_t entry, int level, uint64_t va, void *arg)
+{
+	char name[96];
+
+	(void)arg;
+	if (level != 1 || va < KSTACK_BASE || va >= KSTACK_BASE + KSTACK_WINDOW)
+		return;
+	for (unsigned s = 0; s < SIM_KSTACKS; s++) {
+		if (kstacks[s].allocated &&
+		    va >= kstacks[s].top - KSTACK_SIZE && va < kstacks[s].top)
+			return;
+	}
+	sim_fail("%s leaked: mapped at %#llx in the kernel-stack window, "
+		 "where no stack was handed out",
+		 mmu_name(mmu_frame_at(entry & PTE_ADDR_MASK, "a stack page"),
+			  name, sizeof(name)),
+		 (unsigned long long)va);
+}
+
+/*
+ * Every frame in use is held by exactly one table, address space or
+ * object, and none of them reaches a free frame: nothing leaked, nothing
+ * reachable after its free.
+ */
+static void check_frames(void)
+{
+	uint32_t used = 0, in_use = mmu_frames_in_use();
+	uint64_t frames[SIM_SHM_PAGES], shared;
+	char who[32], name[96];
+
+	memset(held, 0, sizeof(held));
+	hold_frame(mmu_frame_at(kernel_root_phys, "the kernel root"),
+		   "the kernel", 0);
+	walk_tables(kernel_root_phys, 4, 0, PML4_KERNEL_FIRST, PML4_ENTRIES,
+		    hold_entry, "the kernel's page tables");
+	walk_tables(kernel_root_phys, 4, 0, PML4_KERNEL_FIRST, PML4_ENTRIES,
+		    check_kstack_page, NULL);
+	for (unsigned i = 0; i < nmms; i++) {
+		if (mms[i].dead)
+			continue;
+		snprintf(who, sizeof(who), "mm%u's page tables", i + 1);
+		hold_frame(mmu_frame_at(mms[i].mm->root, "a root"), who, 0);
+		walk_tables(mms[i].mm->root, 4, 0, 0, PML4_KERNEL_FIRST,
+			    hold_entry, who);
+	}
+	shared = sim_shm_frames(sim_shm, frames, SIM_SHM_PAGES);
+	for (uint64_t i = 0; i < shared; i++)
+		hold_frame(mmu_frame_at(frames[i], "a shared page"),
+			   "the shared object", i * PAGE_SIZE);
+	for (uint32_t f = 1; f <= mmu_frames_max(); f++)
+		used += held[f];
+	if (used == in_use)
+		return;
+	for (uint32_t f = 1; f <= mmu_frames_max(); f++) {
+		if (!held[f] && !mmu_frame(f)->dead)
+			sim_fail("%s leaked: in use, but no page table, "
+				 "address space or object holds it",
+				 mmu_name(f, name, sizeof(name)));
+	}
+}
+
 void kern_final_check(void)
 {
+	check_frames();
 	if (oracle_pending())
 		sim_fail("%u translations still permitted after every flush",
 			 oracle_pending());

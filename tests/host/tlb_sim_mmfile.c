@@ -17,3 +17,12 @@ void sim_mmfile_reset(void)
 	next_context_id = 1;
 	shm_live = 0;
 }
+
+uint64_t sim_shm_frames(const struct shm *shm, uint64_t *frames, uint64_t max)
+{
+	uint64_t n = 0;
+
+	for (; !shm->revoked && n < shm->pages && n < max; n++)
+		frames[n] = shm->frames[n];
+	return n;
+}

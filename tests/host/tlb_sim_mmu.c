@@ -7,10 +7,14 @@
  * Physical memory is an array of 4 KiB frames. The page tables in it are
  * real x86-64 4-level tables, built and changed by the kernel's own
  * mm/pagetable.c (through mm/mm.c, mm/kmap.c, mm/kstack.c); this file
- * only reads them, as the page walker does. Frames are handed out in
- * order, zeroed, and never reused within a run, so a freed frame stays
- * recognisable (its contents stay too: a walk through a freed table finds
- * what the table held when it was freed, and fails the run).
+ * only reads them, as the page walker does. A freed frame goes on a free
+ * list and is the next one handed out (last in, first out, zeroed), as a
+ * page or a page table of whoever asks next: a use after free reaches
+ * someone else's memory, as on hardware. Each frame counts its lives
+ * (gen); every TLB entry and paging-structure-cache entry records the
+ * life of the frame it points to when it was filled, so that one filled
+ * before a free is recognised after it, whether the frame is still free
+ * or lives again ("frame 7 (reused as page of mm3, was page of mm1)").
  *
  * Each CPU caches (4.10.2, 4.10.3):
  *   TLB entries     {PCID, page number, frame, writable, user, global}
@@ -68,10 +72,14 @@
  * as CR3 root; no paging-structure-cache entry of a CPU's loaded PCID
  * points at it (the walker may follow it at any moment, lazy CPU or not);
  * no global TLB entry maps it; no TLB entry of a loaded PCID maps it at a
- * kernel address, or at a user address on a CPU running user code. At
- * every CR3 load: the newly loaded PCID caches no walk through a freed
- * table. Together: a stale cached walk in a PCID that is not loaded may
- * outlive its table only if the PCID is flushed before it is loaded again.
+ * kernel address, or at a user address on a CPU running user code; a
+ * shared-memory page, no live address space's page tables still map it.
+ * At every CR3 load: the newly loaded PCID caches no walk through a table
+ * freed since the walk was cached. Together: a stale cached walk in a
+ * PCID that is not loaded may outlive its table only if the PCID is
+ * flushed before it is loaded again. Entries filled in an earlier life
+ * of a frame are stale, never "the same frame": an access through one, or
+ * a walk, fails the run even when the frame has a new owner.
  */
 #include "tests/host/tlb_sim.h"
 #include "mm/pagetable.h"
@@ -93,6 +101,7 @@ struct tlb_entry {
 	uint16_t pcid;
 	uint64_t vpn;
 	uint32_t frame;
+	uint32_t gen; /* the frame's life when the entry was filled */
 };
 
 /* A paging-structure-cache entry: the table a walk of tag goes on to. */
@@ -101,6 +110,7 @@ struct psc_entry {
 	uint16_t pcid;
 	uint64_t tag;  /* VA 47:39, 47:30 or 47:21 */
 	uint64_t next; /* physical address of the next table */
+	uint32_t gen;  /* the next table's life when the entry was filled */
 };
 
 struct sim_mmu {
@@ -121,7 +131,11 @@ static bool refill;
 /* Physical memory: frame n at SIM_PHYS_BASE + n * PAGE_SIZE (0: none). */
 static uint8_t ram[SIM_FRAMES_MAX][PAGE_SIZE] __aligned(PAGE_SIZE);
 static struct sim_frame frames[SIM_FRAMES_MAX];
-static uint32_t nframes;
+static uint32_t nframes; /* the highest frame ever handed out */
+/* Freed frames, the last freed on top: handed out first. */
+static uint32_t free_list[SIM_FRAMES_MAX];
+static uint32_t nfree;
+static uint64_t births;
 static int alloc_owner[SIM_CPUS_MAX + 1]; /* [SIM_CPUS_MAX]: main */
 
 /* --- Frames -------------------------------------------------------------------- */
@@ -138,16 +152,39 @@ void mmu_set_owner(int owner)
 	*owner_slot() = owner;
 }
 
-uint64_t mmu_alloc_frame(void)
+/* A frame never handed out before: the next one up. */
+static uint32_t fresh_frame(void)
 {
 	if (nframes + 1 >= SIM_FRAMES_MAX)
 		sim_fail("the simulator ran out of frames (%d)",
 			 SIM_FRAMES_MAX);
-	nframes++;
-	frames[nframes] = (struct sim_frame){.kind = FRAME_DATA,
-					     .owner = (int8_t)*owner_slot()};
-	memset(ram[nframes], 0, PAGE_SIZE);
-	return mmu_phys(nframes);
+	return ++nframes;
+}
+
+/* Starts a frame's next life: its old one is kept for messages. */
+static uint64_t hand_out(uint32_t n)
+{
+	struct sim_frame *f = &frames[n];
+
+	*f = (struct sim_frame){.kind = FRAME_DATA,
+				.owner = (int8_t)*owner_slot(),
+				.gen = f->gen + 1,
+				.born = ++births,
+				.was_kind = f->kind,
+				.was_level = f->level,
+				.was_owner = f->owner};
+	memset(ram[n], 0, PAGE_SIZE);
+	return mmu_phys(n);
+}
+
+uint64_t mmu_alloc_frame(void)
+{
+	return hand_out(nfree ? free_list[--nfree] : fresh_frame());
+}
+
+uint64_t mmu_alloc_fresh_frame(void)
+{
+	return hand_out(fresh_frame());
 }
 
 struct sim_frame *mmu_frame(uint32_t frame)
@@ -194,37 +231,83 @@ void mmu_label(uint64_t phys, enum sim_frame_kind kind, int owner)
 	f->owner = (int8_t)owner;
 }
 
-const char *mmu_name(uint32_t frame, char *buf, size_t size)
+/* "page of mm1", "page table (PD) of the kernel": what a frame holds. */
+static void describe(char *buf, size_t size, uint8_t kind, uint8_t level,
+		     int8_t owner)
 {
 	static const char *const kinds[] = {
 		[FRAME_UNUSED] = "unused",	 [FRAME_DATA] = "frame",
 		[FRAME_PAGE] = "page",		 [FRAME_TABLE] = "page table",
 		[FRAME_ROOT] = "PML4",		 [FRAME_KPAGE] = "kernel page",
-		[FRAME_KSTACK] = "kernel stack",
+		[FRAME_KSTACK] = "kernel stack", [FRAME_SHARED] = "shared page",
 	};
 	static const char *const levels[] = {"", "PT", "PD", "PDPT", "PML4"};
-	const struct sim_frame *f = &frames[frame];
 	char what[32];
 
-	if (f->kind == FRAME_TABLE)
-		snprintf(what, sizeof(what), "page table (%s)",
-			 levels[f->level]);
+	if (kind == FRAME_TABLE)
+		snprintf(what, sizeof(what), "page table (%s)", levels[level]);
 	else
-		snprintf(what, sizeof(what), "%s", kinds[f->kind]);
-	if (f->owner < 0)
-		snprintf(buf, size, "frame %u (%s%s)", frame, what,
-			 f->kind == FRAME_TABLE ? " of the kernel" : "");
+		snprintf(what, sizeof(what), "%s", kinds[kind]);
+	if (owner >= 0)
+		snprintf(buf, size, "%s of mm%d", what, owner + 1);
 	else
-		snprintf(buf, size, "frame %u (%s of mm%d)", frame, what,
-			 f->owner + 1);
+		snprintf(buf, size, "%s%s", what,
+			 kind == FRAME_TABLE || kind == FRAME_ROOT
+				 ? " of the kernel"
+				 : "");
+}
+
+const char *mmu_name(uint32_t frame, char *buf, size_t size)
+{
+	const struct sim_frame *f = &frames[frame];
+	char what[48];
+
+	describe(what, sizeof(what), f->kind, f->level, f->owner);
+	snprintf(buf, size, "frame %u (%s)", frame, what);
 	return buf;
+}
+
+const char *mmu_name_stale(uint32_t frame, char *buf, size_t size)
+{
+	const struct sim_frame *f = &frames[frame];
+	char now[48], was[48];
+
+	if (f->dead)
+		return mmu_name(frame, buf, size);
+	describe(now, sizeof(now), f->kind, f->level, f->owner);
+	describe(was, sizeof(was), f->was_kind, f->was_level, f->was_owner);
+	snprintf(buf, size, "frame %u (reused as %s, was %s)", frame, now, was);
+	return buf;
+}
+
+uint64_t mmu_births(void)
+{
+	return births;
+}
+
+bool mmu_stale(uint32_t frame, uint32_t gen)
+{
+	return frames[frame].dead || frames[frame].gen != gen;
+}
+
+uint32_t mmu_frames_in_use(void)
+{
+	return nframes - nfree;
+}
+
+uint32_t mmu_frames_max(void)
+{
+	return nframes;
 }
 
 void mmu_reset(unsigned cpus)
 {
 	ncpus = cpus;
 	memset(mmus, 0, sizeof(mmus));
+	memset(frames, 0, sizeof(frames[0]) * (nframes + 1));
 	nframes = 0;
+	nfree = 0;
+	births = 0;
 	refill = false;
 	for (unsigned i = 0; i <= SIM_CPUS_MAX; i++)
 		alloc_owner[i] = -1;
@@ -346,14 +429,14 @@ static void check_loaded_walks(unsigned cpu, const char *when)
 			if (!p->valid || p->pcid != m->pcid)
 				continue;
 			f = mmu_frame_at(p->next, "a cached walk");
-			if (frames[f].dead)
+			if (mmu_stale(f, p->gen))
 				sim_fail("cpu%u %s PCID %u, whose %s cache "
 					 "entry for %#llx goes through freed "
 					 "%s: the walker may follow it at any "
 					 "moment",
 					 cpu, when, p->pcid, caches[k],
 					 (unsigned long long)psc_va(p, k),
-					 mmu_name(f, name, sizeof(name)));
+					 mmu_name_stale(f, name, sizeof(name)));
 		}
 	}
 }
@@ -421,17 +504,20 @@ static const struct psc_entry *lookup_psc(const struct sim_mmu *m, unsigned k,
 	return NULL;
 }
 
-/* The table at phys, which the walker is about to read at level. */
+/*
+ * The table at phys, which the walker is about to read at level: in its
+ * life gen when a cached walk leads there (0: a live entry or CR3 does).
+ */
 static const uint64_t *read_table(unsigned cpu, uint64_t phys, int level,
-				  uint64_t va)
+				  uint64_t va, uint32_t gen)
 {
 	uint32_t f = mmu_frame_at(phys, "the page walker");
 	char name[80];
 
-	if (frames[f].dead)
+	if (mmu_stale(f, gen ? gen : frames[f].gen))
 		sim_fail("cpu%u's page walker reads freed %s for %#llx (PCID "
 			 "%u)",
-			 cpu, mmu_name(f, name, sizeof(name)),
+			 cpu, mmu_name_stale(f, name, sizeof(name)),
 			 (unsigned long long)va, mmus[cpu].pcid);
 	if (frames[f].kind == FRAME_DATA) {
 		frames[f].kind = FRAME_TABLE;
@@ -452,10 +538,11 @@ static struct sim_xlate walk(unsigned cpu, uint64_t va)
 	uint64_t table = mmu_phys(m->root);
 	bool writable = true, user = true;
 	int level = LEVELS;
+	uint32_t gen = 0; /* of a cached walk's table */
 
 	if (e)
-		return (struct sim_xlate){true, e->writable, e->user, true,
-					  e->frame};
+		return (struct sim_xlate){true, e->writable, e->user,
+					  true, e->frame,    e->gen};
 	for (unsigned k = PSC_LEVELS; k-- > 0;) {
 		const struct psc_entry *p = lookup_psc(m, k, va);
 
@@ -464,12 +551,14 @@ static struct sim_xlate walk(unsigned cpu, uint64_t va)
 			level = LEVELS - 1 - (int)k;
 			writable = p->writable;
 			user = p->user;
+			gen = p->gen;
 			break;
 		}
 	}
 	for (; level >= 1; level--) {
-		uint64_t entry =
-			read_table(cpu, table, level, va)[index_at(va, level)];
+		uint64_t entry = read_table(cpu, table, level, va,
+					    gen)[index_at(va, level)];
+		uint32_t next;
 
 		if (!(entry & PTE_PRESENT))
 			return x; /* not-present entries are never cached */
@@ -480,21 +569,23 @@ static struct sim_xlate walk(unsigned cpu, uint64_t va)
 		writable = writable && (entry & PTE_WRITE);
 		user = user && (entry & PTE_USER);
 		table = entry & PTE_ADDR_MASK;
+		next = mmu_frame_at(table, "a page-table entry");
+		gen = 0; /* read from memory, not a cache */
 		if (level > 1) {
 			insert_psc(
 				m, (unsigned)(LEVELS - level),
 				(struct psc_entry){
 					true, writable, user, m->pcid,
 					psc_tag(va, (unsigned)(LEVELS - level)),
-					table});
+					table, frames[next].gen});
 			continue;
 		}
-		x = (struct sim_xlate){
-			true, writable, user, false,
-			mmu_frame_at(table, "a page-table entry")};
+		x = (struct sim_xlate){true,  writable, user,
+				       false, next,	frames[next].gen};
 		insert_tlb(m, (struct tlb_entry){true, entry & PTE_GLOBAL,
 						 writable, user, m->pcid,
-						 va >> PAGE_SHIFT, x.frame});
+						 va >> PAGE_SHIFT, x.frame,
+						 x.gen});
 	}
 	return x;
 }
@@ -692,7 +783,8 @@ static void check_unused(uint32_t frame, const char *why, const char *name)
 				const struct psc_entry *p = &m->psc[k][i];
 
 				if (p->valid && p->pcid == m->pcid &&
-				    p->next == mmu_phys(frame))
+				    p->next == mmu_phys(frame) &&
+				    p->gen == frames[frame].gen)
 					sim_fail("%s frees %s while cpu%u's "
 						 "loaded PCID %u still caches "
 						 "a walk of %#llx through it: "
@@ -707,7 +799,9 @@ static void check_unused(uint32_t frame, const char *why, const char *name)
 			const struct tlb_entry *e = &m->tlb[i];
 			uint64_t va = e->vpn << PAGE_SHIFT;
 
-			if (!e->valid || e->frame != frame)
+			/* An older life's entry is stale already. */
+			if (!e->valid || e->frame != frame ||
+			    e->gen != frames[frame].gen)
 				continue;
 			if (e->global || (e->pcid == m->pcid &&
 					  (kernel_half(va) || m->user_active)))
@@ -734,9 +828,13 @@ void mmu_free_frame(uint64_t phys, const char *why)
 	if (f->dead)
 		sim_fail("%s frees %s twice", why, name);
 	/* Outside a run (cleaning up after a failed one) nothing runs. */
-	if (sim_current() >= 0)
+	if (sim_current() >= 0) {
 		check_unused(frame, why, name);
+		if (f->kind == FRAME_SHARED)
+			kern_check_unmapped(frame, why, name);
+	}
 	f->dead = true;
+	free_list[nfree++] = frame;
 	sim_counts.frees++;
 	sim_trace("%s frees %s", why, name);
 }

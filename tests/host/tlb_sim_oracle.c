@@ -25,6 +25,9 @@
  *
  * A translation to a freed frame is never allowed, permit or not: pages
  * are freed only after their flush returned, so nothing can reach them.
+ * Nor is one made before the frame was freed and handed out again (the
+ * MMU tells a frame's lives apart): through it a CPU reads or writes the
+ * memory of the frame's new owner.
  * A fault is never wrong here (a stale read-only or absent entry only
  * costs the kernel a spurious fault); it is counted. Whether the kernel
  * retries it is the kernel's own rule, mm/fault.c, which access() in
@@ -44,7 +47,10 @@ struct permit {
 	uint32_t frame;
 	bool writable;
 	unsigned token; /* the change */
-	unsigned born;	/* oracle_mark's count when it was given */
+	unsigned given; /* oracle_mark's count when it was given */
+	/* oracle_permit_new: any frame of owner born after this */
+	bool any_new;
+	uint64_t born_after;
 };
 
 static struct permit permits[SIM_PERMITS_MAX];
@@ -69,8 +75,15 @@ void oracle_permit(unsigned token, int owner, uint64_t va, uint32_t frame,
 {
 	if (npermits == SIM_PERMITS_MAX)
 		sim_fail("more than %d changes in flight", SIM_PERMITS_MAX);
-	permits[npermits++] =
-		(struct permit){owner, va, frame, writable, token, ++moments};
+	permits[npermits++] = (struct permit){owner, va,	frame, writable,
+					      token, ++moments, false, 0};
+}
+
+void oracle_permit_new(unsigned token, int owner, uint64_t va)
+{
+	oracle_permit(token, owner, va, 0, true);
+	permits[npermits - 1].any_new = true;
+	permits[npermits - 1].born_after = mmu_births();
 }
 
 void oracle_mapped(int owner, uint64_t va, uint32_t frame, bool writable)
@@ -121,7 +134,7 @@ void oracle_settled(int owner, uint64_t va, unsigned since)
 	/* Marks (frame 0) stay: their changes are still running. */
 	for (unsigned i = 0; i < npermits; i++) {
 		if (permits[i].owner != owner || permits[i].va != va ||
-		    !permits[i].frame || permits[i].born > since)
+		    !permits[i].frame || permits[i].given > since)
 			permits[kept++] = permits[i];
 	}
 	npermits = kept;
@@ -137,8 +150,12 @@ static bool permitted(int owner, uint64_t va, uint32_t frame, bool write)
 	for (unsigned i = 0; i < npermits; i++) {
 		const struct permit *p = &permits[i];
 
-		if (p->owner == owner && p->va == va && p->frame == frame &&
-		    (!write || p->writable))
+		if (p->owner != owner || p->va != va || (write && !p->writable))
+			continue;
+		if (p->frame == frame)
+			return true;
+		if (p->any_new && mmu_frame(frame)->owner == owner &&
+		    mmu_frame(frame)->born > p->born_after)
 			return true;
 	}
 	return false;
@@ -157,13 +174,13 @@ void oracle_judge(unsigned cpu, int owner, uint64_t va, const char *what,
 		sim_trace("%s %s: page fault", verb, what);
 		return;
 	}
-	mmu_name(x.frame, got, sizeof(got));
-	if (mmu_frame(x.frame)->dead)
+	if (mmu_stale(x.frame, x.gen))
 		sim_fail("cpu%u %s %s (%#llx) through %s (PCID %u): %s was "
 			 "freed",
 			 cpu, verb, what, (unsigned long long)va,
 			 x.tlb_hit ? "a TLB entry" : "a walk", mmu_pcid(cpu),
-			 got);
+			 mmu_name_stale(x.frame, got, sizeof(got)));
+	mmu_name(x.frame, got, sizeof(got));
 	if (x.frame == now && (!write || now_writable)) {
 		sim_trace("%s %s: %s%s", verb, what, got,
 			  x.tlb_hit ? " (TLB hit)" : "");

@@ -90,6 +90,12 @@ struct sim_cpu {
 	 */
 	uint64_t spin_version;
 	uint64_t mark; /* the version when it last left a wait */
+	/*
+	 * Spinning on a taken lock (cpu_relax): runs again only after a
+	 * scheduling point past lock_step, so that the holder moves first.
+	 */
+	bool lock_spin;
+	uint64_t lock_step;
 	bool last_was_fence;
 	bool irq_pending;  /* a call IPI was sent to it, not yet taken */
 	bool take_irq;	   /* the scheduler sent it to its interrupt handler */
@@ -210,6 +216,8 @@ static bool runnable(unsigned c)
 
 	if (p->spinning)
 		return p->spin_version != sim_memory_version();
+	if (p->lock_spin && S.run->steps <= p->lock_step)
+		return false;
 	if (p->handling)
 		return true;
 	return !p->arrived && (concurrent_phase() || c == turn());
@@ -589,6 +597,24 @@ static void loop_turn_locked(struct sim_cpu *me, bool spinning)
 	point_locked();
 	me->spinning = false;
 	me->mark = sim_memory_version();
+}
+
+/*
+ * cpu_relax in a contended lock's loop. The lock is a plain variable, not
+ * simulated memory, so its release is no change the wait above could see:
+ * the spinning CPU waits for any other move instead (the next step), and
+ * with nothing else able to move the run is a deadlock.
+ */
+void sim_lock_relax(void)
+{
+	struct sim_cpu *me = &S.cpu[sim_cpu()];
+
+	pthread_mutex_lock(&S.lock);
+	me->lock_spin = true;
+	me->lock_step = S.run->steps + 1; /* the step this point takes */
+	point_locked();
+	me->lock_spin = false;
+	pthread_mutex_unlock(&S.lock);
 }
 
 void call_hw_relax(void)

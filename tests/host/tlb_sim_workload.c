@@ -18,8 +18,8 @@
  *	               then map a new frame there (mm_unmap, mm_map_anon)
  *	unmap M P N    unmap N pages of mm M from page P (one mm_unmap per
  *	               region)
- *	map M P        map a new frame at page P of mm M, if it is unmapped
- *	               (mm_map_anon)
+ *	map M P N      map N new frames from page P of mm M, if unmapped
+ *	               (one mm_map_anon per region)
  *	protect M P    write-protect page P of mm M (or make it writable)
  *	free-table M T unmap every page of table T of mm M, free the table
  *	kremap K       map kernel page K to a new frame, free the old one
@@ -31,7 +31,11 @@
  *	               access: a thread running on it), if it is allocated
  *	revoke         revoke the shared object (shm_revoke: pages 8-9 leave
  *	               every address space in one flush round, then their
- *	               frames are freed), unless it is gone already
+ *	               frames are freed), unless it is gone already; then
+ *	               create it again and map it at pages 8-9 of every
+ *	               address space whose task runs
+ *	mapshm M       map the shared object in mm M once more, across two
+ *	               page tables (mm_map_shared at SIM_SHM_ALT_BASE)
  *
  * For example "run 1, read 0, kthread, run 1, read 0".
  */
@@ -80,10 +84,11 @@ static const struct {
 	[OP_KSTACK_TOUCH] = {"kstack-touch",
 			     {ARG_KSTACK, ARG_NONE, ARG_NONE},
 			     4},
-	/* Never drawn: it ends the shared object for the rest of the run,
-	 * and the random workloads of each seed stay what they were. */
-	[OP_REVOKE] = {"revoke", {ARG_NONE, ARG_NONE, ARG_NONE}, 0},
-	[OP_MAP] = {"map", {ARG_MM, ARG_PAGE, ARG_NONE}, 0},
+	/* A revoke re-creates the object (tlb_sim_kernel.c): there is
+	 * always one to map and revoke again. */
+	[OP_REVOKE] = {"revoke", {ARG_NONE, ARG_NONE, ARG_NONE}, 2},
+	[OP_MAP] = {"map", {ARG_MM, ARG_PAGE, ARG_COUNT}, 6},
+	[OP_MAPSHM] = {"mapshm", {ARG_MM, ARG_NONE, ARG_NONE}, 2},
 };
 
 /* The largest value of each kind of argument, plus one. */

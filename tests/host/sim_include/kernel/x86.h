@@ -58,15 +58,18 @@ static inline void wrmsr(uint32_t msr, uint64_t value)
 }
 
 /*
- * A plain scheduling point, not call_hw_relax's sleep until memory changes:
- * smp/spinlock.h releases a lock with a plain __atomic store, which the
- * simulated memory does not see change. (No lock holder reaches a
- * scheduling point inside its critical section today, so no CPU spins.)
+ * Not call_hw_relax's sleep until memory changes: smp/spinlock.h releases
+ * a lock with a plain __atomic store, which the simulated memory does not
+ * see change. The spinning CPU lets another one move first (the holder
+ * reaches a scheduling point inside its critical section when it takes a
+ * nested lock: irq_save is one).
  */
+void sim_lock_relax(void);
+
 static inline void cpu_relax(void)
 {
 	if (sim_current() >= 0)
-		sim_point();
+		sim_lock_relax();
 }
 
 /*
