@@ -394,11 +394,13 @@ int mm_write(struct mm *mm, uint64_t va, const void *src, size_t n)
 
 struct shm *shm_create(uint64_t len)
 {
-	uint64_t pages = ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE;
+	uint64_t pages;
 	struct shm *shm;
 
-	if (!len || pages > SHM_MAX_PAGES)
+	/* Checked before rounding up, which would wrap a huge len to 0. */
+	if (!len || len > SHM_MAX_PAGES * PAGE_SIZE)
 		return NULL;
+	pages = ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE;
 	/* Counted first, so that shm_put's uncount balances every path. */
 	if (__atomic_add_fetch(&shm_live, 1, __ATOMIC_RELAXED) > SHM_MAX) {
 		__atomic_sub_fetch(&shm_live, 1, __ATOMIC_RELAXED);

@@ -78,7 +78,10 @@ int mm_write(struct mm *mm, uint64_t va, const void *src, size_t n);
 /* True when [va, va+len) lies in the user half and does not wrap. */
 bool user_range_ok(uint64_t va, uint64_t len);
 
-/* Shared memory: an object of frames that several address spaces map. */
+/*
+ * Shared memory: an object of frames that several address spaces map.
+ * NULL for a length of 0 or above the largest object, or out of memory.
+ */
 struct shm *shm_create(uint64_t len);
 void shm_put(struct shm *shm);
 /*
