@@ -66,7 +66,11 @@ int mm_map_anon(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot);
 /* Unmaps every mapped page in [va, va+len); frees anonymous frames. */
 int mm_unmap(struct mm *mm, uint64_t va, uint64_t len);
 
-/* Changes the protection of mapped pages in [va, va+len) (-ENOENT: a hole). */
+/*
+ * Changes the protection of mapped pages in [va, va+len): -ENOENT for a
+ * hole, -EPERM when a shared page would get more than it was mapped with;
+ * nothing changes on failure.
+ */
 int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot);
 
 /*
@@ -86,6 +90,7 @@ struct shm *shm_create(uint64_t len);
 void shm_put(struct shm *shm);
 /*
  * Maps all of shm at va in mm (the mm keeps a reference to the object).
+ * prot is also the most mm_protect may later give these pages.
  * -EIDRM once the object was revoked; -ENOMEM when mm maps MM_MAX_SHARED
  * objects or shm is mapped SHM_MAX_MAPPINGS times already.
  */
