@@ -525,6 +525,8 @@ KTEST(USER0012, user, "a task killed in an IPC receive leaves the queue whole")
 #define ISOLATE_ALONE	0
 #define ISOLATE_PARENT	1
 #define ISOLATE_REVOKER 3
+#define ISOLATE_OWNER	5
+#define ISOLATE_FAMILY	7
 #define ISOLATE_TRIES	4096
 
 KTEST(USER0013, user, "a task with no handles reaches no object")
@@ -551,4 +553,22 @@ KTEST(USER0015, user, "a revoke takes shared memory back from every task")
 	KEXPECT(run(t, "isolate", ISOLATE_REVOKER) == 0,
 		"the revoked memory stayed reachable, or more went (see "
 		"above)");
+}
+
+KTEST(USER0017, user, "shared memory gives no more than the handle's rights")
+{
+	if (!have(t, "isolate") || !have(t, "hello"))
+		return;
+	KEXPECT(run(t, "isolate", ISOLATE_OWNER) == 0,
+		"a handle mapped or raised a page beyond its rights, or a "
+		"huge object was made (see above)");
+}
+
+KTEST(USER0018, user, "only the parent waits for a task, once")
+{
+	if (!have(t, "isolate") || !have(t, "hello"))
+		return;
+	KEXPECT(run(t, "isolate", ISOLATE_FAMILY) == 0,
+		"a sibling took a child's status, or the parent lost it "
+		"(see above)");
 }
