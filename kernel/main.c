@@ -200,11 +200,19 @@ static bool run_init_programs(const struct option_words *programs)
 	}
 	for (size_t i = 0; i < boot_module_count() && i < OPTION_LIST_MAX;
 	     i++) {
-		long status;
+		long status = 0;
+		int err;
 
 		if (ids[i] <= 0)
 			continue;
-		task_wait(ids[i], &status);
+		/* Judge a status only when the wait returned one. */
+		err = task_wait(ids[i], &status);
+		if (err) {
+			kprintf("init: %s (task %d): no exit status (%d)\n",
+				boot_module_name(i), ids[i], err);
+			ok = false;
+			continue;
+		}
 		kprintf("init: %s (task %d) exited with status %ld\n",
 			boot_module_name(i), ids[i], status);
 		ok &= status == 0;

@@ -8,6 +8,15 @@
  * PTE with PTE_SOFT_SHARED) and is freed with the object, when the last
  * address space that mapped it goes away.
  *
+ * Rights of shared pages: a shared page never allows more than the
+ * mapping was made with, and the caller checked that protection against
+ * its right to the object (proc/syscall.c). mm_map_shared records it in
+ * each PTE's available bits (PTE_SOFT_MAX_WRITE, PTE_SOFT_MAX_EXEC; read
+ * is always allowed, as x86 pages always are readable), and mm_protect
+ * refuses, with -EPERM and before any edit, a protection above the
+ * record of any page in its range. A protect keeps the record. Anonymous
+ * pages carry none: their owner may give them any protection.
+ *
  * Unmapping follows the rule of mm/tlb.h: clear the entries, flush every
  * CPU that may hold them, and only then free the frames and the page tables
  * the unmap emptied; a struct tlb_batch (mm/tlb_batch.h) collects them so
@@ -116,6 +125,32 @@ static uint64_t pte_flags(uint32_t prot)
 	if (!(prot & MM_PROT_EXEC) && boot_cpu.nx)
 		flags |= PTE_NX;
 	return flags;
+}
+
+/* The PTE bits that mark a shared page and record its ceiling. */
+#define PTE_SOFT_SHM_BITS \
+	(PTE_SOFT_SHARED | PTE_SOFT_MAX_WRITE | PTE_SOFT_MAX_EXEC)
+
+/* A shared page's PTE bits for a mapping made with prot. */
+static uint64_t shared_pte_flags(uint32_t prot)
+{
+	uint64_t flags = pte_flags(prot) | PTE_SOFT_SHARED;
+
+	if (prot & MM_PROT_WRITE)
+		flags |= PTE_SOFT_MAX_WRITE;
+	if (prot & MM_PROT_EXEC)
+		flags |= PTE_SOFT_MAX_EXEC;
+	return flags;
+}
+
+/* Whether prot stays within what the page whose PTE is pte may allow. */
+static bool prot_within_ceiling(uint64_t pte, uint32_t prot)
+{
+	if (!(pte & PTE_SOFT_SHARED))
+		return true; /* anonymous: every right */
+	if ((prot & MM_PROT_WRITE) && !(pte & PTE_SOFT_MAX_WRITE))
+		return false;
+	return !(prot & MM_PROT_EXEC) || (pte & PTE_SOFT_MAX_EXEC);
 }
 
 static bool prot_ok(uint32_t prot)
@@ -356,18 +391,24 @@ int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot)
 	if (!range_ok(va, len) || !prot_ok(prot))
 		return -EINVAL;
 	flags = spin_lock_irqsave(&mm->lock);
-	for (uint64_t p = va; p < va + len; p += PAGE_SIZE) {
-		if (!mapped(mm, p)) {
-			spin_unlock_irqrestore(&mm->lock, flags);
-			return -ENOENT;
-		}
+	for (uint64_t p = va; p < va + len && !err; p += PAGE_SIZE) {
+		uint64_t old = 0;
+
+		if (pt_translate(mm->root, p, NULL, &old))
+			err = -ENOENT;
+		else if (!prot_within_ceiling(old, prot))
+			err = -EPERM; /* "Rights of shared pages", above */
+	}
+	if (err) {
+		spin_unlock_irqrestore(&mm->lock, flags);
+		return err;
 	}
 	for (uint64_t p = va; p < va + len && !err; p += PAGE_SIZE) {
 		uint64_t old = 0;
 
 		pt_translate(mm->root, p, NULL, &old);
 		err = pt_protect(mm->root, p,
-				 pte_flags(prot) | (old & PTE_SOFT_SHARED));
+				 pte_flags(prot) | (old & PTE_SOFT_SHM_BITS));
 	}
 	spin_unlock_irqrestore(&mm->lock, flags);
 	/* Rights may have shrunk: nobody may keep using the old ones. */
@@ -394,11 +435,13 @@ int mm_write(struct mm *mm, uint64_t va, const void *src, size_t n)
 
 struct shm *shm_create(uint64_t len)
 {
-	uint64_t pages = ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE;
+	uint64_t pages;
 	struct shm *shm;
 
-	if (!len || pages > SHM_MAX_PAGES)
+	/* Checked before rounding up, which would wrap a huge len to 0. */
+	if (!len || len > SHM_MAX_PAGES * PAGE_SIZE)
 		return NULL;
+	pages = ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE;
 	/* Counted first, so that shm_put's uncount balances every path. */
 	if (__atomic_add_fetch(&shm_live, 1, __ATOMIC_RELAXED) > SHM_MAX) {
 		__atomic_sub_fetch(&shm_live, 1, __ATOMIC_RELAXED);
@@ -458,7 +501,7 @@ static int record_mapping(struct shm *shm, struct mm *mm, uint64_t va)
 int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
 {
 	uint64_t len = shm->pages * PAGE_SIZE, flags;
-	uint64_t pte = pte_flags(prot) | PTE_SOFT_SHARED;
+	uint64_t pte = shared_pte_flags(prot);
 	uint64_t done = va;
 	bool recorded = false;
 	int err = 0;

@@ -66,7 +66,11 @@ int mm_map_anon(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot);
 /* Unmaps every mapped page in [va, va+len); frees anonymous frames. */
 int mm_unmap(struct mm *mm, uint64_t va, uint64_t len);
 
-/* Changes the protection of mapped pages in [va, va+len) (-ENOENT: a hole). */
+/*
+ * Changes the protection of mapped pages in [va, va+len): -ENOENT for a
+ * hole, -EPERM when a shared page would get more than it was mapped with;
+ * nothing changes on failure.
+ */
 int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot);
 
 /*
@@ -78,11 +82,15 @@ int mm_write(struct mm *mm, uint64_t va, const void *src, size_t n);
 /* True when [va, va+len) lies in the user half and does not wrap. */
 bool user_range_ok(uint64_t va, uint64_t len);
 
-/* Shared memory: an object of frames that several address spaces map. */
+/*
+ * Shared memory: an object of frames that several address spaces map.
+ * NULL for a length of 0 or above the largest object, or out of memory.
+ */
 struct shm *shm_create(uint64_t len);
 void shm_put(struct shm *shm);
 /*
  * Maps all of shm at va in mm (the mm keeps a reference to the object).
+ * prot is also the most mm_protect may later give these pages.
  * -EIDRM once the object was revoked; -ENOMEM when mm maps MM_MAX_SHARED
  * objects or shm is mapped SHM_MAX_MAPPINGS times already.
  */

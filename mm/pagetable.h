@@ -33,6 +33,10 @@
 #define PTE_NX	      0x8000000000000000ULL /* no execute (EFER.NXE) */
 #define PTE_ADDR_MASK 0x000ffffffffff000ULL
 
+/* Ours, on shared pages only: the most SYS_PROTECT may grant (mm/mm.c). */
+#define PTE_SOFT_MAX_WRITE 0x400ULL /* mapped writable: may be again */
+#define PTE_SOFT_MAX_EXEC  0x800ULL /* mapped executable: may be again */
+
 /* Memory types through the PAT (programmed by mm/kmap.c): index = PCD:PWT. */
 #define PTE_CACHE_WB 0ULL		 /* PAT entry 0: write-back */
 #define PTE_CACHE_WC PTE_PWT		 /* PAT entry 1: write-combining */

@@ -22,6 +22,16 @@ _Static_assert(SYS_PROT_READ == SYS_RIGHT_MAP_READ &&
 		       SYS_PROT_EXEC == SYS_RIGHT_MAP_EXEC,
 	       "SYS_SHM_MAP checks prot against the map rights bit for bit");
 
+/*
+ * The generation of a retired slot: one whose generation would have
+ * wrapped. No handle of a slot in use has it, and no slot retired is
+ * filled again (handle_install skips it), so handle_lookup_locked, which
+ * finds no object there, refuses every value naming it.
+ */
+#define HANDLE_GEN_RETIRED 0
+_Static_assert(HANDLE_GEN_RETIRED < HANDLE_GEN_FIRST,
+	       "a retired slot's generation is none a handle was given");
+
 struct shm_object {
 	struct kobject obj;
 	struct shm *shm; /* a reference */
@@ -99,7 +109,7 @@ long handle_install(struct handle_table *table, struct kobject *obj,
 	for (int i = slot < 0 ? 0 : slot; i < HANDLE_SLOTS; i++) {
 		struct handle_slot *s = &table->slots[i];
 
-		if (!s->obj) {
+		if (!s->obj && s->gen != HANDLE_GEN_RETIRED) {
 			kobject_get(obj);
 			s->obj = obj;
 			s->rights = rights;
@@ -177,14 +187,18 @@ long handle_dup(struct handle_table *table, uint64_t h, uint64_t want)
 	return dup;
 }
 
-/* Empties slot s (table locked); returns the reference it held. */
+/*
+ * Empties slot s (table locked); returns the reference it held. The
+ * generation moves on, or the slot retires rather than wrap to one that
+ * old handles carry.
+ */
 static struct kobject *clear_locked(struct handle_slot *s)
 {
 	struct kobject *obj = s->obj;
 
 	s->obj = NULL;
 	s->rights = 0;
-	s->gen = s->gen == HANDLE_GEN_MAX ? HANDLE_GEN_FIRST : s->gen + 1;
+	s->gen = s->gen == HANDLE_GEN_MAX ? HANDLE_GEN_RETIRED : s->gen + 1;
 	return obj;
 }
 

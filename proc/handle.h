@@ -28,9 +28,10 @@
  *
  * 4. Closing drops the slot's reference and bumps the generation, so the
  *    old value is refused from then on (SYS_EBADF) even once the slot is
- *    reused. Generations run from 1 to HANDLE_GEN_MAX and wrap to 1: a
- *    handle is never 0, and a stale one comes back only after 2^24 reuses
- *    of its slot.
+ *    reused. Generations run from 1 to HANDLE_GEN_MAX, so a handle is
+ *    never 0. They never wrap: a slot closed at HANDLE_GEN_MAX is retired
+ *    (proc/handle.c) and never filled again, so no stale handle ever
+ *    matches. A task loses a slot only after 2^24 - 1 closes of it.
  *
  * 5. Rights only shrink: a dup, a spawn or an IPC grant gives the receiver
  *    the rights of the handle passed, masked; passing needs

@@ -162,15 +162,23 @@ static long sys_set_affinity(uint64_t mask_bits)
 	return sched_set_affinity(&mask) ? -EINVAL : 0;
 }
 
-/* prot's bits are the map rights the handle must hold (proc/handle.c). */
+/*
+ * prot's bits are the map rights the handle must hold (proc/handle.c),
+ * and SYS_RIGHT_MAP_READ always: x86 has no page that user mode can
+ * write or run but not read. prot 0 asks for a page nobody can touch,
+ * which x86 cannot map either: refused. The pages keep prot as the most
+ * SYS_PROTECT may give them (mm/mm.c, "Rights of shared pages").
+ */
 static long sys_shm_map(uint64_t h, uint64_t addr, uint64_t prot)
 {
 	struct task *task = task_current();
+	struct kobject *obj;
 	int err;
-	struct kobject *obj =
-		handle_get(&task->handles, h, KOBJECT_SHM,
-			   (uint32_t)prot & SYS_RIGHT_MAP_ALL, NULL, &err);
 
+	if (!prot || (prot & ~(uint64_t)SYS_RIGHT_MAP_ALL))
+		return -EINVAL;
+	obj = handle_get(&task->handles, h, KOBJECT_SHM,
+			 (uint32_t)prot | SYS_RIGHT_MAP_READ, NULL, &err);
 	if (!obj)
 		return err;
 	err = mm_map_shared(task->mm, shm_object_memory(obj), addr,

@@ -58,7 +58,10 @@
  * handle stays refused after its slot is reused. Each handle carries
  * rights, SYS_RIGHT_* below; an operation needs the right it names.
  * SYS_SHM_MAP's prot must be covered by the handle's MAP_* rights
- * (SYS_PROT_READ is SYS_RIGHT_MAP_READ and so on). SYS_HANDLE_DUP makes a
+ * (SYS_PROT_READ is SYS_RIGHT_MAP_READ and so on), and every mapping
+ * needs SYS_RIGHT_MAP_READ (x86 pages are always readable); prot 0 is
+ * -SYS_EINVAL. SYS_PROTECT on a shared page gives at most the prot it
+ * was mapped with (-SYS_EPERM). SYS_HANDLE_DUP makes a
  * handle to the same object with rights & the mask given; asking for a
  * right the handle lacks is -SYS_EPERM, never a raise.
  *

@@ -189,6 +189,7 @@ int task_spawn(const char *name, uint64_t arg,
 	if (!task)
 		return -ENOMEM;
 	strlcpy(task->name, name, sizeof(task->name));
+	task->parent = task_current() ? task_current()->id : 0;
 	wait_queue_init(&task->exit_wait);
 	handle_table_init(&task->handles);
 	task->refcount = 1; /* the registry's */
@@ -269,6 +270,12 @@ static void unregister(struct task *task)
 		task_put(task);
 }
 
+/*
+ * Only the parent may wait: a status is the parent's to take, and a task
+ * that could wait for any id could take it first and leave the parent
+ * with nothing. Task ids are never reused, so the parent's id names it
+ * alone.
+ */
 int task_wait(int id, long *status)
 {
 	struct task *task = find_task(id), *self = task_current();
@@ -279,6 +286,10 @@ int task_wait(int id, long *status)
 	if (task == self) {
 		task_put(task);
 		return -EINVAL; /* it would wait for itself forever */
+	}
+	if (task->parent != (self ? self->id : 0)) {
+		task_put(task);
+		return -ESRCH; /* not a child: as if there were no such task */
 	}
 	flags = spin_lock_irqsave(&task->exit_wait.lock);
 	while (!task->exited) {
@@ -292,6 +303,13 @@ int task_wait(int id, long *status)
 		}
 		wait_queue_sleep_locked(&task->exit_wait);
 	}
+	if (task->reaped) {
+		/* Another thread of the parent took it first. */
+		spin_unlock_irqrestore(&task->exit_wait.lock, flags);
+		task_put(task);
+		return -ESRCH;
+	}
+	task->reaped = true;
 	*status = task->status;
 	spin_unlock_irqrestore(&task->exit_wait.lock, flags);
 	unregister(task);

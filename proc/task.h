@@ -23,6 +23,7 @@ struct trap_frame;
 
 struct task {
 	int id;
+	int parent; /* the spawning task's id, 0 for the kernel; set once */
 	char name[24];
 	struct mm *mm;		     /* a reference */
 	struct handle_table handles; /* what it may use; closed as it ends */
@@ -32,6 +33,7 @@ struct task {
 	struct thread *thread_list; /* linked by thread->task_next */
 	bool exited;
 	bool killed; /* its threads exit when they next leave the kernel */
+	bool reaped; /* a wait took the status: no other wait may */
 	long status;
 	struct wait_queue exit_wait;
 	uint32_t refcount; /* atomic: the registry, threads, waiters */
@@ -51,7 +53,13 @@ int task_spawn(const char *name, uint64_t arg,
 /* A new thread of the calling thread's task, starting in user mode. */
 int task_thread_create(uint64_t entry, uint64_t stack_top, uint64_t arg);
 
-/* Waits until task id ends; its status in *status. -ESRCH if unknown. */
+/*
+ * Waits until task id, a child of the caller, ends; its status in *status.
+ * A child is a task the calling task spawned, or, for a kernel thread,
+ * one the kernel spawned. Each status is taken once. -ESRCH when id is
+ * no such task, not the caller's child, or already waited for; -EINVAL
+ * for the caller's own task.
+ */
 int task_wait(int id, long *status);
 
 /* The calling thread's task, or NULL for a kernel thread. */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Isolation by handles (kernel tests USER0013 and USER0014).
+ * Isolation by handles (kernel tests USER0013 to USER0015, USER0019 and
+ * USER0020).
  *
  * arg bits 0-3, the mode; bits 4-31, for mode 0, how many handle values
- * to try (0: DEFAULT_TRIES):
+ * to try (0: DEFAULT_TRIES), and for mode 9, a task id:
  *   0  alone: spawned with no handles, tries every handle value below the
  *      count on every call that takes a handle (the old global object ids
  *      were small numbers and are among them), then values on the edges
@@ -24,6 +25,23 @@
  *   4  the child: maps and reads both, tells the parent, waits for the
  *      revoke, reads the other object, finds the revoked one gone for
  *      good (-SYS_EIDRM), then touches its old page.
+ *   5  the owner of a secret, parent of a mode-6 child: maps an object
+ *      read-write, writes SECRET_MARK, and gives the child a grant-only,
+ *      a write-only and a read-only handle to it. The child must be
+ *      killed by a fault and the secret must be intact. Also: no object
+ *      of a length that rounds up past 2^64 exists.
+ *   6  the child: maps with prot 0 through the grant-only handle and with
+ *      SYS_PROT_WRITE through the write-only one (both refused: neither
+ *      holds SYS_RIGHT_MAP_READ, and every x86 page is readable; should
+ *      one map, it reads the page to show the leak); maps the read-only
+ *      one for reading, tries to raise it by SYS_PROTECT to read-exec
+ *      and to read-write (-SYS_EPERM), then writes to it, which faults.
+ *   7  a parent of a mode-8 child and a mode-9 sibling: the sibling's
+ *      wait for the mode-8 child must fail, and the parent's must still
+ *      get its status, once.
+ *   8  the waited-for child: sleeps a little, exits with WAITED_STATUS.
+ *   9  the sibling: bits 4-31 of arg are the mode-8 child's task id;
+ *      SYS_WAIT on it must give -SYS_ESRCH: it is not this task's child.
  * The exit status is 0 when every answer was the right one.
  */
 #include "user/lib/ulib.h"
@@ -49,6 +67,22 @@
 #define SLOT_MEMORY    0 /* the child's spawn slots */
 #define SLOT_ENDPOINT  1
 #define WRONG_SHOWN    8
+
+#define MODE_OWNER	5
+#define MODE_PRYING	6
+#define MODE_FAMILY	7
+#define MODE_WAITED	8
+#define MODE_THIEF	9
+#define MODE_MASK	0xfUL
+#define ARG_SHIFT	4 /* above the mode: tries, or a task id */
+#define ARG_MASK	0xfffffffUL
+#define SECRET_MARK	0x53454352UL /* "SECR" */
+#define SLOT_GRANT_ONLY 0	     /* the prying child's spawn slots */
+#define SLOT_WRITE_ONLY 1
+#define SLOT_READ_ONLY	2
+#define PRY_AT		0x540000000000UL
+#define WAITED_STATUS	42
+#define WAITED_SLEEP_NS 10000000UL /* 10 ms: the sibling tries meanwhile */
 
 static unsigned long wrong;
 
@@ -271,13 +305,114 @@ static int revoked(void)
 	return 1;
 }
 
+static int owner(void)
+{
+	long shm = sys_shm_create(PAGE), given[3], id;
+	volatile uint64_t *mem = (volatile uint64_t *)PARENT_AT;
+
+	expect("owner: SYS_SHM_CREATE(2^64 - 1)", -1,
+	       sys_shm_create((size_t)-1), -SYS_ENOMEM);
+	expect("owner: SYS_SHM_CREATE(2^64 - PAGE + 1)", -(long)PAGE + 1,
+	       sys_shm_create((size_t)-PAGE + 1), -SYS_ENOMEM);
+	if (shm < 0 || sys_shm_map(shm, (void *)PARENT_AT,
+				   SYS_PROT_READ | SYS_PROT_WRITE)) {
+		printf("isolate: owner: set-up failed (%ld)\n", shm);
+		return 1;
+	}
+	mem[0] = SECRET_MARK;
+	given[SLOT_GRANT_ONLY] = sys_handle_dup(shm, SYS_RIGHT_GRANT);
+	given[SLOT_WRITE_ONLY] =
+		sys_handle_dup(shm, SYS_RIGHT_MAP_WRITE | SYS_RIGHT_GRANT);
+	given[SLOT_READ_ONLY] =
+		sys_handle_dup(shm, SYS_RIGHT_MAP_READ | SYS_RIGHT_GRANT);
+	id = spawn_mode("owner", MODE_PRYING, given, 3);
+	if (id < 0)
+		return 1;
+	expect("owner: the child's status", id, sys_wait(id), SYS_STATUS_FAULT);
+	expect("owner: the secret", PARENT_AT, (long)mem[0], SECRET_MARK);
+	return wrong != 0;
+}
+
+/* Maps through handle h with prot, which must give want; reads on success. */
+static void pry(const char *what, long h, unsigned prot, long want)
+{
+	long got = sys_shm_map(h, (void *)PRY_AT, prot);
+
+	expect(what, h, got, want);
+	if (got)
+		return;
+	if (*(volatile uint64_t *)PRY_AT == SECRET_MARK) {
+		wrong++;
+		printf("isolate: %s: read the secret\n", what);
+	}
+	sys_unmap((void *)PRY_AT, PAGE);
+}
+
+/* Killed by its last write when all is well: any return is a failure. */
+static int prying(void)
+{
+	long ro = spawned_handle(SLOT_READ_ONLY);
+	volatile uint64_t *mem = (volatile uint64_t *)CHILD_READ_AT;
+
+	pry("prying: SYS_SHM_MAP(grant only, prot 0)",
+	    spawned_handle(SLOT_GRANT_ONLY), 0, -SYS_EINVAL);
+	pry("prying: SYS_SHM_MAP(write only, write)",
+	    spawned_handle(SLOT_WRITE_ONLY), SYS_PROT_WRITE, -SYS_EPERM);
+	expect("prying: SYS_SHM_MAP(read only, read)", ro,
+	       sys_shm_map(ro, (void *)mem, SYS_PROT_READ), 0);
+	expect("prying: what the owner wrote", CHILD_READ_AT, (long)mem[0],
+	       SECRET_MARK);
+	expect("prying: SYS_PROTECT(read only, read-exec)", CHILD_READ_AT,
+	       sys_protect((void *)mem, PAGE, SYS_PROT_READ | SYS_PROT_EXEC),
+	       -SYS_EPERM);
+	expect("prying: SYS_PROTECT(read only, read)", CHILD_READ_AT,
+	       sys_protect((void *)mem, PAGE, SYS_PROT_READ), 0);
+	expect("prying: SYS_PROTECT(read only, read-write)", CHILD_READ_AT,
+	       sys_protect((void *)mem, PAGE, SYS_PROT_READ | SYS_PROT_WRITE),
+	       -SYS_EPERM);
+	/* Right after the raise: should it have worked, the write shows it. */
+	mem[0] = CHILD_MARK; /* read-only: this faults */
+	printf("isolate: prying: a read-only page took a write\n");
+	return 1;
+}
+
+static int family(void)
+{
+	long waited = spawn_mode("family", MODE_WAITED, NULL, 0), thief;
+
+	if (waited < 0)
+		return 1;
+	thief = spawn_mode("family", MODE_THIEF | waited << ARG_SHIFT, NULL, 0);
+	if (thief >= 0)
+		expect("family: the sibling's status", thief, sys_wait(thief),
+		       0);
+	expect("family: SYS_WAIT(child)", waited, sys_wait(waited),
+	       WAITED_STATUS);
+	expect("family: SYS_WAIT(child, again)", waited, sys_wait(waited),
+	       -SYS_ESRCH);
+	return wrong != 0;
+}
+
+static int waited(void)
+{
+	sys_sleep_ns(WAITED_SLEEP_NS);
+	return WAITED_STATUS;
+}
+
+static int thief(long sibling)
+{
+	expect("thief: SYS_WAIT(sibling)", sibling, sys_wait(sibling),
+	       -SYS_ESRCH);
+	return wrong != 0;
+}
+
 int main(long arg)
 {
-	unsigned long tries = ((unsigned long)arg >> 4) & 0xfffffff;
+	unsigned long high = ((unsigned long)arg >> ARG_SHIFT) & ARG_MASK;
 
-	switch (arg & 0xf) {
+	switch (arg & MODE_MASK) {
 	case MODE_ALONE:
-		return alone(tries ? tries : DEFAULT_TRIES);
+		return alone(high ? high : DEFAULT_TRIES);
 	case MODE_PARENT:
 		return parent();
 	case MODE_CHILD:
@@ -286,6 +421,16 @@ int main(long arg)
 		return revoker();
 	case MODE_REVOKED:
 		return revoked();
+	case MODE_OWNER:
+		return owner();
+	case MODE_PRYING:
+		return prying();
+	case MODE_FAMILY:
+		return family();
+	case MODE_WAITED:
+		return waited();
+	case MODE_THIEF:
+		return thief((long)high);
 	default:
 		printf("isolate: unknown mode %ld\n", arg & 0xf);
 		return 2;

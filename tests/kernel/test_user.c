@@ -561,6 +561,8 @@ KTEST(USER0012, user, "a task killed in an IPC receive leaves the queue whole")
 #define ISOLATE_ALONE	0
 #define ISOLATE_PARENT	1
 #define ISOLATE_REVOKER 3
+#define ISOLATE_OWNER	5
+#define ISOLATE_FAMILY	7
 #define ISOLATE_TRIES	4096
 
 KTEST(USER0013, user, "a task with no handles reaches no object")
@@ -757,4 +759,53 @@ KTEST(USER0018, user, "a reply to a killed caller fails and reaches nobody")
 	KEXPECT(ipc_endpoints_in_use() == endpoints,
 		"%u endpoints in use, %u before", ipc_endpoints_in_use(),
 		endpoints);
+}
+
+KTEST(USER0019, user, "shared memory gives no more than the handle's rights")
+{
+	if (!have(t, "isolate") || !have(t, "hello"))
+		return;
+	KEXPECT(run(t, "isolate", ISOLATE_OWNER) == 0,
+		"a handle mapped or raised a page beyond its rights, or a "
+		"huge object was made (see above)");
+}
+
+KTEST(USER0020, user, "only the parent waits for a task, once")
+{
+	if (!have(t, "isolate") || !have(t, "hello"))
+		return;
+	KEXPECT(run(t, "isolate", ISOLATE_FAMILY) == 0,
+		"a sibling took a child's status, or the parent lost it "
+		"(see above)");
+}
+
+/*
+ * A slot closed at its last generation is never filled again, so a stale
+ * handle from the slot's first use can never name a new object there.
+ * The slot is brought to that generation by hand: 2^24 closes would take
+ * minutes under TCG.
+ */
+KTEST(USER0021, user, "a handle slot retires rather than wrap its generation")
+{
+	static struct handle_table table;
+	struct kobject *obj = shm_object_create(PAGE_SIZE);
+	long stale = (long)HANDLE_GEN_FIRST << SYS_HANDLE_SLOT_BITS, h;
+
+	if (!KEXPECT(obj, "no memory for an object"))
+		return;
+	handle_table_init(&table);
+	table.slots[0].gen = HANDLE_GEN_MAX;
+	h = handle_install(&table, obj, SYS_RIGHT_MAP_READ, -1);
+	KEXPECT(h == (long)HANDLE_GEN_MAX << SYS_HANDLE_SLOT_BITS,
+		"slot 0 at its last generation gave %ld", h);
+	KEXPECT(handle_close(&table, (uint64_t)h) == 0, "closing %ld", h);
+	h = handle_install(&table, obj, SYS_RIGHT_MAP_READ, -1);
+	KEXPECT((h & (HANDLE_SLOTS - 1)) == 1,
+		"the next handle, %ld, is not in slot 1", h);
+	KEXPECT(handle_install(&table, obj, SYS_RIGHT_MAP_READ, 0) == -EMFILE,
+		"the retired slot 0 was filled again");
+	KEXPECT(handle_info(&table, (uint64_t)stale) == -EBADF,
+		"the stale handle %ld names an object", stale);
+	handle_table_close_all(&table);
+	kobject_put(obj);
 }
