@@ -34,56 +34,10 @@
  * it; every thread still queued on it wakes with -ENOENT, and so does every
  * later use. The memory goes with the last reference (handles, and the
  * system calls using it: each holds one for its whole length, so a queued
- * thread always has its endpoint). A thread of a killed task stops waiting
- * (-ESRCH) so that its task can end: the task wakes its threads, and each
- * checks on waking.
- *
- * Lifetimes. No pointer to a thread is held across a block without a
- * reference or a detach, and threads hold no references to each other:
- * whichever of two threads dies first unhooks the other, under the lock
- * that guards the pointer, so that nobody reaches a freed thread (whose
- * struct the next thread made anywhere may reuse).
- *
- *  queued (senders, receivers): the endpoint's lock. A queued thread is
- *      taken off by whoever ends its wait, or by the endpoint's death, or
- *      by itself when killed (wait_locked), before it can end.
- *  the reply owed: a receiver R that took caller C's call (through
- *      endpoint E) points at C (R->ipc_reply_to) and C at R
- *      (C->ipc_replier); R also keeps E (ipc_reply_endpoint, which only R
- *      writes). Both pointers are guarded by E's lock, which C holds for
- *      its wait (C is in a system call, holding a reference to E), and
- *      exist only together. R's states:
- *        none  ipc_reply_endpoint NULL: owes nothing;
- *        owed  ipc_reply_to C, ipc_reply_endpoint E;
- *        lost  ipc_reply_to NULL, ipc_reply_endpoint E: C died first.
- *      R replies: owed -> C gets the message, both pointers cleared, none;
- *      lost -> the reply reaches nobody and returns -ESRCH, none.
- *      C dies first (killed in its wait, wait_locked under E's lock):
- *      R->ipc_reply_to and C->ipc_replier cleared, R lost. R dies first
- *      (ipc_thread_exit; a kernel thread's at reap, ipc_thread_freed): C
- *      is answered with -ESRCH, both cleared. R receives again without
- *      replying (a plain receive): the debt is dropped, both cleared, and
- *      C waits on for a reply that will not come, until it is killed.
- *      In the lost state E may have gone and its slot been reused: R only
- *      locks it (the table is static, its locks always valid) and then
- *      checks its own state under that lock. A thread waiting for a
- *      message owes nothing (receive_locked checks): a new call is taken
- *      only by a thread in state none.
- *  the fast path: the same rule, with the same lock (it holds E's); its
- *      only extra work is setting and clearing C->ipc_replier, one store
- *      a half. A reply-and-receive in state lost is declined (nobody) and
- *      the general path returns the error.
- *
- * thread_reap checks before freeing a thread (ipc_thread_freed) that it
- * is on no endpoint's queue, owes no reply and is owed none.
- *
- * One pointer outlives the lock: a waker ends a thread's wait under the
- * lock and wakes it (sched_wake) after letting go, and by then the thread
- * may have been woken otherwise (a kill), seen its wait over and ended.
- * Every waker keeps interrupts off from the end of the wait to the wake;
- * thread_reap frees a struct only after kstack_free's TLB shootdown, which
- * every other CPU acknowledges with interrupts on, so after every such
- * waker is done with it.
+ * thread always has its endpoint). A thread
+ * that ends while it owes a reply answers its caller with an error label.
+ * A thread of a killed task stops waiting (-ESRCH) so that its task can
+ * end: the task wakes its threads, and each checks on waking.
  */
 #include "proc/ipc.h"
 #include "kernel/option_registry.h"
@@ -240,53 +194,22 @@ static void end_wait(struct thread *t, struct handle_grant *grant)
 	wait_done(t);
 }
 
-/*
- * receiver, given a message (ep locked), owes self the reply if it was a
- * call; self then knows who owes it, to detach itself if it dies first.
- */
+/* receiver, given a message, owes self the reply if it was a call. */
 static void owe_reply(struct thread *receiver, struct thread *self,
 		      struct endpoint *ep, bool is_call)
 {
 	receiver->ipc_reply_to = is_call ? self : NULL;
 	receiver->ipc_reply_endpoint = is_call ? ep : NULL;
-	if (is_call)
-		self->ipc_replier = receiver;
 }
 
-/*
- * The caller self owes a reply to (the call's endpoint locked), if any and
- * still there: the debt is settled, both ways. NULL also when the caller
- * died first (the call's endpoint still set: answer_locked tells).
- */
+/* The caller self owes a reply to, if any, now no longer owed. */
 static struct thread *take_caller(struct thread *self)
 {
 	struct thread *caller = self->ipc_reply_to;
 
 	self->ipc_reply_to = NULL;
 	self->ipc_reply_endpoint = NULL;
-	if (caller)
-		caller->ipc_replier = NULL;
 	return caller;
-}
-
-/*
- * A caller dies while a receiver owes it the reply (the call's endpoint
- * locked): the receiver keeps the endpoint, so that its reply finds the
- * caller gone (-ESRCH), and no longer points at the caller.
- */
-static void detach_replier(struct thread *self)
-{
-	struct thread *replier = self->ipc_replier;
-
-	if (!replier)
-		return;
-	KASSERT(replier->ipc_reply_to == self,
-		"thread %d owes its reply to thread %d, not to thread %d",
-		replier->id,
-		replier->ipc_reply_to ? replier->ipc_reply_to->id : 0,
-		self->id);
-	replier->ipc_reply_to = NULL;
-	self->ipc_replier = NULL;
 }
 
 /* The message's object goes from one thread to the next (both locked out). */
@@ -367,14 +290,12 @@ static int wait_locked(struct endpoint *ep, struct thread *self,
 		       IPC_WAIT_NONE &&
 	       !shared_load(&self->ipc_error, __ATOMIC_RELAXED)) {
 		if (killed(self)) {
-			/* Leave the queue we are on, or the receiver that took
-			 * our call (it will find us gone). task_exit woke
+			/* Leave the queue we are on; a taken call stays with
+			 * its receiver, who will find us gone. task_exit woke
 			 * us without taking us off: we may still be listed,
 			 * linked by wait_next, which that wake leaves alone. */
 			unlink(&ep->senders, &ep->senders_tail, self);
 			unlink(&ep->receivers, &ep->receivers_tail, self);
-			/* A taken call: the call's endpoint is ep. */
-			detach_replier(self);
 			shared_store(&self->ipc_wait, IPC_WAIT_NONE,
 				     __ATOMIC_RELAXED);
 			return -ESRCH;
@@ -473,14 +394,15 @@ static int receive_locked(struct endpoint *ep, struct thread *self,
 	struct thread *sender = pop(&ep->senders, &ep->senders_tail);
 	int err;
 
-	KASSERT(!self->ipc_reply_endpoint,
-		"thread %d receives while it owes a reply", self->id);
 	if (sender) {
 		*msg = sender->ipc_msg;
 		grant_move(self, sender);
-		/* A caller stays blocked until we reply. */
-		owe_reply(self, sender, ep, sender->ipc_is_call);
-		if (!sender->ipc_is_call) {
+		if (sender->ipc_is_call) {
+			/* It stays blocked until we reply. */
+			self->ipc_reply_to = sender;
+			self->ipc_reply_endpoint = ep;
+		} else {
+			self->ipc_reply_to = NULL;
 			wait_done(sender);
 			spin_unlock(&ep->lock);
 			sched_wake(sender);
@@ -500,22 +422,6 @@ static int receive_locked(struct endpoint *ep, struct thread *self,
 	return err;
 }
 
-/*
- * A plain receive while a reply is owed: the debt is dropped, unanswered
- * (the caller waits on, as for a reply never sent, until it is killed),
- * and nobody points at anybody any more.
- */
-static void forget_caller(struct thread *self)
-{
-	struct endpoint *reply_ep = self->ipc_reply_endpoint;
-
-	if (!reply_ep)
-		return;
-	spin_lock(&reply_ep->lock);
-	take_caller(self);
-	spin_unlock(&reply_ep->lock);
-}
-
 int ipc_receive(struct endpoint *ep, struct ipc_message *msg,
 		struct handle_grant *got)
 {
@@ -525,7 +431,6 @@ int ipc_receive(struct endpoint *ep, struct ipc_message *msg,
 
 	if (got)
 		got->obj = NULL;
-	forget_caller(self);
 	if (lock_live(ep)) {
 		err = receive_locked(ep, self, msg, NULL);
 		spin_unlock(&ep->lock);
@@ -537,22 +442,19 @@ int ipc_receive(struct endpoint *ep, struct ipc_message *msg,
 
 /*
  * Answers the caller self owes a reply to, if any (the lock of the
- * endpoint the call came through held): the caller, to wake, in *woken,
- * having taken `grant`'s object. -ESRCH if it died first: the reply
- * reaches nobody.
+ * endpoint the call came through held); the caller takes `grant`'s object.
  */
-static int answer_locked(struct thread *self, const struct ipc_message *reply,
-			 struct handle_grant *grant, struct thread **woken)
+static struct thread *answer_locked(struct thread *self,
+				    const struct ipc_message *reply,
+				    struct handle_grant *grant)
 {
-	bool owed = self->ipc_reply_endpoint;
 	struct thread *caller = take_caller(self);
 
-	*woken = caller;
-	if (!caller)
-		return owed ? -ESRCH : 0;
-	caller->ipc_msg = *reply;
-	end_wait(caller, grant);
-	return 0;
+	if (caller) {
+		caller->ipc_msg = *reply;
+		end_wait(caller, grant);
+	}
+	return caller;
 }
 
 int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
@@ -562,32 +464,23 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
 	struct thread *self = current_thread(), *caller = NULL;
 	struct endpoint *reply_ep = self->ipc_reply_endpoint;
 	uint64_t flags = irq_save();
-	int err = 0;
+	int err;
 
 	if (got)
 		got->obj = NULL;
-	if (reply_ep && reply_ep != ep) {
+	if (self->ipc_reply_to && reply_ep && reply_ep != ep) {
 		/* The call came through another endpoint: answer it there. */
 		spin_lock(&reply_ep->lock);
-		err = answer_locked(self, reply, grant, &caller);
+		caller = answer_locked(self, reply, grant);
 		spin_unlock(&reply_ep->lock);
-		if (caller)
-			sched_wake(caller);
+		sched_wake(caller);
 		caller = NULL;
 	}
-	/* Even a dead endpoint's caller gets its reply. */
-	spin_lock(&ep->lock);
-	if (!err)
-		err = answer_locked(self, reply, grant, &caller);
-	if (!err && ep->dead)
-		err = -ENOENT;
-	if (err) {
-		spin_unlock(&ep->lock);
-		if (caller)
-			sched_wake(caller);
+	if (!lock_live(ep)) {
 		irq_restore(flags);
-		return err;
+		return -ENOENT;
 	}
+	caller = answer_locked(self, reply, grant);
 	err = receive_locked(ep, self, msg, caller);
 	spin_unlock(&ep->lock);
 	grant_take(self, got);
@@ -866,10 +759,7 @@ fast_commit(struct endpoint *ep, struct thread *self, struct thread *peer,
 		/* (ipc_is_call is read only of a queued sender: not us.) */
 		shared_store(&self->ipc_wait, IPC_WAIT_REPLY, __ATOMIC_RELAXED);
 	} else {
-		/* take_caller, peer (checked, changed only now) known: */
-		self->ipc_reply_to = NULL;
-		self->ipc_reply_endpoint = NULL;
-		peer->ipc_replier = NULL;
+		take_caller(self); /* peer: checked, changed only now */
 		shared_store(&self->ipc_wait, IPC_WAIT_MESSAGE,
 			     __ATOMIC_RELAXED);
 		push(&ep->receivers, &ep->receivers_tail, self);
@@ -995,50 +885,15 @@ void ipc_thread_exit(struct thread *t)
 	struct thread *caller;
 	uint64_t flags;
 
-	if (!ep)
+	if (!t->ipc_reply_to || !ep)
 		return;
-	flags = irq_save(); /* until the wake: see "Lifetimes" */
-	spin_lock(&ep->lock);
+	flags = spin_lock_irqsave(&ep->lock);
+	caller = t->ipc_reply_to;
 	/* Before answer_locked's wait_done (a release). */
-	if (t->ipc_reply_to)
-		shared_store(&t->ipc_reply_to->ipc_error, -ESRCH,
-			     __ATOMIC_RELAXED);
-	answer_locked(t, &failed, NULL, &caller);
-	spin_unlock(&ep->lock);
-	if (caller)
-		sched_wake(caller);
-	irq_restore(flags);
-}
-
-/* Whether t is on one of ep's queues (ep locked). */
-static bool queued_on(const struct endpoint *ep, const struct thread *t)
-{
-	for (const struct thread *p = ep->senders; p; p = p->wait_next)
-		if (p == t)
-			return true;
-	for (const struct thread *p = ep->receivers; p; p = p->wait_next)
-		if (p == t)
-			return true;
-	return false;
-}
-
-void ipc_thread_freed(struct thread *t)
-{
-	ipc_thread_exit(t);
-	KASSERT(!t->ipc_replier,
-		"thread %d freed while thread %d owes it a reply", t->id,
-		t->ipc_replier ? t->ipc_replier->id : 0);
-	KASSERT(!t->ipc_reply_to && !t->ipc_reply_endpoint,
-		"thread %d freed while it owes a reply", t->id);
-	for (int i = 0; i < IPC_ENDPOINTS; i++) {
-		struct endpoint *ep = &endpoints[i];
-		uint64_t flags = spin_lock_irqsave(&ep->lock);
-		bool queued = queued_on(ep, t);
-
-		spin_unlock_irqrestore(&ep->lock, flags);
-		KASSERT(!queued, "thread %d freed while queued on endpoint %d",
-			t->id, i);
-	}
+	shared_store(&caller->ipc_error, -ESRCH, __ATOMIC_RELAXED);
+	answer_locked(t, &failed, NULL);
+	spin_unlock_irqrestore(&ep->lock, flags);
+	sched_wake(caller);
 }
 
 /* Ends every wait on ep with -ENOENT (ep locked); returns whom to wake. */
@@ -1060,21 +915,19 @@ void ipc_task_exit(struct task *task)
 	for (int i = 0; i < IPC_ENDPOINTS; i++) {
 		struct endpoint *ep = &endpoints[i];
 		struct thread *woken = NULL;
-		uint64_t flags = irq_save(); /* until the wakes: "Lifetimes" */
+		uint64_t flags = spin_lock_irqsave(&ep->lock);
 
-		spin_lock(&ep->lock);
 		if (ep->owner == task) {
 			woken = drain_locked(ep);
 			ep->dead = true;
 			ep->owner = NULL;
 		}
-		spin_unlock(&ep->lock);
+		spin_unlock_irqrestore(&ep->lock, flags);
 		while (woken) {
 			struct thread *t = woken;
 
 			woken = t->task_next_woken;
 			sched_wake(t);
 		}
-		irq_restore(flags);
 	}
 }

@@ -55,10 +55,7 @@ int ipc_receive(struct endpoint *ep, struct ipc_message *msg,
 int ipc_call(struct endpoint *ep, const struct ipc_message *msg,
 	     struct handle_grant *grant, struct ipc_message *reply,
 	     struct handle_grant *got);
-/*
- * Answers the last call received (if any), then receives. If that call's
- * caller died first, the reply reaches nobody: -ESRCH, and no receive.
- */
+/* Answers the last call received (if any), then receives. */
 int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
 		      struct handle_grant *grant, struct ipc_message *msg,
 		      struct handle_grant *got);
