@@ -37,17 +37,25 @@ global syscall_entry_compat
 global syscall_return
 global enter_user_mode
 
-section .text
-syscall_entry:
+; The way in from SYSCALL: the user stack swapped for this CPU's kernel
+; one, and the frame an interrupt from ring 3 would have left, with cs the
+; user code segment the call came from (%1). RCX holds the return RIP and
+; R11 the flags, as SYSCALL saved them.
+%macro SYSCALL_FRAME 1
 	swapgs
 	mov	[gs:PERCPU_USER_RSP], rsp
 	mov	rsp, [gs:PERCPU_SYSCALL_RSP]
 	push	GDT_USER_DATA | SELECTOR_RPL3	; ss
 	push	qword [gs:PERCPU_USER_RSP]	; rsp
-	push	r11				; rflags (SYSCALL saved them)
-	push	GDT_USER_CODE | SELECTOR_RPL3	; cs
-	push	rcx				; rip (SYSCALL saved it)
+	push	r11				; rflags
+	push	%1 | SELECTOR_RPL3		; cs
+	push	rcx				; rip
 	push	0				; error code
+%endmacro
+
+section .text
+syscall_entry:
+	SYSCALL_FRAME GDT_USER_CODE
 	push	SYSCALL_FRAME_VECTOR
 	PUSH_GENERAL_REGS
 	xor	ebp, ebp			; a backtrace ends here
@@ -97,15 +105,7 @@ syscall_to_fast_path:
 ; RCX holds the zero-extended return EIP and R11 the flags, as in 64-bit
 ; mode; FMASK has already cleared IF, DF, TF, AC and NT.
 syscall_entry_compat:
-	swapgs
-	mov	[gs:PERCPU_USER_RSP], rsp
-	mov	rsp, [gs:PERCPU_SYSCALL_RSP]
-	push	GDT_USER_DATA | SELECTOR_RPL3	; ss
-	push	qword [gs:PERCPU_USER_RSP]	; rsp
-	push	r11				; rflags
-	push	GDT_USER_CODE32 | SELECTOR_RPL3	; cs: where it came from
-	push	rcx				; rip
-	push	0				; error code
+	SYSCALL_FRAME GDT_USER_CODE32
 	push	VEC_INVALID_OPCODE
 	PUSH_GENERAL_REGS
 	xor	ebp, ebp			; a backtrace ends here
