@@ -189,6 +189,7 @@ KERNEL_C := \
 	tests/kernel/test_revoke.c \
 	tests/kernel/test_pending.c \
 	tests/kernel/test_pending_mix.c \
+	tests/kernel/test_pending_fail.c \
 	tests/kernel/test_fault.c \
 	tests/kernel/tlb_oracle.c \
 	tests/kernel/tlb_oracle_threads.c \
