@@ -13,9 +13,11 @@ exit means; ending_of() turns that into one Ending per run.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import enum
+import functools
 import os
 import re
 import shlex
@@ -49,6 +51,18 @@ BOCHS_VGAROM = "/usr/share/bochs/VGABIOS-lgpl-latest"
 BOCHS_CPU = "corei7_skylake_x"
 BOCHS_IPS = 50_000_000  # emulated instructions per emulated second
 BOCHS_SHUTDOWN = "Shutdown port: shutdown requested"
+
+# A QEMU run that times out is asked over its monitor where each vCPU was
+# (Qemu.hang_report). Both limits together bound what a wedged QEMU can add
+# to the timeout: seconds for the monitor's answer, then for nm.
+HANG_MONITOR_SECONDS = 6.0
+HANG_NM_SECONDS = 4.0
+HANG_REGISTERS = "hang-registers.txt"  # the monitor's answer, in the run directory
+RFLAGS_IF = 1 << 9
+# An address this far past the symbol below it is not in that function (the
+# largest kernel function is some 5 KiB): past the text, say, or in a
+# program's code when the kernel's symbols are the only ones at hand.
+MAX_FUNCTION_BYTES = 0x10000
 
 ENV_VARS = ("EMU", "SMP", "MEM", "ACCEL", "CPU", "FIRMWARE", "MACHINE", "MEDIA",
             "CMDLINE", "QEMU_ARGS", "ICOUNT", "TIMEOUT")
@@ -300,6 +314,110 @@ def ending_of(backend: Qemu | Bochs, status: int | None, timed_out: bool,
     return Ending.TIMEOUT if timed_out and ending is not backend.clean_ending else ending
 
 
+# --- Where the CPUs were ---------------------------------------------------------
+
+def symbols(elf: str | Path, timeout: float | None = None) -> list[tuple[int, str]]:
+    """The code symbols of elf, by address (`nm -n`)."""
+    out = subprocess.run(["nm", "-n", str(elf)], capture_output=True, text=True,
+                         check=True, timeout=timeout).stdout
+    found = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tTwW":
+            found.append((int(parts[0], 16), parts[2]))
+    return found
+
+
+class Symbols:
+    """Code symbols by address, to name the function an address is in."""
+
+    def __init__(self, entries: list[tuple[int, str]]) -> None:
+        self.entries = sorted(entries)
+        self.starts = [address for address, _ in self.entries]
+
+    def at(self, address: int, within: int | None = None) -> tuple[str, int] | None:
+        """(name, offset) of the last symbol at or below address; None below
+        the first symbol, or `within` bytes or more past the one found."""
+        i = bisect.bisect_right(self.starts, address) - 1
+        if i < 0 or (within is not None and address - self.starts[i] >= within):
+            return None
+        return self.entries[i][1], address - self.starts[i]
+
+
+@dataclasses.dataclass
+class CpuAt:
+    """One vCPU as the monitor's `info registers -a` shows it."""
+    index: int
+    ip: int                # RIP, or EIP outside long mode
+    long_mode: bool
+    interrupts: bool       # RFLAGS.IF
+    cpl: int | None
+    halted: bool           # in HLT
+
+    def where(self, table: Symbols | None) -> str:
+        """E.g. 'halt_forever+0x2 IF=0 hlt': the kernel function (for kernel
+        code in long mode; else the address), IF, then hlt and a CPL other
+        than 0 where they apply."""
+        found = (table.at(self.ip, MAX_FUNCTION_BYTES)
+                 if table and self.long_mode and not self.cpl else None)
+        place = (found[0] + (f"+{found[1]:#x}" if found[1] else "") if found
+                 else f"{'rip' if self.long_mode else 'eip'}={self.ip:#x}")
+        return " ".join([place, f"IF={int(self.interrupts)}", *(["hlt"] if self.halted else []),
+                         *([f"CPL={self.cpl}"] if self.cpl else [])])
+
+
+# `info registers -a` starts each CPU with "CPU#1"; its program counter line
+# reads "RIP=ffffffff8010f338 RFL=00000246 [---Z-P-] CPL=0 II=0 A20=1 SMM=0
+# HLT=1" (EIP= and EFL= outside long mode).
+CPU_HEADER = re.compile(r"^CPU#(\d+)[ \t]*$", re.M)
+IP_LINE = re.compile(r"^([RE])IP=([0-9a-f]+) [RE]FL=([0-9a-f]+)(.*)$", re.M)
+
+
+def parse_registers(text: str) -> list[CpuAt]:
+    """Every CPU of an `info registers -a` answer; ValueError for a CPU
+    without its program counter line."""
+    parts = CPU_HEADER.split(text)
+    cpus = []
+    for index, body in zip(parts[1::2], parts[2::2]):
+        m = IP_LINE.search(body)
+        if not m:
+            raise ValueError(f"no RIP line for CPU#{index}")
+        cpl, hlt = re.search(r"\bCPL=(\d)", m[4]), re.search(r"\bHLT=(\d)", m[4])
+        cpus.append(CpuAt(int(index), int(m[2], 16), m[1] == "R",
+                          bool(int(m[3], 16) & RFLAGS_IF), int(cpl[1]) if cpl else None,
+                          bool(hlt) and hlt[1] == "1"))
+    return cpus
+
+
+def cpu_ranges(indices: list[int]) -> str:
+    """[1, 2, 3, 5] -> '1-3,5'."""
+    runs: list[list[int]] = []
+    for i in sorted(indices):
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
+
+
+def cpus_summary(cpus: list[CpuAt], table: Symbols | None) -> str:
+    """'cpu0 halt_forever+0x2 IF=0 hlt, cpu1-3 idle_entry+0x8 IF=1 hlt': the
+    CPUs at one place share an entry, so that 16 idle ones take one."""
+    groups: dict[str, list[int]] = {}
+    for cpu in sorted(cpus, key=lambda c: c.index):
+        groups.setdefault(cpu.where(table), []).append(cpu.index)
+    return ", ".join(f"cpu{cpu_ranges(indices)} {where}" for where, indices in groups.items())
+
+
+def _short(e: Exception) -> str:
+    """An exception in a few words, for a one-line report."""
+    if isinstance(e, subprocess.TimeoutExpired):
+        return "timed out"
+    if isinstance(e, subprocess.CalledProcessError):
+        return f"exit status {e.returncode}"
+    return (e.strerror if isinstance(e, OSError) and e.strerror else str(e)) or type(e).__name__
+
+
 # --- Back ends ------------------------------------------------------------------
 # launch() gives (command, working directory, environment); None: ours.
 
@@ -369,6 +487,44 @@ class Qemu:
             return "exit status 0: QEMU ended without isa-debug-exit, e.g. on a triple fault"
         return f"exit status {result.status}"
 
+    def hang_report(self, sock_path: str, kernel: str | Path, run_dir: Path) -> str:
+        """Where each vCPU of this QEMU, still running past its time limit,
+        is: "CPUs at: cpu0 spin_wait_turn+0x1c IF=0, ...", the monitor's whole
+        answer in run_dir/HANG_REGISTERS; or "CPUs unknown (why)". Never
+        raises, and gives up within HANG_MONITOR_SECONDS + HANG_NM_SECONDS:
+        the report only explains a timeout, it must not become the failure."""
+        try:
+            return self._hang_report(sock_path, kernel, run_dir)
+        except Exception as e:  # noqa: BLE001  (a bug here must leave a plain timeout)
+            return f"CPUs unknown (the report broke: {_short(e)})"[:200]
+
+    def _hang_report(self, sock_path: str, kernel: str | Path, run_dir: Path) -> str:
+        try:
+            # stop first: QEMU takes every vCPU out of the guest, so the
+            # registers are all from one moment.
+            text = _monitor(sock_path, ["stop", "info registers -a"], quit_after=False,
+                            timeout=HANG_MONITOR_SECONDS).replace("\r", "")
+        except OSError as e:
+            return f"CPUs unknown (monitor: {_short(e)})"
+        # From the first CPU on: before it the monitor echoes the command
+        # as a terminal would, cursor moves and all.
+        first = CPU_HEADER.search(text)
+        text = text[first.start():] if first else text
+        with contextlib.suppress(OSError):
+            (run_dir / HANG_REGISTERS).write_text(text)
+        try:
+            cpus = parse_registers(text)
+        except ValueError as e:
+            return f"CPUs unknown ({e})"
+        if not cpus:
+            return "CPUs unknown (no CPU in the monitor's answer)"
+        # Without symbols the addresses alone still say a good deal.
+        try:
+            table, missing = Symbols(symbols(kernel, HANG_NM_SECONDS)), ""
+        except (OSError, subprocess.SubprocessError, ValueError) as e:
+            table, missing = None, f" (no symbols: nm: {_short(e)})"
+        return f"CPUs at: {cpus_summary(cpus, table)}{missing}"
+
 
 class Bochs:
     """Bochs with its own BIOS. The kernel writes "Shutdown" to port 0x8900;
@@ -431,6 +587,10 @@ class Bochs:
                   if ">>PANIC<<" in line and "[TERM" not in line]
         return f"Bochs stopped: {panics[-1]}" if panics else f"Bochs exit status {result.status}"
 
+    def hang_report(self, sock_path: str, kernel: str | Path, run_dir: Path) -> str:
+        """Bochs has no monitor to ask: its timeouts say just that."""
+        return ""
+
 
 BACKENDS = {"qemu": Qemu(), "bochs": Bochs()}
 
@@ -471,6 +631,19 @@ def line_seen(serial: str, prefix: str) -> bool:
     return any(line.lstrip("\r").startswith(prefix) for line in serial.split("\n"))
 
 
+@contextlib.contextmanager
+def monitor_socket():
+    """A path for a QEMU monitor socket, in a directory of its own that goes
+    afterwards. A unix socket's path must fit in 108 bytes: under /tmp when
+    TMPDIR is long."""
+    short = len(tempfile.gettempdir()) < 64
+    sock_dir = tempfile.mkdtemp(prefix="shootdown-mon-", dir=None if short else "/tmp")
+    try:
+        yield os.path.join(sock_dir, "monitor.sock")
+    finally:
+        shutil.rmtree(sock_dir, ignore_errors=True)
+
+
 def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
         stream: bool = False, wait_for: str | None = None, on_seen=None,
         on_line=None, monitor: str | None = None, announce=None) -> RunResult:
@@ -481,12 +654,30 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
     with serial=stdio). Once a serial line starts with wait_for, call
     on_seen(proc, serial_text). on_line(line) is called for every whole
     serial line as it arrives. announce(command) comes before the start.
+    monitor: where QEMU's monitor listens, for the caller to use.
+
+    A QEMU run that times out is asked where each CPU was before it is
+    stopped (Qemu.hang_report): the answer ends its error and its log.
     """
     s = s.resolve()
+    boot = functools.partial(_run, s, kernel, Path(run_dir), extra_args=extra_args,
+                             stream=stream, wait_for=wait_for, on_seen=on_seen,
+                             on_line=on_line, announce=announce)
+    # A QEMU run with a time limit gets a monitor to ask, the caller's or
+    # its own. Bochs is left as it is: it has no monitor to ask.
+    if monitor is not None or s.emu != "qemu" or not s.timeout:
+        return boot(monitor)
+    with monitor_socket() as own:
+        return boot(own)
+
+
+def _run(s: Settings, kernel: str | Path, run_dir: Path, monitor: str | None, *,
+         extra_args, stream: bool, wait_for: str | None, on_seen, on_line,
+         announce) -> RunResult:
+    """run() with resolved settings and the monitor decided."""
     backend = BACKENDS[s.emu]
-    run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    for stale in ("serial.log", "bochs.log", "bochs.out", "qemu.log"):
+    for stale in ("serial.log", "bochs.log", "bochs.out", "qemu.log", HANG_REGISTERS):
         (run_dir / stale).unlink(missing_ok=True)
     iso = build_iso(kernel, run_dir / "shootdown.iso", s.cmdline, s.screen == "text")
     cmd, cwd, env = backend.launch(s, iso, run_dir, extra_args, monitor)
@@ -496,7 +687,7 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
         announce(shown)
 
     group = not backend.interactive(s)  # in a session of its own, off the terminal
-    streamed, seen, timed_out, lines_done = 0, False, False, 0
+    streamed, seen, timed_out, lines_done, hang = 0, False, False, 0, ""
 
     def flush(text: str) -> None:
         nonlocal streamed
@@ -540,6 +731,10 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
                 if proc.returncode is not None:
                     break
                 if s.timeout and time.monotonic() > start + s.timeout:
+                    # Where the CPUs are is all a hang leaves: ask before
+                    # the emulator goes.
+                    if monitor:
+                        hang = backend.hang_report(monitor, kernel, run_dir)
                     _stop(proc, group)
                     timed_out = True
                     break
@@ -553,25 +748,52 @@ def run(s: Settings, kernel: str | Path, run_dir: str | Path, *, extra_args=(),
     flush(serial)
     status = None if timed_out else proc.returncode
     error = f"timed out after {s.timeout:g} s" if timed_out else ""
+    if hang:
+        error += f"; {hang}"
+        # Also at the end of the log, which is what a reader of a failed
+        # test opens (serial.log; QEMU's own without a serial port); the
+        # result's serial text stays the guest's alone.
+        registers = run_dir / HANG_REGISTERS
+        _append_line(run_dir / ("serial.log" if s.serial != "none" else backend.output_log),
+                     f"boot.py: {error}"
+                     + (f" (every register: {registers.name})" if registers.is_file() else ""))
     if wait_for and not seen and not error:
         error = f"no serial line starting with {wait_for!r}"
     return RunResult(status, serial, timed_out, duration, cmd, run_dir, backend,
                      ending_of(backend, status, timed_out, run_dir, serial), error)
 
 
-def _monitor(sock_path: str, commands: list[str], quit_after: bool = True) -> str:
+def _append_line(path: Path, line: str) -> None:
+    """`line` at the end of a log, on a line of its own."""
+    text = read(path)
+    with contextlib.suppress(OSError), open(path, "a") as log:
+        log.write(("\n" if text and not text.endswith("\n") else "") + line + "\n")
+
+
+def _monitor(sock_path: str, commands: list[str], quit_after: bool = True,
+             timeout: float = 30.0) -> str:
     """Send HMP commands over QEMU's monitor socket, each after a prompt, then
     wait for QEMU to close it (closing it first can make QEMU drop a quit
     unread), or, when the last command is not a quit, for the prompt that
-    says it is done. Returns what the last command printed."""
+    says it is done. Returns what the last command printed. The whole
+    exchange may take `timeout` seconds (then TimeoutError): a QEMU that
+    does not answer cannot hold up its caller."""
+    deadline = time.monotonic() + timeout
+
+    def wait(sock: socket.socket) -> socket.socket:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out")
+        sock.settimeout(left)
+        return sock
+
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(30.0)
-        sock.connect(sock_path)
+        wait(sock).connect(sock_path)
 
         def prompt() -> bytes:
             buf = b""
             while not buf.endswith(b"(qemu) "):
-                chunk = sock.recv(4096)
+                chunk = wait(sock).recv(4096)
                 if not chunk:
                     raise ConnectionError("monitor closed")
                 buf += chunk
@@ -579,10 +801,10 @@ def _monitor(sock_path: str, commands: list[str], quit_after: bool = True) -> st
 
         for command in commands:
             prompt()
-            sock.sendall(command.encode() + b"\n")
+            wait(sock).sendall(command.encode() + b"\n")
         if not quit_after:
             return prompt()[:-len(b"(qemu) ")].decode(errors="replace")
-        while sock.recv(4096):
+        while wait(sock).recv(4096):
             pass
         return ""
 
@@ -615,30 +837,25 @@ def screendumps(s: Settings, kernel: str | Path, run_dir: str | Path,
     after drawing it and leaves it up for a while (bench/screen.c). On a
     text screen the file's .txt twin gets the screen's characters too.
     Returns the run and what went wrong with the screendumps, if anything."""
-    sock_dir = tempfile.mkdtemp(prefix="shootdown-mon-")
-    sock_path = os.path.join(sock_dir, "monitor.sock")
     problems = []
+    with monitor_socket() as sock_path:
+        def on_line(line: str) -> None:
+            ppm = shot(line)
+            if ppm is None:
+                return
+            ppm = Path(ppm).resolve()
+            ppm.unlink(missing_ok=True)
+            try:
+                _monitor(sock_path, [f"screendump {ppm}"], quit_after=False)
+                if s.screen == "text":
+                    ppm.with_suffix(".txt").write_text("\n".join(_text_screen(sock_path)) + "\n")
+            except OSError as e:
+                problems.append(f"monitor: {e}")
+                return
+            if not ppm.is_file() or ppm.stat().st_size == 0:
+                problems.append(f"QEMU wrote no screendump for {line!r}")
 
-    def on_line(line: str) -> None:
-        ppm = shot(line)
-        if ppm is None:
-            return
-        ppm = Path(ppm).resolve()
-        ppm.unlink(missing_ok=True)
-        try:
-            _monitor(sock_path, [f"screendump {ppm}"], quit_after=False)
-            if s.screen == "text":
-                ppm.with_suffix(".txt").write_text("\n".join(_text_screen(sock_path)) + "\n")
-        except OSError as e:
-            problems.append(f"monitor: {e}")
-            return
-        if not ppm.is_file() or ppm.stat().st_size == 0:
-            problems.append(f"QEMU wrote no screendump for {line!r}")
-
-    try:
         result = run(s, kernel, run_dir, on_line=on_line, monitor=sock_path)
-    finally:
-        shutil.rmtree(sock_dir, ignore_errors=True)
     return result, problems
 
 
@@ -648,8 +865,10 @@ def cli_verdict(result: RunResult) -> tuple[int, str]:
     """`make run`'s exit status for a finished run, and what to tell the user."""
     e = result.ending
     if result.timed_out:
+        registers = result.run_dir / HANG_REGISTERS
         return 124, (f"\nboot.py: {result.error}; the guest was killed "
-                     f"(TIMEOUT=seconds changes the limit, 0 = none)")
+                     f"(TIMEOUT=seconds changes the limit, 0 = none)"
+                     + (f"\nboot.py: every register: {registers}" if registers.is_file() else ""))
     if e is Ending.NOT_STARTED:
         return 1, f"boot.py: {result.error}"
     if e is Ending.SHUTDOWN:  # the verdict is the KTAP's: a suite that reported "not ok"

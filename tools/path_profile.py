@@ -25,7 +25,6 @@ usage or a boot that failed.
 from __future__ import annotations
 
 import argparse
-import bisect
 import collections
 import json
 import os
@@ -74,18 +73,6 @@ with open(os.environ["PROFILE_OUT"], "w") as out:
         gdb.execute("stepi", to_string=True)
 gdb.execute("kill")
 """
-
-
-def symbols(elf: Path) -> list[tuple[int, str]]:
-    """The code symbols of elf, by address."""
-    out = subprocess.run(["nm", "-n", str(elf)], capture_output=True, text=True,
-                         check=True).stdout
-    found = []
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[1] in "tTwW":
-            found.append((int(parts[0], 16), parts[2]))
-    return found
 
 
 def free_port() -> int:
@@ -172,8 +159,8 @@ def main(argv: list[str]) -> int:
         print(f"path_profile: build first (no {kernel if not kernel.is_file() else USER_ELF})",
               file=sys.stderr)
         return 2
-    table = sorted(symbols(kernel) + symbols(USER_ELF))
-    by_name = {name: address for address, name in table}
+    table = boot.Symbols(boot.symbols(kernel) + boot.symbols(USER_ELF))
+    by_name = {name: address for address, name in table.entries}
     for name in (args.at, args.after):
         if name != "none" and name not in by_name:
             print(f"path_profile: no function {name!r} in the kernel or in user/bench.c",
@@ -185,9 +172,7 @@ def main(argv: list[str]) -> int:
     except RuntimeError as e:
         print(f"path_profile: {e}", file=sys.stderr)
         return 2
-    starts = [address for address, _ in table]
-    names = [table[bisect.bisect_right(starts, pc) - 1][1] if pc >= starts[0] else "?"
-             for pc in pcs]
+    names = [(table.at(pc) or ("?", 0))[0] for pc in pcs]
     path = iteration(pcs, names, args.at)
     if path is None:
         print(f"path_profile: {args.at} did not run twice in {len(pcs)} recorded steps "

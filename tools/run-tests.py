@@ -14,8 +14,9 @@ fail. With the TLB simulator among the host binaries, tools/mutants.py
 checks that every mutant applies and that a few are killed; with any host
 binary, the host scripts (HOST_SCRIPTS: the tests of the timeline renderer,
 the lab tools, the QR encoder, the results screen, the report, the USB
-stick writer, and the check that shared variables open only through
-smp/shared.h) run too, and the labs are graded (tools/lab_tests.py: results
+stick writer, the check that shared variables open only through
+smp/shared.h, and what a QEMU run that times out says of its CPUs) run
+too, and the labs are graded (tools/lab_tests.py: results
 labs/<lab>/...), and `make compare-linux` runs, reduced, to its end
 (compare-linux/rows). ONLY=PATTERNS works as --only. Setting any of EMU SMP
 MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT runs one
@@ -70,7 +71,8 @@ MUTANTS = ROOT / "tools" / "mutants.py"
 # (tools/usb.py) refuses what it must, on fake sysfs trees; make
 # profile-path finds the IPC fast path, and the general one with it off;
 # tlb_trace=on traces the fast path's switches; a plain access of a variable
-# shared without a lock does not compile (smp/shared.h).
+# shared without a lock does not compile (smp/shared.h); a QEMU run that
+# times out names where each CPU was (boot.py's Qemu.hang_report).
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
                 "qr": ROOT / "tests" / "qr" / "test_qr.py",
@@ -79,7 +81,8 @@ HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "usb": ROOT / "tests" / "usb" / "test_usb.py",
                 "path-profile": ROOT / "tests" / "profile" / "test_path_profile.py",
                 "ipc-trace": ROOT / "tests" / "bench" / "test_ipc_trace.py",
-                "plain-access": ROOT / "tests" / "shared" / "test_plain_access.py"}
+                "plain-access": ROOT / "tests" / "shared" / "test_plain_access.py",
+                "hang-report": ROOT / "tests" / "hang" / "test_hang_report.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
 # shootdown that does not wait, a batch freed before its flush, a PCID that
@@ -503,6 +506,11 @@ class Judge:
         return Outcome([Result(name, "ok")], "", summary or self.summary)
 
     def fail(self, name: str, why: str, show_tail: bool = True, log: str = "") -> Outcome:
+        # Whatever else went wrong, a run that timed out says so, and where
+        # its CPUs were (boot.run's error).
+        r = self.result
+        if r.timed_out and r.error not in why:
+            why = f"{why}; {r.error}"
         return Outcome([Result(name, "FAIL", why, log or self.log)],
                        tail(self.result.serial) if show_tail else "", self.summary)
 
