@@ -329,6 +329,7 @@ static void report(struct ktest_context *t, uint32_t done)
 KTEST(PND0004, pending, "a shared map that fails part-way, revoked meanwhile")
 {
 	unsigned threads_before = thread_count(), started = 0;
+	struct thread *threads[FAIL_THREADS];
 	uint32_t done = 0;
 
 	if (cpu_count < FAIL_CPUS) {
@@ -345,13 +346,20 @@ KTEST(PND0004, pending, "a shared map that fails part-way, revoked meanwhile")
 		    !mm_map_anon(fv.mm, FAIL_TABLE_VA, PAGE_SIZE, MM_PROT_READ),
 		    "mapping the anchor page"))
 		goto out;
-	started += test_thread_start(t, mapper_main, NULL, MAPPER_CPU,
-				     "pnd-mapper", NULL);
-	started += test_thread_start(t, holder_main, NULL, HOLDER_CPU,
-				     "pnd-holder", NULL);
-	started += test_thread_start(t, revoker_main, NULL, REVOKER_CPU,
-				     "pnd-revoker", NULL);
+	threads[0] = test_thread_create(mapper_main, NULL, MAPPER_CPU,
+					"pnd-mapper", NULL);
+	threads[1] = test_thread_create(holder_main, NULL, HOLDER_CPU,
+					"pnd-holder", NULL);
+	threads[2] = test_thread_create(revoker_main, NULL, REVOKER_CPU,
+					"pnd-revoker", NULL);
+	/* Taken before the threads start: their waits do not count it. */
 	hoard_all();
+	for (unsigned i = 0; i < FAIL_THREADS; i++) {
+		if (KEXPECT(threads[i], "no thread %u", i)) {
+			sched_start_thread(threads[i]);
+			started++;
+		}
+	}
 	for (uint32_t round = 0;
 	     started == FAIL_THREADS && round < fv.rounds && !stopped();
 	     round++) {
