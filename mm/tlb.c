@@ -797,6 +797,12 @@ static void call_targets(const struct cpumask *targets, void (*handler)(void *),
 /*
  * Step 4 of flushing: the request to the targets, and here if here is set,
  * overlapping with them (flush_concurrent=on) or after them.
+ *
+ * flush_concurrent is read once: the benchmarks change the policy while
+ * another CPU may be in a flush (its idle loop freeing a kernel stack),
+ * and a flush that read "off" before the call and "on" after it would
+ * flush here neither way, leaving this CPU a stale translation of the
+ * stack the next thread made gets.
  */
 static void send_request(struct tlb_cpu *c, unsigned self,
 			 struct cpumask *targets, bool here,
@@ -804,11 +810,13 @@ static void send_request(struct tlb_cpu *c, unsigned self,
 {
 	/* LAB(L3) begin: send the request, flush here too, wait for all
 	 * keeps: call_targets */
+	bool concurrent = tlb_policy.flush_concurrent;
+
 	c->stats.ipis_sent += cpumask_weight(targets);
-	if (here && tlb_policy.flush_concurrent)
+	if (here && concurrent)
 		cpumask_set(targets, self);
 	call_targets(targets, handler, r);
-	if (here && !tlb_policy.flush_concurrent) {
+	if (here && !concurrent) {
 		cpumask_clear_all(targets);
 		cpumask_set(targets, self);
 		tlb_hw_call(targets, handler, r, TLB_HW_WAIT);

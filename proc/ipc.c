@@ -34,10 +34,65 @@
  * it; every thread still queued on it wakes with -ENOENT, and so does every
  * later use. The memory goes with the last reference (handles, and the
  * system calls using it: each holds one for its whole length, so a queued
- * thread always has its endpoint). A thread
- * that ends while it owes a reply answers its caller with an error label.
- * A thread of a killed task stops waiting (-ESRCH) so that its task can
- * end: the task wakes its threads, and each checks on waking.
+ * thread always has its endpoint). A thread of a killed task stops waiting
+ * (-ESRCH) so that its task can end: the task wakes its threads, and each
+ * checks on waking.
+ *
+ * Lifetimes. Whatever a thread points at across a block is either held
+ * by a reference or detached, under the lock that guards the pointer, by
+ * whichever of the two dies first; threads hold no references to each
+ * other. So nobody reaches a freed thread, whose struct the next thread
+ * made anywhere may get.
+ *
+ *  the endpoint a thread waits on: a reference, the system call's for its
+ *      whole length (the fast path's stackless wait: the one it holds in
+ *      ipc_wait_endpoint). A queued thread always has its endpoint.
+ *  queued (ep->senders, ep->receivers point at the thread): ep's lock. A
+ *      thread is queued only while its ipc_wait is not IPC_WAIT_NONE; it
+ *      leaves the queue when whoever ends that wait takes it off, when the
+ *      endpoint dies (drain_locked), or, killed, by itself (wait_locked),
+ *      and only then can it end.
+ *  the reply owed: a receiver R that took caller C's call (through
+ *      endpoint E) points at C (R->ipc_reply_to) and C at R
+ *      (C->ipc_replier); R also keeps E (ipc_reply_endpoint, which only R
+ *      writes and reads). The two thread pointers exist only together and
+ *      are guarded by E's lock, the lock of C's wait. R's states:
+ *        none  ipc_reply_endpoint NULL: owes nothing;
+ *        owed  ipc_reply_to C, ipc_reply_endpoint E;
+ *        lost  ipc_reply_to NULL, ipc_reply_endpoint E: C died first.
+ *      R replies: owed -> C gets the message, both pointers cleared, none;
+ *      lost -> the reply reaches nobody and returns -ESRCH (no receive
+ *      follows), none.
+ *      C dies first (killed in its wait: wait_locked, under E's lock):
+ *      R->ipc_reply_to and C->ipc_replier cleared, R lost.
+ *      R dies first (ipc_thread_exit as a user thread ends; a kernel
+ *      thread's when it is reaped, ipc_thread_freed): C is answered with
+ *      -ESRCH, both cleared.
+ *      R receives again without replying (a plain receive): the debt is
+ *      dropped, both cleared, and C waits on for a reply that will not
+ *      come, until it is killed. A thread waiting for a message owes
+ *      nothing (receive_locked checks): a call is taken only in state
+ *      none.
+ *      E holds no reference for R: in the lost state it may have gone
+ *      and its slot been reused, so R only locks it (the table is static,
+ *      its locks always valid) and then reads its own state under it.
+ *  the fast path: the same rule under the same lock (it holds E's); its
+ *      only extra work is setting and clearing C->ipc_replier, one store
+ *      a half. A reply-and-receive in state lost is declined (nobody), and
+ *      the general path returns the error.
+ *
+ * thread_reap asks ipc_thread_freed before it frees a thread: a reply the
+ * thread still owes is answered, and then its wait must be over (so it is
+ * on no queue: no scan of the endpoints needed), it must owe nothing and
+ * be owed nothing.
+ *
+ * One pointer outlives the lock: a waker ends a thread's wait under the
+ * lock and wakes it (sched_wake) after letting go, and by then the thread
+ * may have been woken otherwise (a kill), seen its wait over and ended.
+ * Every waker keeps interrupts off from the end of the wait to the wake;
+ * thread_reap frees a struct only after kstack_free's TLB shootdown, which
+ * every other CPU acknowledges with interrupts on, so after every such
+ * waker is done with it.
  */
 #include "proc/ipc.h"
 #include "kernel/option_registry.h"
@@ -194,22 +249,53 @@ static void end_wait(struct thread *t, struct handle_grant *grant)
 	wait_done(t);
 }
 
-/* receiver, given a message, owes self the reply if it was a call. */
+/*
+ * receiver, given a message (ep locked), owes self the reply if it was a
+ * call; self then knows who owes it, to detach itself if it dies first.
+ */
 static void owe_reply(struct thread *receiver, struct thread *self,
 		      struct endpoint *ep, bool is_call)
 {
 	receiver->ipc_reply_to = is_call ? self : NULL;
 	receiver->ipc_reply_endpoint = is_call ? ep : NULL;
+	if (is_call)
+		self->ipc_replier = receiver;
 }
 
-/* The caller self owes a reply to, if any, now no longer owed. */
+/*
+ * The caller self owes a reply to (the call's endpoint locked), if any and
+ * still there: the debt is settled, both ways. NULL also when the caller
+ * died first (the call's endpoint still set: answer_locked tells).
+ */
 static struct thread *take_caller(struct thread *self)
 {
 	struct thread *caller = self->ipc_reply_to;
 
 	self->ipc_reply_to = NULL;
 	self->ipc_reply_endpoint = NULL;
+	if (caller)
+		caller->ipc_replier = NULL;
 	return caller;
+}
+
+/*
+ * A caller dies while a receiver owes it the reply (the call's endpoint
+ * locked): the receiver keeps the endpoint, so that its reply finds the
+ * caller gone (-ESRCH), and no longer points at the caller.
+ */
+static void detach_replier(struct thread *self)
+{
+	struct thread *replier = self->ipc_replier;
+
+	if (!replier)
+		return;
+	KASSERT(replier->ipc_reply_to == self,
+		"thread %d owes its reply to thread %d, not to thread %d",
+		replier->id,
+		replier->ipc_reply_to ? replier->ipc_reply_to->id : 0,
+		self->id);
+	replier->ipc_reply_to = NULL;
+	self->ipc_replier = NULL;
 }
 
 /* The message's object goes from one thread to the next (both locked out). */
@@ -290,12 +376,14 @@ static int wait_locked(struct endpoint *ep, struct thread *self,
 		       IPC_WAIT_NONE &&
 	       !shared_load(&self->ipc_error, __ATOMIC_RELAXED)) {
 		if (killed(self)) {
-			/* Leave the queue we are on; a taken call stays with
-			 * its receiver, who will find us gone. task_exit woke
+			/* Leave the queue we are on, or the receiver that took
+			 * our call (it will find us gone). task_exit woke
 			 * us without taking us off: we may still be listed,
 			 * linked by wait_next, which that wake leaves alone. */
 			unlink(&ep->senders, &ep->senders_tail, self);
 			unlink(&ep->receivers, &ep->receivers_tail, self);
+			/* A taken call: the call's endpoint is ep. */
+			detach_replier(self);
 			shared_store(&self->ipc_wait, IPC_WAIT_NONE,
 				     __ATOMIC_RELAXED);
 			return -ESRCH;
@@ -394,15 +482,14 @@ static int receive_locked(struct endpoint *ep, struct thread *self,
 	struct thread *sender = pop(&ep->senders, &ep->senders_tail);
 	int err;
 
+	KASSERT(!self->ipc_reply_endpoint,
+		"thread %d receives while it owes a reply", self->id);
 	if (sender) {
 		*msg = sender->ipc_msg;
 		grant_move(self, sender);
-		if (sender->ipc_is_call) {
-			/* It stays blocked until we reply. */
-			self->ipc_reply_to = sender;
-			self->ipc_reply_endpoint = ep;
-		} else {
-			self->ipc_reply_to = NULL;
+		/* A caller stays blocked until we reply. */
+		owe_reply(self, sender, ep, sender->ipc_is_call);
+		if (!sender->ipc_is_call) {
 			wait_done(sender);
 			spin_unlock(&ep->lock);
 			sched_wake(sender);
@@ -422,6 +509,22 @@ static int receive_locked(struct endpoint *ep, struct thread *self,
 	return err;
 }
 
+/*
+ * A plain receive while a reply is owed: the debt is dropped, unanswered
+ * (the caller waits on, as for a reply never sent, until it is killed),
+ * and nobody points at anybody any more.
+ */
+static void forget_caller(struct thread *self)
+{
+	struct endpoint *reply_ep = self->ipc_reply_endpoint;
+
+	if (!reply_ep)
+		return;
+	spin_lock(&reply_ep->lock);
+	take_caller(self);
+	spin_unlock(&reply_ep->lock);
+}
+
 int ipc_receive(struct endpoint *ep, struct ipc_message *msg,
 		struct handle_grant *got)
 {
@@ -431,6 +534,7 @@ int ipc_receive(struct endpoint *ep, struct ipc_message *msg,
 
 	if (got)
 		got->obj = NULL;
+	forget_caller(self);
 	if (lock_live(ep)) {
 		err = receive_locked(ep, self, msg, NULL);
 		spin_unlock(&ep->lock);
@@ -442,19 +546,22 @@ int ipc_receive(struct endpoint *ep, struct ipc_message *msg,
 
 /*
  * Answers the caller self owes a reply to, if any (the lock of the
- * endpoint the call came through held); the caller takes `grant`'s object.
+ * endpoint the call came through held): the caller, to wake, in *woken,
+ * having taken `grant`'s object. -ESRCH if it died first: the reply
+ * reaches nobody.
  */
-static struct thread *answer_locked(struct thread *self,
-				    const struct ipc_message *reply,
-				    struct handle_grant *grant)
+static int answer_locked(struct thread *self, const struct ipc_message *reply,
+			 struct handle_grant *grant, struct thread **woken)
 {
+	bool owed = self->ipc_reply_endpoint;
 	struct thread *caller = take_caller(self);
 
-	if (caller) {
-		caller->ipc_msg = *reply;
-		end_wait(caller, grant);
-	}
-	return caller;
+	*woken = caller;
+	if (!caller)
+		return owed ? -ESRCH : 0;
+	caller->ipc_msg = *reply;
+	end_wait(caller, grant);
+	return 0;
 }
 
 int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
@@ -464,23 +571,32 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
 	struct thread *self = current_thread(), *caller = NULL;
 	struct endpoint *reply_ep = self->ipc_reply_endpoint;
 	uint64_t flags = irq_save();
-	int err;
+	int err = 0;
 
 	if (got)
 		got->obj = NULL;
-	if (self->ipc_reply_to && reply_ep && reply_ep != ep) {
+	if (reply_ep && reply_ep != ep) {
 		/* The call came through another endpoint: answer it there. */
 		spin_lock(&reply_ep->lock);
-		caller = answer_locked(self, reply, grant);
+		err = answer_locked(self, reply, grant, &caller);
 		spin_unlock(&reply_ep->lock);
-		sched_wake(caller);
+		if (caller)
+			sched_wake(caller);
 		caller = NULL;
 	}
-	if (!lock_live(ep)) {
+	/* Even a dead endpoint's caller gets its reply. */
+	spin_lock(&ep->lock);
+	if (!err)
+		err = answer_locked(self, reply, grant, &caller);
+	if (!err && ep->dead)
+		err = -ENOENT;
+	if (err) {
+		spin_unlock(&ep->lock);
+		if (caller)
+			sched_wake(caller);
 		irq_restore(flags);
-		return -ENOENT;
+		return err;
 	}
-	caller = answer_locked(self, reply, grant);
 	err = receive_locked(ep, self, msg, caller);
 	spin_unlock(&ep->lock);
 	grant_take(self, got);
@@ -759,7 +875,10 @@ fast_commit(struct endpoint *ep, struct thread *self, struct thread *peer,
 		/* (ipc_is_call is read only of a queued sender: not us.) */
 		shared_store(&self->ipc_wait, IPC_WAIT_REPLY, __ATOMIC_RELAXED);
 	} else {
-		take_caller(self); /* peer: checked, changed only now */
+		/* take_caller, peer (checked, changed only now) known: */
+		self->ipc_reply_to = NULL;
+		self->ipc_reply_endpoint = NULL;
+		peer->ipc_replier = NULL;
 		shared_store(&self->ipc_wait, IPC_WAIT_MESSAGE,
 			     __ATOMIC_RELAXED);
 		push(&ep->receivers, &ep->receivers_tail, self);
@@ -885,15 +1004,40 @@ void ipc_thread_exit(struct thread *t)
 	struct thread *caller;
 	uint64_t flags;
 
-	if (!t->ipc_reply_to || !ep)
+	if (!ep)
 		return;
-	flags = spin_lock_irqsave(&ep->lock);
-	caller = t->ipc_reply_to;
+	flags = irq_save(); /* until the wake: see "Lifetimes" */
+	spin_lock(&ep->lock);
 	/* Before answer_locked's wait_done (a release). */
-	shared_store(&caller->ipc_error, -ESRCH, __ATOMIC_RELAXED);
-	answer_locked(t, &failed, NULL);
-	spin_unlock_irqrestore(&ep->lock, flags);
-	sched_wake(caller);
+	if (t->ipc_reply_to)
+		shared_store(&t->ipc_reply_to->ipc_error, -ESRCH,
+			     __ATOMIC_RELAXED);
+	answer_locked(t, &failed, NULL, &caller);
+	spin_unlock(&ep->lock);
+	if (caller)
+		sched_wake(caller);
+	irq_restore(flags);
+}
+
+/*
+ * No scan of the endpoints: a thread is queued only while its ipc_wait is
+ * not IPC_WAIT_NONE (every push follows a store of its wait, and whoever
+ * takes it off, or the thread itself, ends that wait), so a dead thread
+ * whose wait is over is on no queue. Its own fields are read without a
+ * lock: if the rule holds, nobody writes them any more.
+ */
+void ipc_thread_freed(struct thread *t)
+{
+	ipc_thread_exit(t);
+	KASSERT(shared_load(&t->ipc_wait, __ATOMIC_RELAXED) == IPC_WAIT_NONE,
+		"thread %d freed while it waits in IPC (wait %d): it may "
+		"still be queued",
+		t->id, shared_load(&t->ipc_wait, __ATOMIC_RELAXED));
+	KASSERT(!t->ipc_replier,
+		"thread %d freed while thread %d owes it a reply", t->id,
+		t->ipc_replier ? t->ipc_replier->id : 0);
+	KASSERT(!t->ipc_reply_to && !t->ipc_reply_endpoint,
+		"thread %d freed while it owes a reply", t->id);
 }
 
 /* Ends every wait on ep with -ENOENT (ep locked); returns whom to wake. */
@@ -915,19 +1059,21 @@ void ipc_task_exit(struct task *task)
 	for (int i = 0; i < IPC_ENDPOINTS; i++) {
 		struct endpoint *ep = &endpoints[i];
 		struct thread *woken = NULL;
-		uint64_t flags = spin_lock_irqsave(&ep->lock);
+		uint64_t flags = irq_save(); /* until the wakes: "Lifetimes" */
 
+		spin_lock(&ep->lock);
 		if (ep->owner == task) {
 			woken = drain_locked(ep);
 			ep->dead = true;
 			ep->owner = NULL;
 		}
-		spin_unlock_irqrestore(&ep->lock, flags);
+		spin_unlock(&ep->lock);
 		while (woken) {
 			struct thread *t = woken;
 
 			woken = t->task_next_woken;
 			sched_wake(t);
 		}
+		irq_restore(flags);
 	}
 }

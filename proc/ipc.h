@@ -55,7 +55,10 @@ int ipc_receive(struct endpoint *ep, struct ipc_message *msg,
 int ipc_call(struct endpoint *ep, const struct ipc_message *msg,
 	     struct handle_grant *grant, struct ipc_message *reply,
 	     struct handle_grant *got);
-/* Answers the last call received (if any), then receives. */
+/*
+ * Answers the last call received (if any), then receives. If that call's
+ * caller died first, the reply reaches nobody: -ESRCH, and no receive.
+ */
 int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
 		      struct handle_grant *grant, struct ipc_message *msg,
 		      struct handle_grant *got);

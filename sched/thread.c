@@ -9,7 +9,11 @@
  * CPU puts it on the zombie list (thread_retire: it is off its stack now),
  * and thread_reap, which runs where no lock is held (the idle loop, thread
  * creation), frees its stack: unmapping a stack needs a TLB flush on every
- * CPU, which must not wait on CPUs spinning for a lock we hold.
+ * CPU, which must not wait on CPUs spinning for a lock we hold. The struct
+ * goes after the stack: that flush is acknowledged by every other CPU with
+ * interrupts on, so a CPU that still held a pointer to the thread with
+ * interrupts off (a waker between ending its wait and sched_wake,
+ * proc/ipc.c "Lifetimes") is done with it by then.
  */
 #include "sched/thread.h"
 #include "kernel/panic.h"
@@ -134,6 +138,7 @@ void thread_reap(void)
 		struct thread *t = list;
 
 		list = t->zombie_next;
+		ipc_thread_freed(t);
 		kstack_free(t->stack_top);
 		if (t->mm)
 			mm_put(t->mm);

@@ -73,12 +73,14 @@ struct thread {
 
 	/*
 	 * IPC (proc/ipc.c): guarded by the lock of the endpoint the thread
-	 * waits on, except reply_to and reply_endpoint, which only the thread
-	 * itself uses, and except that the IPC fast path reads its own
-	 * ipc_wait (and, once that says done, what it was given) without the
-	 * lock, paired with a release store (wait_done). So ipc_wait and
-	 * ipc_error are SHARED (smp/shared.h): relaxed under the lock, the
-	 * fast path's acquire without it.
+	 * waits on, except the reply owed: reply_to and replier (the two ends
+	 * of one call taken, each the other's) under the lock of the endpoint
+	 * that call came through, reply_endpoint, which only the thread itself
+	 * writes (under that lock) and reads; and except that the fast path
+	 * reads its own ipc_wait (and, once that says done, what it was
+	 * given) without the lock, paired with a release store (wait_done).
+	 * So ipc_wait and ipc_error are SHARED (smp/shared.h): relaxed under
+	 * the lock, the fast path's acquire without it.
 	 */
 	struct ipc_message ipc_msg;  /* to send, or just received */
 	void *ipc_grant;	     /* with ipc_msg: a kobject reference */
@@ -87,6 +89,7 @@ struct thread {
 	bool ipc_is_call;	     /* its message wants a reply */
 	struct thread *ipc_reply_to; /* the caller it owes a reply */
 	void *ipc_reply_endpoint;    /* where that call came through */
+	struct thread *ipc_replier;  /* who owes it a reply (it is a caller) */
 	SHARED(int) ipc_error;	     /* why its wait ended early, or 0 */
 	/* Blocked in the fast path without its kernel stack (else NULL): its
 	 * saved user registers, and the endpoint it holds a reference to. */
@@ -119,6 +122,15 @@ void thread_reap(void);
 
 /* Threads that exist: created or adopted, and not yet reaped. */
 unsigned thread_count(void);
+
+/*
+ * Called by thread_reap before it frees t, defined by proc/ipc.c (a
+ * callback by declaration, docs/architecture.layers): a reply t still owes
+ * (a kernel thread's: a task's threads answer as they end) is answered
+ * with an error; then t's IPC wait must be over (so it is on no endpoint's
+ * queue), and it must owe no reply and be owed none.
+ */
+void ipc_thread_freed(struct thread *t);
 
 /* For sched/sched.c: t has exited and nothing runs on its stack now. */
 void thread_retire(struct thread *t);

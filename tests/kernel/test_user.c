@@ -639,3 +639,173 @@ KTEST(USER0021, user, "a handle slot retires rather than wrap its generation")
 	handle_table_close_all(&table);
 	kobject_put(obj);
 }
+
+/* user/replyrace.c: its modes and labels. */
+#define REPLYRACE_CALLER  0
+#define REPLYRACE_SERVER  1
+#define REPLYRACE_TAKEN	  2
+#define REPLYRACE_RESULT  4
+#define REPLYRACE_HUNG	  5
+#define REPLYRACE_KILLED  9
+#define REPLYRACE_STOP	  77 /* the test's own, to the bystanders */
+#define REPLYRACE_RUNS	  16 /* on each path */
+#define REPLYRACE_THREADS 4  /* bystanders made after each kill */
+#define REPLYRACE_WAIT_NS 10000000000ULL
+
+static struct endpoint *bystander_ep;
+static uint32_t bystanders_wrong, bystanders_done;
+
+/*
+ * A thread made after the caller's threads were freed (it may get one of
+ * their structs), waiting on an endpoint nobody else uses: it must get
+ * the test's STOP and nothing else.
+ */
+static void replyrace_bystander(void *arg)
+{
+	struct ipc_message msg = {0};
+
+	(void)arg;
+	while (ipc_receive(bystander_ep, &msg, NULL) ||
+	       msg.label != REPLYRACE_STOP)
+		__atomic_fetch_add(&bystanders_wrong, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&bystanders_done, 1, __ATOMIC_RELEASE);
+}
+
+/* Reaps until at most `want` threads exist; false if time ran out. */
+static bool reap_down_to(unsigned want)
+{
+	uint64_t deadline = tsc_read_ordered() + ns_to_tsc(REPLYRACE_WAIT_NS);
+
+	while (thread_count() > want && tsc_read_ordered() < deadline) {
+		thread_reap();
+		sleep_ns(1000000);
+	}
+	return thread_count() <= want;
+}
+
+static void replyrace_once(struct ktest_context *t, unsigned run,
+			   struct endpoint *const eps[4])
+{
+	struct endpoint *ep = eps[0], *kill = eps[1], *note = eps[2];
+	struct handle_grant server_grants[2] = {
+		{ipc_endpoint_object(ep), SYS_RIGHT_RECEIVE},
+		{ipc_endpoint_object(note), SYS_RIGHT_SEND}};
+	struct handle_grant caller_grants[2] = {
+		{ipc_endpoint_object(ep), SYS_RIGHT_SEND},
+		{ipc_endpoint_object(kill), SYS_RIGHT_RECEIVE}};
+	struct ipc_message msg = {0}, word = {.label = 1};
+	unsigned before = thread_count();
+	long status = 0;
+	int server, caller, err;
+
+	bystander_ep = eps[3];
+	bystanders_wrong = bystanders_done = 0;
+	server = task_spawn("replyrace", REPLYRACE_SERVER, server_grants, 2);
+	if (!KEXPECT(server > 0, "spawning the server failed (%d)", server))
+		return;
+	sleep_ns(2000000); /* it waits first: the call may go fast */
+	caller = task_spawn("replyrace", REPLYRACE_CALLER, caller_grants, 2);
+	if (!KEXPECT(caller > 0, "spawning the caller failed (%d)", caller))
+		return;
+	err = ipc_receive(note, &msg, NULL);
+	if (!KEXPECT(!err && msg.label == REPLYRACE_TAKEN,
+		     "run %u: the server said %d, label %llu", run, err,
+		     (unsigned long long)msg.label))
+		return;
+	/* The server holds the call: its caller's task ends, and the
+	 * caller's structs are freed before new threads are made. */
+	ipc_send(kill, &word, NULL);
+	KEXPECT(task_wait(caller, &status) == 0 && status == REPLYRACE_KILLED,
+		"run %u: the caller ended with %ld", run, status);
+	KEXPECT(reap_down_to(before + 1),
+		"run %u: the caller's threads were "
+		"never freed",
+		run);
+	for (unsigned i = 0; i < REPLYRACE_THREADS; i++) {
+		struct thread *b = thread_create(replyrace_bystander, NULL,
+						 "bystander", NULL);
+
+		if (!KEXPECT(b, "thread_create failed"))
+			return;
+		sched_start_thread(b);
+		while (__atomic_load_n(&b->state, __ATOMIC_ACQUIRE) !=
+		       THREAD_BLOCKED)
+			sleep_ns(100000);
+	}
+	/* Go: the server replies to the dead caller, then reports. */
+	err = ipc_reply_receive(note, &word, NULL, &msg, NULL);
+	err = KEXPECT(!err && msg.label == REPLYRACE_RESULT &&
+			      (long)msg.words[0] == -SYS_ESRCH,
+		      "run %u: the reply to a killed caller returned %ld "
+		      "(label %llu: %d is the server's watchdog), not -ESRCH",
+		      run, (long)msg.words[0], (unsigned long long)msg.label,
+		      REPLYRACE_HUNG)
+		      ? 0
+		      : -EINVAL;
+	KEXPECT(task_wait(server, &status) == 0 && status == 0,
+		"run %u: the server ended with %ld", run, status);
+	/* The reply went somewhere: the bystanders may not all be there to
+	 * stop, and the test stops here, failed. */
+	if (err)
+		return;
+	for (unsigned i = 0; i < REPLYRACE_THREADS; i++) {
+		struct ipc_message stop = {.label = REPLYRACE_STOP};
+
+		ipc_send(bystander_ep, &stop, NULL);
+	}
+	KEXPECT(until(&bystanders_done, REPLYRACE_THREADS, REPLYRACE_WAIT_NS),
+		"run %u: %u of %d bystanders ended", run, bystanders_done,
+		REPLYRACE_THREADS);
+	KEXPECT(bystanders_wrong == 0,
+		"run %u: threads made after the caller died received %u "
+		"messages not meant for them",
+		run, bystanders_wrong);
+	KEXPECT(reap_down_to(before), "run %u: threads left over", run);
+}
+
+/*
+ * A server holds a call whose caller's task is killed; new threads are
+ * made (and may get the caller's freed struct); then the server replies.
+ * The reply must fail with -ESRCH and reach nobody, on each path, many
+ * times; and every endpoint reference taken must be given back.
+ */
+KTEST(USER0018, user, "a reply to a killed caller fails and reaches nobody")
+{
+	bool was_on = ipc_fast_enabled();
+	unsigned endpoints = ipc_endpoints_in_use();
+	unsigned runs = (unsigned)scaled(REPLYRACE_RUNS);
+	struct ipc_path_stats before, after = {0};
+	struct endpoint *eps[4];
+
+	if (!have(t, "replyrace"))
+		return;
+	for (int i = 0; i < 4; i++) {
+		eps[i] = ipc_endpoint_create();
+		if (!KEXPECT(eps[i], "no endpoint left")) {
+			while (i--)
+				ipc_endpoint_put(eps[i]);
+			return;
+		}
+	}
+	ipc_path_stats_read(&before);
+	for (unsigned run = 0; run < 2 * runs && !t->failed; run++) {
+		ipc_fast_set(run < runs);
+		replyrace_once(t, run, eps);
+		if (run == runs - 1)
+			ipc_path_stats_read(&after);
+	}
+	ipc_fast_set(was_on);
+	/* A caller killed while it waited in the fast path resumes the
+	 * general way, which is where it detaches. It waits there only if
+	 * the server waited first (2 ms after its spawn): not certain in
+	 * any one run, so only the full count of runs is checked. */
+	KEXPECT(t->failed || runs < REPLYRACE_RUNS ||
+			after.resumed > before.resumed,
+		"no caller waited in the fast path (%llu resumed)",
+		(unsigned long long)(after.resumed - before.resumed));
+	for (int i = 0; i < 4; i++)
+		ipc_endpoint_put(eps[i]);
+	KEXPECT(ipc_endpoints_in_use() == endpoints,
+		"%u endpoints in use, %u before", ipc_endpoints_in_use(),
+		endpoints);
+}
