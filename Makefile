@@ -457,7 +457,7 @@ HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 HOST_TESTS := format cmdline multiboot2 memmap frame_alloc \
-	acpi_tables elf cpu_quirks qr deflate
+	acpi_tables elf cpu_quirks qr deflate heap
 HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
 $(BUILD)/host/test_format: tests/host/test_format.c lib/format.c lib/string.c tests/host/host_test.h
@@ -479,6 +479,14 @@ $(BUILD)/host/test_qr: HOST_TEST_INCLUDED := lib/qr.c
 $(BUILD)/host/test_deflate: tests/host/test_deflate.c lib/deflate.c \
 	lib/deflate.h tests/host/host_test.h
 $(BUILD)/host/test_deflate: HOST_TEST_INCLUDED := lib/deflate.c
+# test_heap includes mm/heap.c to start each case from an empty heap; the
+# simulator's kernel/x86.h stands in for CLI and STI (SHOOTDOWN_SIM).
+$(BUILD)/host/test_heap: tests/host/test_heap.c mm/heap.c mm/heap.h \
+	lib/format.c lib/string.c tests/host/host_test.h \
+	tests/host/sim_include/kernel/x86.h
+$(BUILD)/host/test_heap: HOST_TEST_INCLUDED := mm/heap.c
+$(BUILD)/host/test_heap: HOST_TEST_CFLAGS := -Itests/host/sim_include \
+	-DSHOOTDOWN_SIM $(HOST_TEST_CFLAGS)
 
 quiet_cmd_hostcc = HOSTCC $@
 tools_hostcc := HOSTCC
