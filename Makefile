@@ -185,6 +185,7 @@ KERNEL_C := \
 	tests/kernel/test_smp.c \
 	tests/kernel/test_sched.c \
 	tests/kernel/test_user.c \
+	tests/kernel/test_race.c \
 	tests/kernel/test_tlb.c \
 	tests/kernel/test_revoke.c \
 	tests/kernel/test_pending.c \
@@ -200,7 +201,7 @@ KERNEL_ELF := $(BUILD)/shootdown.elf
 
 # User programs: one .c file each, linked with the runtime in user/lib/.
 USER_PROGRAMS := hello spin fault fuzz pingpong threads bench killrace isolate \
-	entry
+	entry race
 USER_LIB_C := user/lib/syscall.c user/lib/ulib.c
 USER_LIB_H := user/lib/syscall.h user/lib/ulib.h
 USER_C := $(USER_LIB_C) $(USER_PROGRAMS:%=user/%.c)
