@@ -185,6 +185,7 @@ KERNEL_C := \
 	tests/kernel/test_smp.c \
 	tests/kernel/test_sched.c \
 	tests/kernel/test_user.c \
+	tests/kernel/test_race.c \
 	tests/kernel/test_tlb.c \
 	tests/kernel/test_revoke.c \
 	tests/kernel/test_pending.c \
@@ -202,7 +203,7 @@ KERNEL_ELF := $(BUILD)/shootdown.elf
 
 # User programs: one .c file each, linked with the runtime in user/lib/.
 USER_PROGRAMS := hello spin fault fuzz pingpong threads bench killrace isolate \
-	entry replyrace
+	entry replyrace race
 USER_LIB_C := user/lib/syscall.c user/lib/ulib.c
 USER_LIB_H := user/lib/syscall.h user/lib/ulib.h
 USER_C := $(USER_LIB_C) $(USER_PROGRAMS:%=user/%.c)
@@ -459,7 +460,7 @@ HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 HOST_TESTS := format cmdline multiboot2 memmap frame_alloc \
-	acpi_tables elf cpu_quirks qr deflate
+	acpi_tables elf cpu_quirks qr deflate heap
 HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
 $(BUILD)/host/test_format: tests/host/test_format.c lib/format.c lib/string.c tests/host/host_test.h
@@ -481,6 +482,14 @@ $(BUILD)/host/test_qr: HOST_TEST_INCLUDED := lib/qr.c
 $(BUILD)/host/test_deflate: tests/host/test_deflate.c lib/deflate.c \
 	lib/deflate.h tests/host/host_test.h
 $(BUILD)/host/test_deflate: HOST_TEST_INCLUDED := lib/deflate.c
+# test_heap includes mm/heap.c to start each case from an empty heap; the
+# simulator's kernel/x86.h stands in for CLI and STI (SHOOTDOWN_SIM).
+$(BUILD)/host/test_heap: tests/host/test_heap.c mm/heap.c mm/heap.h \
+	lib/format.c lib/string.c tests/host/host_test.h \
+	tests/host/sim_include/kernel/x86.h
+$(BUILD)/host/test_heap: HOST_TEST_INCLUDED := mm/heap.c
+$(BUILD)/host/test_heap: HOST_TEST_CFLAGS := -Itests/host/sim_include \
+	-DSHOOTDOWN_SIM $(HOST_TEST_CFLAGS)
 
 quiet_cmd_hostcc = HOSTCC $@
 tools_hostcc := HOSTCC

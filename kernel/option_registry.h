@@ -29,8 +29,9 @@
  *	10-19 consoles and the end of the job   50-59 cross-CPU calls
  *	20-29 tests                             60-69 the scheduler
  *	30-39 deliberate crashes                70-79 user programs (init=, IPC)
- *	40-49 the local APIC                    80-89 the TLB (and the CPU
- *	                                              quirks that steer it)
+ *	40-49 the local APIC                    80-89 memory: the TLB (and
+ *	                                              the CPU quirks that steer
+ *	                                              it), the heap
  *	90-99 benchmarks
  */
 #ifndef KERNEL_OPTION_REGISTRY_H

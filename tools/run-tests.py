@@ -322,6 +322,26 @@ CONFIGS += [
         cmdline=PENDING + ["tlb_bug=map_no_wait"]),
 ]
 
+# The fuzzer that races (test=race, user/race.c): tasks with threads on every
+# CPU make random system calls while others close, revoke, unmap and end what
+# those calls use, each run with the IPC fast path off and on. heap_debug=on
+# turns a write after free in the kernel into a panic where it happens. Each
+# lazy= value runs once and each unmap_batch= value at least once; the Bochs
+# run (PCID on) is short. About 20 s each on TCG, 60 s on Bochs.
+RACE = ["test=race", "console=serial", "heap_debug=on"]
+CONFIGS += [
+    cfg("tcg-smp2-race-lazy-skip", **TCG, smp=2,
+        cmdline=["test=race,mm", *RACE[1:], "lazy=skip", "unmap_batch=pages"]),
+    cfg("tcg-smp2-race-lazy-off", **TCG, smp=2,
+        cmdline=RACE + ["lazy=off", "unmap_batch=per_mm", "lazy_mm=refcount"]),
+    cfg("tcg-smp4-race-lazy-ipi", **TCG, smp=4,
+        cmdline=RACE + ["lazy=ipi", "unmap_batch=all"]),
+    cfg("tcg-smp4-race-lazy-dynamic", **TCG, smp=4,
+        cmdline=RACE + ["lazy=dynamic", "lazy_backoff=1", "unmap_batch=per_mm"]),
+    cfg("bochs-smp2-race", **BOCHS_TLB, cmdline=RACE + ["unmap_batch=all"],
+        expect=(PCID_IN_FORCE,)),
+]
+
 
 # --- Results --------------------------------------------------------------------
 

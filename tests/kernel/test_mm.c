@@ -4,6 +4,7 @@
 #include "kernel/cpu.h"
 #include "lib/errno.h"
 #include "kernel/extable.h"
+#include "kernel/x86.h"
 #include "lib/string.h"
 #include "mm/heap.h"
 #include "mm/kmap.h"
@@ -241,4 +242,90 @@ KTEST(MM0007, mm, "a user unmap frees the tables it empties, up to the PDPT")
 		"%lld frames not freed by the unmap",
 		(long long)(free_before - pmm_free_count()));
 	mm_put(mm);
+}
+
+/*
+ * heap_debug=on (mm/heap.c): the checks the debug paths turn into panics,
+ * made here directly so that the damage they find can be looked at, and
+ * repaired before the heap itself would see it.
+ */
+static bool heap_debug_wanted(struct ktest_context *t)
+{
+	if (heap_debug_enabled())
+		return true;
+	ktest_skip(t, "heap_debug=off (the fuzz configurations boot with on)");
+	return false;
+}
+
+static bool verdict_says(struct ktest_context *t, const struct heap_verdict *v,
+			 const char *part)
+{
+	char text[320];
+
+	heap_verdict_format(v, text, sizeof(text));
+	ktest_note("%s", text);
+	return KEXPECT(strstr(text, part), "the verdict does not say '%s'",
+		       part);
+}
+
+KTEST(MM0008, mm, "heap_debug: a write after free is caught and named")
+{
+	struct heap_verdict v;
+	uint8_t *p;
+	uint64_t flags;
+	bool intact;
+
+	if (!heap_debug_wanted(t))
+		return;
+	p = kmalloc(100);
+	if (!KEXPECT(p, "no memory"))
+		return;
+	kfree(p);
+	KEXPECT(heap_check_freed(p, &v), "a freed object's poison is damaged");
+	/*
+	 * The object stays in quarantine until QUARANTINE_OBJECTS other
+	 * frees push it out, and only then is its poison checked by the
+	 * heap: with interrupts off between the write and its repair, no
+	 * other CPU frees that many in time.
+	 */
+	flags = irq_save();
+	p[5] = 0x41;
+	intact = heap_check_freed(p, &v);
+	p[5] = HEAP_POISON_FREE;
+	irq_restore(flags);
+	KEXPECT(!intact && v.damage == HEAP_WRITE_AFTER_FREE && v.first == 5 &&
+			v.last == 5 && v.found == 0x41 &&
+			v.expected == HEAP_POISON_FREE && v.size == 100,
+		"verdict %d, bytes %ld..%ld hold %#x", v.damage, v.first,
+		v.last, v.found);
+	verdict_says(t, &v, "written after it was freed: bytes 5..5");
+	KEXPECT(heap_check_freed(p, &v), "the repaired object is damaged");
+}
+
+KTEST(MM0009, mm, "heap_debug: writes past either end of an object are caught")
+{
+	struct heap_verdict v;
+	uint8_t *p;
+
+	if (!heap_debug_wanted(t))
+		return;
+	p = kzalloc(24);
+	if (!KEXPECT(p, "no memory"))
+		return;
+	KEXPECT(heap_check_live(p, &v), "a new object is damaged (%d)",
+		v.damage);
+	p[24] = 1;
+	KEXPECT(!heap_check_live(p, &v) && v.damage == HEAP_RIGHT_REDZONE &&
+			v.first == 24,
+		"an overflow: verdict %d at %ld", v.damage, v.first);
+	verdict_says(t, &v, "right red zone");
+	p[24] = HEAP_POISON_REDZONE;
+	p[-16] = 2;
+	KEXPECT(!heap_check_live(p, &v) && v.damage == HEAP_LEFT_REDZONE &&
+			v.first == -16,
+		"an underflow: verdict %d at %ld", v.damage, v.first);
+	verdict_says(t, &v, "left red zone");
+	p[-16] = HEAP_POISON_REDZONE;
+	KEXPECT(heap_check_live(p, &v), "the repaired object is damaged");
+	kfree(p);
 }

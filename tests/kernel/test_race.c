@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fuzzer that races (user/race.c): tasks with threads on every CPU
+ * make random system calls on resources that other threads close, revoke,
+ * unmap and end under them, once with the IPC fast path off and once on.
+ * The kernel must not panic or assert (the run would end there), every
+ * answer must be one the ABI allows, every page a task reads must hold
+ * what the fuzzer wrote, and once the tasks are gone every thread and
+ * endpoint they used must be back. (Heap objects are not counted: a
+ * child whose parent ended before waiting for it stays in the task table,
+ * with its address space, until the table is full and forgets it.)
+ *
+ * The configurations that run this suite (tools/run-tests.py, race-*)
+ * boot with heap_debug=on, so that a write after free in the kernel
+ * panics where it happens, and under each lazy= and unmap_batch= value.
+ */
+#include "tests/ktest.h"
+#include "apic/tsc.h"
+#include "kernel/boot_modules.h"
+#include "kernel/platform.h"
+#include "proc/ipc.h"
+#include "proc/task.h"
+#include "sched/sched.h"
+#include "sched/thread.h"
+#include "smp/percpu.h"
+
+/*
+ * Milliseconds of racing per path. The counts the program prints say how
+ * much happened; on Bochs, some 50 times slower than TCG, a run gets
+ * about as many calls in a quarter of the time.
+ */
+#define RACE_MS	      6000
+#define RACE_MS_BOCHS 1500
+#define RACE_SEED     0x7ace
+#define SETTLE_NS     10000000000ULL /* for the last threads to be freed */
+
+static uint64_t race_arg(bool fast)
+{
+	uint64_t ms =
+		platform_get() == PLATFORM_BOCHS ? RACE_MS_BOCHS : RACE_MS;
+	uint64_t seed = RACE_SEED + fast;
+
+	return (uint64_t)MIN(cpu_count, 16u) << 4 | ms << 12 | seed << 32;
+}
+
+/* Threads alive, once those that ended have been reaped. */
+static unsigned threads_alive(void)
+{
+	thread_reap();
+	return thread_count();
+}
+
+static void race(struct ktest_context *t, bool fast)
+{
+	bool was_on = ipc_fast_enabled();
+	unsigned endpoints = ipc_endpoints_in_use();
+	unsigned threads = threads_alive();
+	uint64_t deadline;
+	long status = 0;
+	int id;
+
+	if (!boot_module("race", &(const void *){NULL}, &(size_t){0})) {
+		ktest_skip(t, "the user programs are not boot modules here");
+		return;
+	}
+	ipc_fast_set(fast);
+	id = task_spawn("race", race_arg(fast), NULL, 0);
+	if (KEXPECT(id > 0, "spawning race failed (%d)", id))
+		KEXPECT(task_wait(id, &status) == 0 && status == 0,
+			"the fuzzer found the kernel wrong, or could not run "
+			"(status %ld; see above)",
+			status);
+	ipc_fast_set(was_on);
+
+	/* Orphaned children end by themselves; threads are freed late. */
+	deadline = tsc_read_ordered() + ns_to_tsc(SETTLE_NS);
+	while ((threads_alive() != threads ||
+		ipc_endpoints_in_use() != endpoints) &&
+	       tsc_read_ordered() < deadline)
+		sleep_ns(10000000);
+	KEXPECT(ipc_endpoints_in_use() == endpoints,
+		"%u endpoints in use before, %u after: a reference was lost",
+		endpoints, ipc_endpoints_in_use());
+	KEXPECT(threads_alive() == threads,
+		"%u threads before, %u after: some never ended", threads,
+		threads_alive());
+}
+
+KTEST(RACE0001, race, "tasks race on every CPU: the general IPC path")
+{
+	race(t, false);
+}
+
+KTEST(RACE0002, race, "tasks race on every CPU: the IPC fast path")
+{
+	race(t, true);
+}
