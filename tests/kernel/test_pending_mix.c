@@ -311,10 +311,25 @@ static void note_overlap(enum mutator me, enum mutator other, uint32_t r)
 		mx.overlaps[me]++;
 }
 
+/*
+ * Writes new(r) into the remapped page as one 8-byte store, through the
+ * direct map: readers judge the word while it is written, and mm_write's
+ * byte copy would let them see its first bytes alone.
+ */
+static int store_new_pattern(uint32_t r)
+{
+	uint64_t pa;
+
+	if (pt_translate(mx.mm->root, slot_va(SLOT_REMAP), &pa, NULL))
+		return -EFAULT;
+	__atomic_store_n((uint64_t *)phys_to_virt(pa), new_pattern(r),
+			 __ATOMIC_RELAXED);
+	return 0;
+}
+
 /* Mutator m's call of round r; 0, or what went wrong. */
 static const char *mutate(enum mutator m, uint32_t r)
 {
-	uint64_t word = new_pattern(r);
 	int err;
 
 	switch (m) {
@@ -344,7 +359,7 @@ static const char *mutate(enum mutator m, uint32_t r)
 		note_overlap(m, MUT_CLEAR, r);
 		if (mm_map_anon(mx.mm, slot_va(SLOT_REMAP), PAGE_SIZE,
 				MM_PROT_READ | MM_PROT_WRITE) ||
-		    mm_write(mx.mm, slot_va(SLOT_REMAP), &word, sizeof(word)))
+		    store_new_pattern(r))
 			return "mm_map_anon failed";
 		return NULL;
 	case MUT_COUNT:
