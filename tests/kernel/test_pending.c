@@ -100,20 +100,19 @@ static struct {
 	struct mm *mm;	 /* the witness's address space */
 	struct shm *shm; /* RACE_REVOKE: this round's object */
 	uint32_t rounds;
-	uint32_t round;	    /* the coordinator's: round + 1 once set up */
-	uint32_t holding;   /* the witness's: it read and holds */
-	uint32_t released;  /* the witness's: it read again, lets go */
-	uint32_t unmapped;  /* the unmapper's: mm_unmap returned */
-	uint32_t returned;  /* the racer's: its call returned */
-	uint32_t in_window; /* the racer's: rounds it began in the hold */
-	uint32_t judged;    /* the witness's: second reads after returned */
-	uint32_t failures;  /* the witness's: of those, the wrong ones */
-	bool stop;	    /* atomic: a wait stuck, or the run is over */
-	unsigned exited;    /* atomic */
+	uint32_t round;	      /* the coordinator's: round + 1 once set up */
+	uint32_t holding;     /* the witness's: it read and holds */
+	uint32_t released;    /* the witness's: it read again, lets go */
+	uint32_t unmapped;    /* the unmapper's: mm_unmap returned */
+	uint32_t returned;    /* the racer's: its call returned */
+	uint32_t in_window;   /* the racer's: rounds it began in the hold */
+	uint32_t judged;      /* the witness's: second reads after returned */
+	uint32_t failures;    /* the witness's: of those, the wrong ones */
+	struct test_stop run; /* a wait stuck, or the run is over */
+	unsigned exited;      /* atomic */
 	uint64_t poisoned[POISON_FRAMES]; /* the racer's, per round */
 	unsigned npoisoned;
 	struct pending_failure failure; /* the witness's, the first one */
-	const char *stuck;		/* the first wait that stuck */
 } pv;
 
 static uint64_t old_pattern(uint32_t round)
@@ -126,44 +125,9 @@ static uint64_t new_pattern(uint32_t round)
 	return NEW_MAGIC | round;
 }
 
-static uint32_t load(const uint32_t *counter)
-{
-	return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
-}
-
-/* Pairs with load(): what the thread did before is seen with it. */
-static void publish(uint32_t *counter, uint32_t value)
-{
-	__atomic_store_n(counter, value, __ATOMIC_RELEASE);
-}
-
-static bool stopped(void)
-{
-	return __atomic_load_n(&pv.stop, __ATOMIC_ACQUIRE);
-}
-
-/* Stops the run; the first reason given is the one reported. */
-static void halt(const char *why)
-{
-	if (!__atomic_exchange_n(&pv.stop, true, __ATOMIC_ACQ_REL))
-		pv.stuck = why;
-}
-
-/* Until *counter reaches value: false if the run stops or the wait sticks. */
 static bool wait_for(const uint32_t *counter, uint32_t value, const char *what)
 {
-	uint64_t deadline = tsc_read_ordered() + ns_to_tsc(PENDING_LIMIT_NS);
-
-	while (load(counter) < value) {
-		if (stopped())
-			return false;
-		if (tsc_read_ordered() > deadline) {
-			halt(what);
-			return false;
-		}
-		yield();
-	}
-	return true;
+	return test_wait_count(&pv.run, counter, value, PENDING_LIMIT_NS, what);
 }
 
 static void fail(uint32_t round, int err, uint64_t value, bool setup)
@@ -194,15 +158,15 @@ static void witness_main(void *arg)
 			break;
 		cli();
 		first_err = test_probe_user_read(PENDING_VA, &first);
-		publish(&pv.holding, round + 1);
+		test_count_publish(&pv.holding, round + 1);
 		deadline = tsc_read_ordered() + ns_to_tsc(PENDING_HOLD_NS);
-		while (load(&pv.returned) < round + 1 &&
+		while (test_count_load(&pv.returned) < round + 1 &&
 		       tsc_read_ordered() < deadline)
 			cpu_relax();
 		/* Acquire: the racer's call and writes came before. */
-		returned = load(&pv.returned) >= round + 1;
+		returned = test_count_load(&pv.returned) >= round + 1;
 		second_err = test_probe_user_read(PENDING_VA, &second);
-		publish(&pv.released, round + 1);
+		test_count_publish(&pv.released, round + 1);
 		sti();
 		if (first_err || first != old_pattern(round))
 			fail(round, first_err, first, true);
@@ -222,7 +186,7 @@ static void unmapper_main(void *arg)
 		if (!wait_for(&pv.holding, round + 1, "the witness to hold"))
 			break;
 		mm_unmap(pv.mm, PENDING_VA, PAGE_SIZE);
-		publish(&pv.unmapped, round + 1);
+		test_count_publish(&pv.unmapped, round + 1);
 	}
 	__atomic_add_fetch(&pv.exited, 1, __ATOMIC_RELEASE);
 }
@@ -273,15 +237,15 @@ static void racer_main(void *arg)
 		/* The unmapper's edit is made; its flush is still pending. */
 		deadline = tsc_read_ordered() + ns_to_tsc(PENDING_LIMIT_NS);
 		while (!pt_translate(pv.mm->root, PENDING_VA, NULL, NULL) &&
-		       tsc_read_ordered() < deadline && !stopped())
+		       tsc_read_ordered() < deadline && !test_stopped(&pv.run))
 			cpu_relax();
-		window = load(&pv.released) < round + 1;
+		window = test_count_load(&pv.released) < round + 1;
 		if (race(round)) {
-			halt("the racer's call failed");
+			test_stop(&pv.run, "the racer's call failed");
 			break;
 		}
 		pv.in_window += window;
-		publish(&pv.returned, round + 1);
+		test_count_publish(&pv.returned, round + 1);
 	}
 	__atomic_add_fetch(&pv.exited, 1, __ATOMIC_RELEASE);
 }
@@ -324,8 +288,8 @@ static void report(struct ktest_context *t, const char *racer)
 	const struct pending_failure *f = &pv.failure;
 	const char *what;
 
-	if (pv.stuck)
-		KEXPECT(false, "stopped: %s", pv.stuck);
+	if (pv.run.why)
+		KEXPECT(false, "stopped: %s", pv.run.why);
 	if (!f->set)
 		return;
 	if (f->setup) {
@@ -371,12 +335,12 @@ static void run(struct ktest_context *t, enum race kind, const char *racer)
 				     "pnd-unmap", NULL);
 	started += test_thread_start(t, racer_main, NULL, RACER_CPU, "pnd-race",
 				     NULL);
-	for (uint32_t round = 0;
-	     started == PENDING_THREADS && round < pv.rounds && !stopped();
+	for (uint32_t round = 0; started == PENDING_THREADS &&
+				 round < pv.rounds && !test_stopped(&pv.run);
 	     round++) {
 		if (!set_up(t, round))
 			break;
-		publish(&pv.round, round + 1);
+		test_count_publish(&pv.round, round + 1);
 		if (!wait_for(&pv.released, round + 1, "the witness") ||
 		    !wait_for(&pv.unmapped, round + 1, "the unmapper") ||
 		    !wait_for(&pv.returned, round + 1, "the racer"))
@@ -385,7 +349,7 @@ static void run(struct ktest_context *t, enum race kind, const char *racer)
 		done++;
 	}
 	/* The threads use pv: every one leaves before the clean-up. */
-	test_threads_join(t, &pv.stop, &pv.exited, started, threads_before,
+	test_threads_join(t, &pv.run.stop, &pv.exited, started, threads_before,
 			  PENDING_REAP_NS);
 	clean_up();
 	report(t, racer);

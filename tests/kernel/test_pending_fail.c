@@ -85,47 +85,13 @@ static struct {
 	uint32_t in_window;    /* the holder's: rounds it held in between */
 	uint32_t caught;       /* the holder's: revokes that did not wait */
 	uint32_t caught_round;
-	bool stop;	   /* atomic: a wait stuck, or the run is over */
-	unsigned exited;   /* atomic */
-	const char *stuck; /* the first wait that stuck */
+	struct test_stop run; /* a wait stuck, or the run is over */
+	unsigned exited;      /* atomic */
 } fv;
-
-static uint32_t load(const uint32_t *counter)
-{
-	return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
-}
-
-/* Pairs with load(): what the thread did before is seen with it. */
-static void publish(uint32_t *counter, uint32_t value)
-{
-	__atomic_store_n(counter, value, __ATOMIC_RELEASE);
-}
-
-static bool stopped(void)
-{
-	return __atomic_load_n(&fv.stop, __ATOMIC_ACQUIRE);
-}
-
-static void halt(const char *why)
-{
-	if (!__atomic_exchange_n(&fv.stop, true, __ATOMIC_ACQ_REL))
-		fv.stuck = why;
-}
 
 static bool wait_for(const uint32_t *counter, uint32_t value, const char *what)
 {
-	uint64_t deadline = tsc_read_ordered() + ns_to_tsc(FAIL_LIMIT_NS);
-
-	while (load(counter) < value) {
-		if (stopped())
-			return false;
-		if (tsc_read_ordered() > deadline) {
-			halt(what);
-			return false;
-		}
-		yield();
-	}
-	return true;
+	return test_wait_count(&fv.run, counter, value, FAIL_LIMIT_NS, what);
 }
 
 /* Takes every free frame: the next allocation fails. */
@@ -179,7 +145,7 @@ static bool mapper_queued(uint32_t round)
 static bool revoker_queued_or_done(uint32_t round)
 {
 	return lock_waiters(&fv.mm->lock) >= 2 ||
-	       load(&fv.revoked) >= round + 1;
+	       test_count_load(&fv.revoked) >= round + 1;
 }
 
 static bool mapped(uint64_t va)
@@ -195,7 +161,7 @@ static void mapper_main(void *arg)
 			break;
 		fv.map_err = mm_map_shared(fv.mm, fv.shm, FAIL_VA,
 					   MM_PROT_READ | MM_PROT_WRITE);
-		publish(&fv.mapper_done, round + 1);
+		test_count_publish(&fv.mapper_done, round + 1);
 	}
 	__atomic_add_fetch(&fv.exited, 1, __ATOMIC_RELEASE);
 }
@@ -209,15 +175,18 @@ static void hold_in_between(uint32_t round)
 {
 	fv.in_window++;
 	if (!spin_until(mapper_queued, round)) {
-		halt("the mapper never came back to undo its pages");
+		test_stop(&fv.run,
+			  "the mapper never came back to undo its pages");
 		return;
 	}
-	publish(&fv.revoke_go, round + 1);
+	test_count_publish(&fv.revoke_go, round + 1);
 	if (!spin_until(revoker_queued_or_done, round)) {
-		halt("the revoke neither returned nor waited for the lock");
+		test_stop(
+			&fv.run,
+			"the revoke neither returned nor waited for the lock");
 		return;
 	}
-	if (load(&fv.revoked) >= round + 1 && mapped(FAIL_VA)) {
+	if (test_count_load(&fv.revoked) >= round + 1 && mapped(FAIL_VA)) {
 		if (!fv.caught++)
 			fv.caught_round = round;
 	}
@@ -232,9 +201,9 @@ static bool hold_after_mapper(uint32_t round)
 {
 	uint32_t ticket;
 
-	publish(&fv.holder_ready, round + 1);
+	test_count_publish(&fv.holder_ready, round + 1);
 	if (!spin_until(mapper_queued, round)) {
-		halt("the mapper never queued for the lock");
+		test_stop(&fv.run, "the mapper never queued for the lock");
 		return false;
 	}
 	ticket = __atomic_fetch_add(&fv.mm->lock.next_ticket, 1,
@@ -254,12 +223,12 @@ static void holder_main(void *arg)
 			break;
 		flags = spin_lock_irqsave(&fv.mm->lock);
 		if (hold_after_mapper(round) && mapped(FAIL_VA) &&
-		    load(&fv.mapper_done) < round + 1)
+		    test_count_load(&fv.mapper_done) < round + 1)
 			hold_in_between(round);
-		publish(&fv.revoke_go, round + 1);
+		test_count_publish(&fv.revoke_go, round + 1);
 		spin_unlock_irqrestore(&fv.mm->lock, flags);
-		publish(&fv.holder_done, round + 1);
-		if (stopped())
+		test_count_publish(&fv.holder_done, round + 1);
+		if (test_stopped(&fv.run))
 			break;
 	}
 	__atomic_add_fetch(&fv.exited, 1, __ATOMIC_RELEASE);
@@ -272,7 +241,7 @@ static void revoker_main(void *arg)
 		if (!wait_for(&fv.revoke_go, round + 1, "the holder"))
 			break;
 		fv.revoke_err = shm_revoke(fv.shm);
-		publish(&fv.revoked, round + 1);
+		test_count_publish(&fv.revoked, round + 1);
 	}
 	__atomic_add_fetch(&fv.exited, 1, __ATOMIC_RELEASE);
 }
@@ -308,8 +277,8 @@ static void check_round(struct ktest_context *t, uint32_t round)
 
 static void report(struct ktest_context *t, uint32_t done)
 {
-	if (fv.stuck)
-		KEXPECT(false, "stopped: %s", fv.stuck);
+	if (fv.run.why)
+		KEXPECT(false, "stopped: %s", fv.run.why);
 	KEXPECT(!fv.caught,
 		"round %u (and %u more): shm_revoke returned while the "
 		"failed mapping's PTEs still mapped the object's frames: a "
@@ -360,12 +329,12 @@ KTEST(PND0004, pending, "a shared map that fails part-way, revoked meanwhile")
 			started++;
 		}
 	}
-	for (uint32_t round = 0;
-	     started == FAIL_THREADS && round < fv.rounds && !stopped();
+	for (uint32_t round = 0; started == FAIL_THREADS && round < fv.rounds &&
+				 !test_stopped(&fv.run);
 	     round++) {
 		if (!set_up(t, round))
 			break;
-		publish(&fv.round, round + 1);
+		test_count_publish(&fv.round, round + 1);
 		if (!wait_for(&fv.mapper_done, round + 1, "the mapper") ||
 		    !wait_for(&fv.holder_done, round + 1, "the holder") ||
 		    !wait_for(&fv.revoked, round + 1, "the revoker"))
@@ -377,7 +346,7 @@ KTEST(PND0004, pending, "a shared map that fails part-way, revoked meanwhile")
 	}
 	hoard_release(UINT64_MAX);
 	/* The threads use fv: every one leaves before the clean-up. */
-	test_threads_join(t, &fv.stop, &fv.exited, started, threads_before,
+	test_threads_join(t, &fv.run.stop, &fv.exited, started, threads_before,
 			  FAIL_REAP_NS);
 	if (fv.shm)
 		shm_put(fv.shm);

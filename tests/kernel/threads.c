@@ -92,6 +92,29 @@ static void user_access_end(void)
 		clac();
 }
 
+void test_stop(struct test_stop *s, const char *why)
+{
+	if (!__atomic_exchange_n(&s->stop, true, __ATOMIC_ACQ_REL))
+		s->why = why;
+}
+
+bool test_wait_count(struct test_stop *s, const uint32_t *counter,
+		     uint32_t value, uint64_t limit_ns, const char *what)
+{
+	uint64_t deadline = tsc_read_ordered() + ns_to_tsc(limit_ns);
+
+	while (test_count_load(counter) < value) {
+		if (test_stopped(s))
+			return false;
+		if (tsc_read_ordered() > deadline) {
+			test_stop(s, what);
+			return false;
+		}
+		yield();
+	}
+	return true;
+}
+
 int test_probe_user_read(uint64_t va, uint64_t *value)
 {
 	int err;

@@ -40,6 +40,43 @@ void test_threads_join(struct ktest_context *t, bool *stop,
 		       unsigned threads_before, uint64_t limit_ns);
 
 /*
+ * Round counters: each is written by one thread, round + 1 once it is done
+ * with that round, and read by the others. The release of the publish
+ * pairs with the acquire of the load: what the writer did before is seen
+ * with the count.
+ */
+static inline uint32_t test_count_load(const uint32_t *counter)
+{
+	return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
+}
+
+static inline void test_count_publish(uint32_t *counter, uint32_t value)
+{
+	__atomic_store_n(counter, value, __ATOMIC_RELEASE);
+}
+
+/* A run's stop flag, which its threads poll, and why it was set. */
+struct test_stop {
+	bool stop;	 /* atomic; test_threads_join sets it too */
+	const char *why; /* the first reason given, or NULL */
+};
+
+static inline bool test_stopped(const struct test_stop *s)
+{
+	return __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
+}
+
+/* Stops the run; the first reason given is the one kept. */
+void test_stop(struct test_stop *s, const char *why);
+
+/*
+ * Until *counter reaches value, yielding: false if the run stops, or once
+ * limit_ns passed (the run then stops, with what as the reason).
+ */
+bool test_wait_count(struct test_stop *s, const uint32_t *counter,
+		     uint32_t value, uint64_t limit_ns, const char *what);
+
+/*
  * Reads (writes) the word at user address va of the running thread's
  * address space through the exception table, with SMAP's check lifted
  * around the access. Returns 0, or -EFAULT when the access faulted.
