@@ -810,7 +810,10 @@ static void send_request(struct tlb_cpu *c, unsigned self,
 {
 	/* LAB(L3) begin: send the request, flush here too, wait for all
 	 * keeps: call_targets */
-	bool concurrent = tlb_policy.flush_concurrent;
+	/* One load, which the compiler may not repeat: the benchmarks
+	 * store the policy with plain stores while flushes run. */
+	bool concurrent =
+		__atomic_load_n(&tlb_policy.flush_concurrent, __ATOMIC_RELAXED);
 
 	c->stats.ipis_sent += cpumask_weight(targets);
 	if (here && concurrent)
