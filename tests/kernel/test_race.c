@@ -18,6 +18,7 @@
 #include "apic/tsc.h"
 #include "kernel/boot_modules.h"
 #include "kernel/platform.h"
+#include "mm/heap.h"
 #include "proc/ipc.h"
 #include "proc/task.h"
 #include "sched/sched.h"
@@ -61,6 +62,13 @@ static void race(struct ktest_context *t, bool fast)
 
 	if (!boot_module("race", &(const void *){NULL}, &(size_t){0})) {
 		ktest_skip(t, "the user programs are not boot modules here");
+		return;
+	}
+	/* Without the heap's checks a use after free goes unseen, and a run
+	 * costs a test=all boot half a minute: the race-* ones have them. */
+	if (!heap_debug_enabled()) {
+		ktest_skip(t, "runs with heap_debug=on (the *-race-* "
+			      "configurations)");
 		return;
 	}
 	ipc_fast_set(fast);
