@@ -118,19 +118,10 @@ static const uint64_t bad_numbers[] = {
 	0x8000000000000000,
 };
 
-static const char *const error_names[] = {
-	[SYS_EPERM] = "EPERM",	 [SYS_ENOENT] = "ENOENT",
-	[SYS_ESRCH] = "ESRCH",	 [SYS_EBADF] = "EBADF",
-	[SYS_ENOMEM] = "ENOMEM", [SYS_EFAULT] = "EFAULT",
-	[SYS_EBUSY] = "EBUSY",	 [SYS_EEXIST] = "EEXIST",
-	[SYS_EINVAL] = "EINVAL", [SYS_EMFILE] = "EMFILE",
-	[SYS_ENOSYS] = "ENOSYS", [SYS_EIDRM] = "EIDRM",
-};
-
 static uint64_t rng;			/* xorshift64 state, never 0 */
 static uintptr_t stack_low, stack_high; /* around our own stack */
 static uint64_t shm_len;		/* largest object we created */
-static unsigned long ok, errors[ARRAY_SIZE(error_names)], skipped, wrong;
+static unsigned long ok, errors[SYS_ERROR_LIMIT], skipped, wrong;
 static char stacks[THREAD_STACKS][4096] __aligned(16);
 
 /* Marsaglia's xorshift64: small and good enough to pick test values. */
@@ -352,7 +343,7 @@ static void count(uint64_t nr, const uint64_t *a, long r, unsigned long call)
 {
 	/* The error number; unsigned, since -r overflows for LONG_MIN. */
 	unsigned long e = r < 0 ? -(unsigned long)r : 0;
-	bool known = e < ARRAY_SIZE(error_names) && error_names[e];
+	bool known = sys_error_name(e) != NULL;
 	bool bad;
 
 	if (r >= 0)
@@ -421,10 +412,11 @@ int main(long arg)
 	used = snprintf(line, sizeof(line),
 			"fuzz: %lu made, %lu skipped; ok %lu", calls - skipped,
 			skipped, ok);
-	for (size_t e = 0; e < ARRAY_SIZE(error_names); e++) {
+	for (unsigned long e = 0; e < SYS_ERROR_LIMIT; e++) {
 		if (errors[e] && used < (int)sizeof(line))
 			used += snprintf(line + used, sizeof(line) - used,
-					 ", %s %lu", error_names[e], errors[e]);
+					 ", %s %lu", sys_error_name(e),
+					 errors[e]);
 	}
 	printf("%s\nfuzz: %lu wrong answers\n", line, wrong);
 	return wrong ? 1 : 0;

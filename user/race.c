@@ -113,15 +113,6 @@ struct race_stats {
 	uint64_t count[COUNTERS];
 };
 
-static const char *const error_names[] = {
-	[SYS_EPERM] = "EPERM",	 [SYS_ENOENT] = "ENOENT",
-	[SYS_ESRCH] = "ESRCH",	 [SYS_EBADF] = "EBADF",
-	[SYS_ENOMEM] = "ENOMEM", [SYS_EFAULT] = "EFAULT",
-	[SYS_EBUSY] = "EBUSY",	 [SYS_EEXIST] = "EEXIST",
-	[SYS_EINVAL] = "EINVAL", [SYS_EMFILE] = "EMFILE",
-	[SYS_ENOSYS] = "ENOSYS", [SYS_EIDRM] = "EIDRM",
-};
-
 /* The task's state, shared by its threads. */
 static struct race_stats *stats;
 static unsigned cpus;
@@ -168,7 +159,7 @@ static long check(long r, const char *call)
 	count(C_CALLS, 1);
 	if (r >= 0)
 		return r;
-	if (e >= ARRAY_SIZE(error_names) || !error_names[e])
+	if (!sys_error_name(e))
 		wrong(call, r, 0);
 	count(C_ERRORS, 1);
 	return r;

@@ -76,3 +76,18 @@ long thread_start(void (*fn)(long), void *stack, size_t size, long arg)
 	ts->arg = arg;
 	return sys_thread_create(ulib_thread_entry, ts, (long)ts);
 }
+
+/* The names proc/syscall_abi.h gives its errors, by number. */
+static const char *const error_names[SYS_ERROR_LIMIT] = {
+	[SYS_EPERM] = "EPERM",	 [SYS_ENOENT] = "ENOENT",
+	[SYS_ESRCH] = "ESRCH",	 [SYS_EBADF] = "EBADF",
+	[SYS_ENOMEM] = "ENOMEM", [SYS_EFAULT] = "EFAULT",
+	[SYS_EBUSY] = "EBUSY",	 [SYS_EEXIST] = "EEXIST",
+	[SYS_EINVAL] = "EINVAL", [SYS_EMFILE] = "EMFILE",
+	[SYS_ENOSYS] = "ENOSYS", [SYS_EIDRM] = "EIDRM",
+};
+
+const char *sys_error_name(unsigned long e)
+{
+	return e < SYS_ERROR_LIMIT ? error_names[e] : NULL;
+}

@@ -42,6 +42,12 @@ int vprintf(const char *fmt, va_list ap);
  */
 long thread_start(void (*fn)(long), void *stack, size_t size, long arg);
 
+/* Every error of proc/syscall_abi.h is a positive number below this. */
+#define SYS_ERROR_LIMIT (SYS_EIDRM + 1)
+
+/* The name of error e ("EPERM" for SYS_EPERM), or NULL: no such error. */
+const char *sys_error_name(unsigned long e);
+
 /* The i-th handle the parent passed to sys_spawn. */
 static inline long spawned_handle(unsigned i)
 {
