@@ -70,13 +70,6 @@ static void faulter_main(void *arg)
 	__atomic_add_fetch(&fv.exited, 1, __ATOMIC_RELEASE);
 }
 
-/* Takers of lock queued behind its holder. */
-static uint32_t lock_waiters(struct spinlock *lock)
-{
-	return __atomic_load_n(&lock->next_ticket, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(&lock->now_serving, __ATOMIC_ACQUIRE) - 1;
-}
-
 /*
  * Takes mm->lock, lets the faulter write, and waits until a second taker
  * queues (the faulter's check); then, for FLT0001, makes the page writable
@@ -92,7 +85,7 @@ static bool hold_until_checked(struct ktest_context *t)
 	__atomic_store_n(&fv.go, 1, __ATOMIC_RELEASE);
 	deadline = tsc_read_ordered() + ns_to_tsc(FAULT_LIMIT_NS);
 	while (!came && tsc_read_ordered() < deadline) {
-		came = lock_waiters(&fv.mm->lock) > 0;
+		came = test_lock_waiters(&fv.mm->lock) > 0;
 		cpu_relax();
 	}
 	if (came && fv.upgrade) {

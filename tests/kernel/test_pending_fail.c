@@ -116,13 +116,6 @@ static void hoard_release(uint64_t count)
 	}
 }
 
-/* Takers of lock queued behind its holder. */
-static uint32_t lock_waiters(struct spinlock *lock)
-{
-	return __atomic_load_n(&lock->next_ticket, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(&lock->now_serving, __ATOMIC_ACQUIRE) - 1;
-}
-
 /* Until cond() or the queue wait's limit; interrupts are off. */
 static bool spin_until(bool (*cond)(uint32_t), uint32_t round)
 {
@@ -139,12 +132,12 @@ static bool spin_until(bool (*cond)(uint32_t), uint32_t round)
 static bool mapper_queued(uint32_t round)
 {
 	(void)round;
-	return lock_waiters(&fv.mm->lock) >= 1;
+	return test_lock_waiters(&fv.mm->lock) >= 1;
 }
 
 static bool revoker_queued_or_done(uint32_t round)
 {
-	return lock_waiters(&fv.mm->lock) >= 2 ||
+	return test_lock_waiters(&fv.mm->lock) >= 2 ||
 	       test_count_load(&fv.revoked) >= round + 1;
 }
 

@@ -13,6 +13,7 @@
 
 #include "lib/types.h"
 #include "sched/thread.h"
+#include "smp/spinlock.h"
 #include "tests/ktest.h"
 
 struct mm;
@@ -53,6 +54,13 @@ static inline uint32_t test_count_load(const uint32_t *counter)
 static inline void test_count_publish(uint32_t *counter, uint32_t value)
 {
 	__atomic_store_n(counter, value, __ATOMIC_RELEASE);
+}
+
+/* Takers of a ticket lock queued behind its holder (spinlock.h). */
+static inline uint32_t test_lock_waiters(struct spinlock *lock)
+{
+	return __atomic_load_n(&lock->next_ticket, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(&lock->now_serving, __ATOMIC_ACQUIRE) - 1;
 }
 
 /* A run's stop flag, which its threads poll, and why it was set. */
