@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * mm/heap.c on the host: size classes, large allocations and, with
- * heap_debug on, red zones, poison and the quarantine. A panic is caught
- * (longjmp out of the stub below) and its message checked, so each test
- * shows that one kind of damage is caught where it should be, and named.
+ * heap_debug on, red zones, poison and the quarantine. The host's panic()
+ * below records the message and longjmps back to the test, which checks
+ * it: each test shows that one kind of damage is caught, and named.
  *
  * mm/heap.c is included, not linked, to reach its state: each test starts
  * from an empty heap. It is built with SHOOTDOWN_SIM and the simulator's
