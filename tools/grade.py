@@ -15,7 +15,8 @@ seeds the students never saw; GRADE_QUICK=1 runs each repeated check once
 and a third of the simulator cases (make test does); GRADE_BUG=name boots
 the kernel with tlb_bug=name and searches the simulator's scenarios with
 that bug, for a teacher to see that the lab's checks catch it
-(labs/teacher/README.md); GRADE_LOG= is --log.
+(labs/teacher/README.md); GRADE_FIRST_FAILURE=1 stops at the first failed
+check (make test's "catches" results need only one); GRADE_LOG= is --log.
 """
 
 from __future__ import annotations
@@ -225,6 +226,7 @@ class Grader:
         self.quick = os.environ.get("GRADE_QUICK", "").strip() not in ("", "0")
         self.bug = os.environ.get("GRADE_BUG", "").strip()
         self.log = os.environ.get("GRADE_LOG", "").strip()
+        self.first_failure = os.environ.get("GRADE_FIRST_FAILURE", "").strip() not in ("", "0")
         self.boots: dict[tuple, list[boot.RunResult]] = {}
 
     # Boots, shared between the checks that name the same one.
@@ -485,13 +487,19 @@ def main(argv: list[str]) -> int:
         print(f"Score: 0/{total}")
         return 1
     score = counted = 0
+    failed = False
     started = time.monotonic()
     for c in lab.checks:
+        if failed and grader.first_failure:
+            print(f"  SKIP   -/{c.points}  {c.title}: not run, a check failed "
+                  "(GRADE_FIRST_FAILURE=1)", flush=True)
+            continue
         v = grader.run(c)
         if v.status == "SKIP":
             print(f"  SKIP   -/{c.points}  {c.title}: {v.why}", flush=True)
             continue
         got = c.points if v.status == "PASS" else 0
+        failed = failed or v.status != "PASS"
         score += got
         counted += c.points
         what = f"{c.kind}" + (f", {c.boot.what}" if c.boot else "")
