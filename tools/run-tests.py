@@ -180,13 +180,18 @@ CONFIGS = [
     # run with up to 8 CPUs above and would double the time.
     cfg("tcg-smp16", **TCG, mem_mib=256, smp=16, timeout=2 * SMP_TIMEOUT,
         cmdline=["test=boot,smp,sched,tlb,revoke"]),
-    # APIC IDs 0,1,2,4,5,6: gaps in the ID space.
-    cfg("tcg-smp6-gaps", **TCG, smp=6, topology="sockets=2,cores=3,threads=1"),
-    # The MADT lists 4 CPUs, 2 of them not enabled (absent).
-    cfg("tcg-smp2-max4", **TCG, smp=2, topology="maxcpus=4",
+    # APIC IDs 0,1,2,4,5,6: gaps in the ID space, met by the suites that
+    # start CPUs and send them IPIs.
+    cfg("tcg-smp6-gaps", **TCG, smp=6, topology="sockets=2,cores=3,threads=1",
+        cmdline=["test=boot,smp,sched,tlb"]),
+    # The MADT lists 4 CPUs, 2 of them not enabled (absent): no IPI may
+    # wait for them.
+    cfg("tcg-smp2-max4", **TCG, smp=2, topology="maxcpus=4", cmdline=["test=boot,smp,tlb"],
         expect=("absent (not enabled in the MADT)",)),
-    cfg("tcg-uefi-smp4", **TCG, firmware="uefi", mem_mib=256, smp=4),
-    cfg("tcg-x2apic-typo", **TCG, smp=2, cmdline=["x2apic=maybe"],
+    # UEFI's memory map and tables, with the suites that lean on them.
+    cfg("tcg-uefi-smp4", **TCG, firmware="uefi", mem_mib=256, smp=4,
+        cmdline=["test=acpi,boot,mm,smp,sched,time,tlb"]),
+    cfg("tcg-x2apic-typo", **TCG, smp=2, cmdline=["x2apic=maybe", "test=boot,smp"],
         expect=("cmdline: warning: option x2apic: bad value 'maybe'",)),
     cfg("tcg-crash-panic", "crash", **TCG, smp=2, cmdline=["crash=panic"],
         expect=CRASH_REPORT + ("crash=panic: a deliberate panic",)),
