@@ -89,6 +89,15 @@ void cpu_probe(struct cpu_features *f);
 void cpu_decode(struct cpu_features *f, cpuid_reader read);
 
 /*
+ * Whether an AP whose CPUID decoded to ap can take the paths the kernel
+ * chose from the boot CPU's features: the same paging, APIC, timer, FPU
+ * state, entry instructions and protections (kernel/cpu_decode.c). Hybrid parts
+ * (P- and E-cores) agree on all of them; a mismatch keeps the AP stopped.
+ */
+bool cpu_features_agree(const struct cpu_features *ap,
+			const struct cpu_features *boot);
+
+/*
  * Reads f's microcode revision and decides which known quirks apply
  * (kernel/cpu_quirks.c, with the cpu_quirks= options). On the boot CPU,
  * once the IDT is up (the MSR read may fault in an emulator) and the

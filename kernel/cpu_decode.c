@@ -145,3 +145,20 @@ void cpu_decode(struct cpu_features *f, cpuid_reader read)
 		copy_regs(f->hypervisor, sig, 3);
 	}
 }
+
+bool cpu_features_agree(const struct cpu_features *ap,
+			const struct cpu_features *boot)
+{
+	/* Each line is a path the kernel picks once, from the boot CPU,
+	 * and every CPU then takes: an AP without the feature would fault
+	 * or run a different, and weaker, kernel. */
+	return ap->nx == boot->nx && ap->pge == boot->pge &&
+	       ap->pat == boot->pat && ap->gbpages == boot->gbpages &&
+	       ap->pcid == boot->pcid && ap->invpcid == boot->invpcid &&
+	       ap->x2apic == boot->x2apic &&
+	       ap->tsc_deadline == boot->tsc_deadline &&
+	       ap->fxsr == boot->fxsr && ap->xsave == boot->xsave &&
+	       ap->avx == boot->avx && ap->sep == boot->sep &&
+	       ap->smep == boot->smep && ap->smap == boot->smap &&
+	       ap->umip == boot->umip;
+}

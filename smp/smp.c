@@ -68,16 +68,6 @@ static size_t report_count;
 
 __noreturn void ap_entry(struct percpu *p);
 
-/* The features the kernel's paths depend on: an AP must have them all. */
-static bool ap_compatible(const struct cpu_features *f)
-{
-	return f->nx == boot_cpu.nx && f->pge == boot_cpu.pge &&
-	       f->smep == boot_cpu.smep && f->smap == boot_cpu.smap &&
-	       f->xsave == boot_cpu.xsave && f->fxsr == boot_cpu.fxsr &&
-	       f->pcid == boot_cpu.pcid && f->invpcid == boot_cpu.invpcid &&
-	       f->x2apic == boot_cpu.x2apic && f->gbpages == boot_cpu.gbpages;
-}
-
 static void announce(uint32_t value)
 {
 	__atomic_store_n(&ap_alive, value, __ATOMIC_RELEASE);
@@ -94,7 +84,7 @@ __noreturn void ap_entry(struct percpu *p)
 	percpu_install(p);
 	idt_load();
 	cpu_probe(&f);
-	if (!ap_compatible(&f)) {
+	if (!cpu_features_agree(&f, &boot_cpu)) {
 		announce(CPU_INCOMPATIBLE + 1);
 		halt_forever();
 	}

@@ -367,6 +367,48 @@ HOST_TEST(tce_decodes)
 	CHECK(f.tce, "TCE bit not decoded");
 }
 
+HOST_TEST(aps_must_agree_with_the_boot_cpu)
+{
+	/* Every feature the kernel picks a path by, once, from the boot CPU. */
+	static const size_t used[] = {
+		offsetof(struct cpu_features, nx),
+		offsetof(struct cpu_features, pge),
+		offsetof(struct cpu_features, pat),
+		offsetof(struct cpu_features, gbpages),
+		offsetof(struct cpu_features, pcid),
+		offsetof(struct cpu_features, invpcid),
+		offsetof(struct cpu_features, x2apic),
+		offsetof(struct cpu_features, tsc_deadline),
+		offsetof(struct cpu_features, fxsr),
+		offsetof(struct cpu_features, xsave),
+		offsetof(struct cpu_features, avx),
+		offsetof(struct cpu_features, sep),
+		offsetof(struct cpu_features, smep),
+		offsetof(struct cpu_features, smap),
+		offsetof(struct cpu_features, umip),
+	};
+	struct cpu_features boot = crafted("GenuineIntel", 6, 0x9a, 3);
+	struct cpu_features ap = boot;
+
+	CHECK(cpu_features_agree(&ap, &boot), "identical CPUs disagree");
+	/* A hybrid part's E-core: another model, stepping and microcode. */
+	ap.model = 0x97;
+	ap.stepping = 0;
+	ap.microcode = boot.microcode + 1;
+	CHECK(cpu_features_agree(&ap, &boot), "only the model differs");
+	for (size_t i = 0; i < ARRAY_SIZE(used) * 2; i++) {
+		struct cpu_features one = boot, other = boot;
+		bool has =
+			i % 2; /* the AP has it and the boot CPU not, or back */
+
+		*(bool *)((char *)&one + used[i / 2]) = has;
+		*(bool *)((char *)&other + used[i / 2]) = !has;
+		CHECK(!cpu_features_agree(&one, &other),
+		      "the feature at offset %zu differs, yet they agree",
+		      used[i / 2]);
+	}
+}
+
 HOST_TEST(detail_names_the_revisions)
 {
 	struct cpu_features f = decided("GenuineIntel", 6, 0xba, 0x4116);
