@@ -188,9 +188,10 @@ static void hold_unlock(struct mm *mm, struct hold *h)
 	KASSERT(h->steps <= MM_CHUNK_STEPS,
 		"a hold of mm->lock has %u steps left of %u", h->steps,
 		MM_CHUNK_STEPS);
+	spin_unlock_irqrestore(&mm->lock, h->flags);
+	/* Out of the hold: it is not lengthened by the atomics. */
 	raise_max(&hold_max_steps, MM_CHUNK_STEPS - h->steps);
 	raise_max(&hold_max_cycles, cycles);
-	spin_unlock_irqrestore(&mm->lock, h->flags);
 }
 
 void mm_hold_max(struct mm_hold_max *out)
