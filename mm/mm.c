@@ -78,7 +78,7 @@
  *   three tables it emptied, and, for a map, the allocation and zeroing
  *   of up to four frames. Between chunks the lock is dropped with
  *   interrupts back on. Every hold records its steps and TSC cycles, and
- *   mm_hold_max reports the largest (MM0011 checks the steps).
+ *   mm_hold_max reports the largest (MM0010, MM0011 check the steps).
  *   Each rule above holds across chunks:
  *   - An unmap raises flush_pending in its first hold after a flush and
  *     lowers it after the next flush, which may come several holds
@@ -90,7 +90,9 @@
  *     every hold that the object is not revoked: a revoke marks the
  *     object before it takes any mm->lock, so a hold that finds it
  *     unmarked comes before all of the revoke's unmapping, which then
- *     finds every page mapped so far.
+ *     finds every page mapped so far. It takes its slot in mm->shared in
+ *     its last hold, once it has checked that one is still free: other
+ *     maps of the space may have taken them meanwhile.
  *   - A revoke unmaps a recorded range over several holds into one
  *     batch and frees the frames after the flush, as before.
  *   What the whole call does, then, is the sum of its chunks:
