@@ -24,6 +24,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "kernel/x86.h"
+#include "mm/layout.h"
 #include "mm/mm.h"
 #include "mm/tlb.h"
 #include "sched/sched.h"
@@ -409,6 +410,25 @@ struct unmap_job {
 	bool remote;
 };
 
+/* How unmap_rows unmaps the batch: one row each. */
+enum unmap_mode {
+	UNMAP_BATCHED,	/* one mm_unmap of the 64 pages */
+	UNMAP_PER_PAGE, /* one mm_unmap per page, a flush each */
+	/*
+	 * One mm_unmap from the first page to the top of the user half: the
+	 * rest of the page table walked, the absent tables above it stepped
+	 * over (mm/mm.c, "Bounded work with interrupts off").
+	 */
+	UNMAP_TO_TOP,
+	UNMAP_MODES,
+};
+
+static const char *const unmap_mode_names[UNMAP_MODES] = {
+	[UNMAP_BATCHED] = "batched",
+	[UNMAP_PER_PAGE] = "per_page",
+	[UNMAP_TO_TOP] = "to_top",
+};
+
 /* Maps UNMAP_PAGES pages after the space's own (same page table). */
 static bool map_batch(const struct bench_space *s)
 {
@@ -432,18 +452,19 @@ static void unmap_rows(void *arg)
 	const struct bench_space *s = job->space;
 	uint64_t va = bench_page(s, s->pages);
 
-	for (int batched = 1; batched >= 0; batched--) {
+	for (unsigned mode = 0; mode < UNMAP_MODES; mode++) {
 		bench_begin(1, "mode=%s,pages=%u,remote=%d",
-			    batched ? "batched" : "per_page", UNMAP_PAGES,
-			    job->remote);
+			    unmap_mode_names[mode], UNMAP_PAGES, job->remote);
 		while (bench_more()) {
 			uint64_t start;
 
 			if (!map_batch(s))
 				break;
 			start = bench_clock();
-			if (batched) {
+			if (mode == UNMAP_BATCHED) {
 				mm_unmap(s->mm, va, UNMAP_PAGES * PAGE_SIZE);
+			} else if (mode == UNMAP_TO_TOP) {
+				mm_unmap(s->mm, va, USER_TOP - va);
 			} else {
 				for (unsigned i = 0; i < UNMAP_PAGES; i++)
 					mm_unmap(s->mm, va + i * PAGE_SIZE,
@@ -457,18 +478,18 @@ static void unmap_rows(void *arg)
 }
 
 BENCH(batch_unmap, flush,
-      "unmapping 64 pages with one batched flush, or page by page with a "
-      "flush each (mmu_gather), alone or with another CPU active")
+      "unmapping 64 pages with one batched flush, page by page with a "
+      "flush each (mmu_gather), or up to the top of the user half, alone "
+      "or with another CPU active")
 {
 	static struct unmap_job job;
 	struct bench_space space;
 
 	for (int remote = 0; remote <= 1; remote++) {
 		if (remote && cpu_count < 2) {
-			bench_na("one CPU", "mode=batched,pages=%u,remote=1",
-				 UNMAP_PAGES);
-			bench_na("one CPU", "mode=per_page,pages=%u,remote=1",
-				 UNMAP_PAGES);
+			for (unsigned mode = 0; mode < UNMAP_MODES; mode++)
+				bench_na("one CPU", "mode=%s,pages=%u,remote=1",
+					 unmap_mode_names[mode], UNMAP_PAGES);
 			return;
 		}
 		/* One page stays mapped: the page table is never freed. */

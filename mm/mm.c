@@ -13,8 +13,8 @@
  * its right to the object (proc/syscall.c). mm_map_shared records it in
  * each PTE's available bits (PTE_SOFT_MAX_WRITE, PTE_SOFT_MAX_EXEC; read
  * is always allowed, as x86 pages always are readable), and mm_protect
- * refuses, with -EPERM and before any edit, a protection above the
- * record of any page in its range. A protect keeps the record. Anonymous
+ * refuses, with -EPERM and before editing that page, a protection above
+ * its record. A protect keeps the record. Anonymous
  * pages carry none: their owner may give them any protection.
  *
  * Unmapping follows the rule of mm/tlb.h: clear the entries, flush every
@@ -56,7 +56,7 @@
  *     PTEs stay present, so nothing decides from their absence, and a
  *     protect fails on a hole rather than pass over it (-ENOENT).
  *   - A path that would act on an absent PTE while a flush is pending
- *     flushes the range itself first: a map (lock_for_map), and an unmap
+ *     flushes the range itself first: a map (hold_lock_for_map), and an unmap
  *     that finds pages already cleared (their translations are its to
  *     drop too once it returns).
  *   - A revoke flushes every recorded range whole, present or not: the
@@ -67,9 +67,55 @@
  *   race needs no PCID: any TLB entry, tagged or not, outlives its PTE
  *   until its flush arrives, and the window is the flush's whole IPI
  *   round trip.
+ *
+ * Bounded work with interrupts off
+ *   A CPU that holds mm->lock has interrupts off: it answers no flush IPI
+ *   and no timer until it lets go. So no path here holds it for more than
+ *   MM_CHUNK_STEPS steps (mm/mm.h says why 64). A step is one user page
+ *   handled (checked, mapped, unmapped or protected), or one absent PML4,
+ *   PDPT or PD entry stepped over whole by pt_next_mappable. A step costs
+ *   a page walk (four entries), plus, for an unmap, the scans of up to
+ *   three tables it emptied, and, for a map, the allocation and zeroing
+ *   of up to four frames. Between chunks the lock is dropped with
+ *   interrupts back on. Every hold records its steps and TSC cycles, and
+ *   mm_hold_max reports the largest (MM0010, MM0011 check the steps).
+ *   Each rule above holds across chunks:
+ *   - An unmap raises flush_pending in its first hold after a flush and
+ *     lowers it after the next flush, which may come several holds
+ *     later: between them its cleared PTEs are pending like any other.
+ *     The batch frees frames and tables only after its flush, as before.
+ *   - A map takes every hold through hold_lock_for_map, so none maps over
+ *     a PTE cleared by a change whose flush has not returned.
+ *   - A shared map records the mapping in its first hold and checks in
+ *     every hold that the object is not revoked: a revoke marks the
+ *     object before it takes any mm->lock, so a hold that finds it
+ *     unmarked comes before all of the revoke's unmapping, which then
+ *     finds every page mapped so far. It takes its slot in mm->shared in
+ *     its last hold, once it has checked that one is still free: other
+ *     maps of the space may have taken them meanwhile.
+ *   - A revoke unmaps a recorded range over several holds into one
+ *     batch and frees the frames after the flush, as before.
+ *   What the whole call does, then, is the sum of its chunks:
+ *   - The work of an unmap grows with the tables present in its range:
+ *     at most 256 PML4 entries, 512 for each present PDPT and PD, and
+ *     512 for each present PT. unmap(0, USER_TOP) of an empty space is
+ *     256 steps, four holds.
+ *   - A protect stops at the first hole (-ENOENT), so its work is at
+ *     most the pages mapped; the chunks before a failing one keep their
+ *     new protection, and are flushed before the call returns.
+ *   - A map first checks its range for a mapped page, by the same
+ *     stepping, then maps; a chunk that finds a page mapped (another
+ *     thread of the task mapped it meanwhile) or runs out of memory
+ *     undoes the call through unmap_range. Its work is its length,
+ *     capped by MM_MAP_MAX_BYTES; a shared map's, by SHM_MAX_PAGES.
+ *   Threads of one task that race on one range get some interleaving of
+ *   the chunks: the kernel stays safe (no frame freed while a CPU may
+ *   translate to it, none leaked), the task's view of its own memory is
+ *   its own concern.
  */
 #include "mm/mm.h"
 #include "kernel/cpu.h"
+#include "kernel/x86.h"
 #include "lib/errno.h"
 #include "kernel/panic.h"
 #include "lib/string.h"
@@ -104,6 +150,57 @@ struct shm {
 
 static uint64_t next_context_id = 1;
 static uint32_t shm_live; /* atomic: objects in the system, SHM_MAX at most */
+
+/* The longest holds of mm->lock (mm_hold_max): raised by any CPU. */
+static shared_u64 hold_max_steps, hold_max_cycles;
+
+/* One hold of mm->lock by a chunked path ("Bounded work", above). */
+struct hold {
+	uint64_t flags; /* interrupts, to restore */
+	uint64_t since; /* TSC when the lock was taken */
+	unsigned steps; /* left in this hold */
+};
+
+static void hold_start(struct hold *h, uint64_t flags)
+{
+	h->flags = flags;
+	h->since = rdtsc();
+	h->steps = MM_CHUNK_STEPS;
+}
+
+static void hold_lock(struct mm *mm, struct hold *h)
+{
+	hold_start(h, spin_lock_irqsave(&mm->lock));
+}
+
+/* Raises *max to v. Relaxed: a statistic, ordered with nothing. */
+static void raise_max(shared_u64 *max, uint64_t v)
+{
+	uint64_t old = shared_load(max, __ATOMIC_RELAXED);
+
+	while (v > old &&
+	       !shared_cas(max, &old, v, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static void hold_unlock(struct mm *mm, struct hold *h)
+{
+	uint64_t cycles = rdtsc() - h->since;
+
+	KASSERT(h->steps <= MM_CHUNK_STEPS,
+		"a hold of mm->lock has %u steps left of %u", h->steps,
+		MM_CHUNK_STEPS);
+	spin_unlock_irqrestore(&mm->lock, h->flags);
+	/* Out of the hold: it is not lengthened by the atomics. */
+	raise_max(&hold_max_steps, MM_CHUNK_STEPS - h->steps);
+	raise_max(&hold_max_cycles, cycles);
+}
+
+void mm_hold_max(struct mm_hold_max *out)
+{
+	out->steps = shared_load(&hold_max_steps, __ATOMIC_RELAXED);
+	out->cycles = shared_load(&hold_max_cycles, __ATOMIC_RELAXED);
+}
 
 bool user_range_ok(uint64_t va, uint64_t len)
 {
@@ -288,9 +385,10 @@ static void flush_pending_lower(struct mm *mm)
  * covers every PTE cleared before the flush. Another clear meanwhile
  * (mm->clears moved) may have been of this range again: flush again. The
  * loop goes on only while other threads of the space keep unmapping, each
- * pass with interrupts on.
+ * pass with interrupts on. A map takes every hold this way.
  */
-static uint64_t lock_for_map(struct mm *mm, uint64_t va, uint64_t end)
+static void hold_lock_for_map(struct mm *mm, struct hold *h, uint64_t va,
+			      uint64_t end)
 {
 	uint64_t flags = spin_lock_irqsave(&mm->lock);
 	uint64_t clears;
@@ -303,73 +401,115 @@ static uint64_t lock_for_map(struct mm *mm, uint64_t va, uint64_t end)
 		if (mm->clears == clears)
 			break;
 	}
-	return flags;
+	hold_start(h, flags);
 }
 
 /*
- * Unmaps [va, end); frames of anonymous pages are freed. One flush per
- * batch: a batch fills up only on very large unmaps. Pages another
- * change cleared and may not have flushed yet join the flush.
+ * Whether a page of [va, end) is mapped, stepping over absent tables, in
+ * holds of MM_CHUNK_STEPS. A first answer only, to fail before allocating:
+ * the lock is dropped before the map, which finds a page mapped meanwhile
+ * when pt_map refuses it.
+ */
+static bool range_has_page(struct mm *mm, uint64_t va, uint64_t end)
+{
+	bool found = false;
+
+	while (!found && va < end) {
+		struct hold h;
+
+		hold_lock(mm, &h);
+		while (!found &&
+		       (va = pt_next_mappable(mm->root, va, end, &h.steps)) <
+			       end &&
+		       h.steps) {
+			h.steps--;
+			found = mapped(mm, va);
+			va += PAGE_SIZE;
+		}
+		hold_unlock(mm, &h);
+	}
+	return found;
+}
+
+/*
+ * Unmaps [va, end); frames of anonymous pages are freed. Absent tables are
+ * stepped over whole. One flush per batch, which may span several holds
+ * ("Bounded work", above): a batch fills up only on very large unmaps.
+ * When another change's flush is pending, the rest of the range joins the
+ * flush, holes included: pages it cleared are this unmap's to drop too.
  */
 static void unmap_range(struct mm *mm, uint64_t va, uint64_t end)
 {
 	struct tlb_batch batch;
+	bool raised = false;
 
 	tlb_batch_begin(&batch, mm);
 	while (va < end) {
-		uint64_t flags = spin_lock_irqsave(&mm->lock);
-		bool others = mm->flush_pending;
+		struct hold h;
 
-		flush_pending_raise(mm);
-		for (; va < end && !tlb_batch_full(&batch, FRAMES_PER_UNMAP);
-		     va += PAGE_SIZE) {
+		hold_lock(mm, &h);
+		if (mm->flush_pending > (raised ? 1u : 0u)) {
+			tlb_batch_page(&batch, va);
+			tlb_batch_page(&batch, end - PAGE_SIZE);
+		}
+		if (!raised)
+			flush_pending_raise(mm);
+		raised = true;
+		while (!tlb_batch_full(&batch, FRAMES_PER_UNMAP) &&
+		       (va = pt_next_mappable(mm->root, va, end, &h.steps)) <
+			       end &&
+		       h.steps) {
 			uint64_t old;
 
-			if (pt_unmap(mm->root, va, &old, &batch)) {
-				if (others)
-					tlb_batch_page(&batch, va);
-				continue;
+			h.steps--;
+			if (!pt_unmap(mm->root, va, &old, &batch)) {
+				mm->pages--;
+				if (!(old & PTE_SOFT_SHARED))
+					tlb_batch_free_page(
+						&batch, old & PTE_ADDR_MASK);
 			}
-			mm->pages--;
-			if (!(old & PTE_SOFT_SHARED))
-				tlb_batch_free_page(&batch,
-						    old & PTE_ADDR_MASK);
+			va += PAGE_SIZE;
 		}
-		spin_unlock_irqrestore(&mm->lock, flags);
-		tlb_batch_flush(&batch);
-		flush_pending_lower(mm);
+		hold_unlock(mm, &h);
+		if (va >= end || tlb_batch_full(&batch, FRAMES_PER_UNMAP)) {
+			tlb_batch_flush(&batch);
+			flush_pending_lower(mm);
+			raised = false;
+		}
 	}
 }
 
 int mm_map_anon(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot)
 {
-	uint64_t flags, pte = pte_flags(prot), done = va;
+	uint64_t pte = pte_flags(prot), done = va, end = va + len;
 	int err = 0;
 
-	if (!range_ok(va, len) || !prot_ok(prot))
+	if (!range_ok(va, len) || len > MM_MAP_MAX_BYTES || !prot_ok(prot))
 		return -EINVAL;
-	flags = lock_for_map(mm, va, va + len);
-	for (uint64_t p = va; p < va + len; p += PAGE_SIZE) {
-		if (mapped(mm, p)) {
-			spin_unlock_irqrestore(&mm->lock, flags);
-			return -EEXIST;
-		}
-	}
-	for (; done < va + len; done += PAGE_SIZE) {
-		uint64_t frame = pmm_alloc_frame();
+	if (range_has_page(mm, va, end))
+		return -EEXIST;
+	while (!err && done < end) {
+		struct hold h;
 
-		if (!frame) {
-			err = -ENOMEM;
-			break;
+		hold_lock_for_map(mm, &h, done, end);
+		while (h.steps && done < end) {
+			uint64_t frame = pmm_alloc_frame();
+
+			h.steps--;
+			if (!frame) {
+				err = -ENOMEM;
+				break;
+			}
+			err = pt_map(mm->root, done, frame, PAGE_4K, pte);
+			if (err) { /* -EEXIST: mapped since range_has_page */
+				pmm_free_frame(frame);
+				break;
+			}
+			mm->pages++;
+			done += PAGE_SIZE;
 		}
-		err = pt_map(mm->root, done, frame, PAGE_4K, pte);
-		if (err) {
-			pmm_free_frame(frame);
-			break;
-		}
-		mm->pages++;
+		hold_unlock(mm, &h);
 	}
-	spin_unlock_irqrestore(&mm->lock, flags);
 	if (err)
 		unmap_range(mm, va, done); /* nothing half-done stays */
 	return err;
@@ -385,34 +525,37 @@ int mm_unmap(struct mm *mm, uint64_t va, uint64_t len)
 
 int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot)
 {
-	uint64_t flags;
+	uint64_t p = va, end = va + len;
 	int err = 0;
 
 	if (!range_ok(va, len) || !prot_ok(prot))
 		return -EINVAL;
-	flags = spin_lock_irqsave(&mm->lock);
-	for (uint64_t p = va; p < va + len && !err; p += PAGE_SIZE) {
-		uint64_t old = 0;
+	/* Stops at the first hole: an absent table fails at once. */
+	while (!err && p < end) {
+		struct hold h;
 
-		if (pt_translate(mm->root, p, NULL, &old))
-			err = -ENOENT;
-		else if (!prot_within_ceiling(old, prot))
-			err = -EPERM; /* "Rights of shared pages", above */
-	}
-	if (err) {
-		spin_unlock_irqrestore(&mm->lock, flags);
-		return err;
-	}
-	for (uint64_t p = va; p < va + len && !err; p += PAGE_SIZE) {
-		uint64_t old = 0;
+		hold_lock(mm, &h);
+		for (; h.steps && p < end; p += PAGE_SIZE) {
+			uint64_t old = 0;
 
-		pt_translate(mm->root, p, NULL, &old);
-		err = pt_protect(mm->root, p,
-				 pte_flags(prot) | (old & PTE_SOFT_SHM_BITS));
+			h.steps--;
+			if (pt_translate(mm->root, p, NULL, &old))
+				err = -ENOENT;
+			else if (!prot_within_ceiling(old, prot))
+				err = -EPERM; /* "Rights of shared pages" */
+			else
+				err = pt_protect(
+					mm->root, p,
+					pte_flags(prot) |
+						(old & PTE_SOFT_SHM_BITS));
+			if (err)
+				break;
+		}
+		hold_unlock(mm, &h);
 	}
-	spin_unlock_irqrestore(&mm->lock, flags);
 	/* Rights may have shrunk: nobody may keep using the old ones. */
-	flush_tlb_mm_range(mm, va, va + len, PAGE_SHIFT, TLB_TABLES_KEPT);
+	if (p > va)
+		flush_tlb_mm_range(mm, va, p, PAGE_SHIFT, TLB_TABLES_KEPT);
 	return err;
 }
 
@@ -498,37 +641,63 @@ static int record_mapping(struct shm *shm, struct mm *mm, uint64_t va)
 	return err;
 }
 
+/* Whether shm was revoked. Caller holds mm->lock ("Bounded work"). */
+static bool shm_revoked(struct shm *shm)
+{
+	uint64_t flags = spin_lock_irqsave(&shm->lock);
+	bool revoked = shm->revoked;
+
+	spin_unlock_irqrestore(&shm->lock, flags);
+	return revoked;
+}
+
 int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
 {
-	uint64_t len = shm->pages * PAGE_SIZE, flags;
+	uint64_t len = shm->pages * PAGE_SIZE, end;
 	uint64_t pte = shared_pte_flags(prot);
 	uint64_t done = va;
 	bool recorded = false;
+	struct hold h;
 	int err = 0;
 
 	if (!range_ok(va, len) || !prot_ok(prot))
 		return -EINVAL;
-	flags = lock_for_map(mm, va, va + len);
+	end = va + len;
+	if (range_has_page(mm, va, end))
+		return -EEXIST;
+	hold_lock_for_map(mm, &h, va, end);
 	if (mm->shared_count == MM_MAX_SHARED)
 		err = -ENOMEM;
-	for (uint64_t p = va; !err && p < va + len; p += PAGE_SIZE) {
-		if (mapped(mm, p))
-			err = -EEXIST;
-	}
 	if (!err) {
 		err = record_mapping(shm, mm, va);
 		recorded = !err;
 	}
-	for (uint64_t i = 0; !err && i < shm->pages; i++, done += PAGE_SIZE) {
-		err = pt_map(mm->root, done, shm->frames[i], PAGE_4K, pte);
-		if (!err)
+	while (!err && done < end) {
+		if (!h.steps) { /* the next chunk: "Bounded work", above */
+			hold_unlock(mm, &h);
+			hold_lock_for_map(mm, &h, done, end);
+			if (shm_revoked(shm)) {
+				err = -EIDRM;
+				break;
+			}
+		}
+		h.steps--;
+		err = pt_map(mm->root, done,
+			     shm->frames[(done - va) / PAGE_SIZE], PAGE_4K,
+			     pte);
+		if (!err) {
 			mm->pages++;
+			done += PAGE_SIZE;
+		}
 	}
+	/* Other maps of the space may have filled the slots meanwhile. */
+	if (!err && mm->shared_count == MM_MAX_SHARED)
+		err = -ENOMEM;
 	if (!err) {
 		mm->shared[mm->shared_count++] = shm;
 		__atomic_add_fetch(&shm->refcount, 1, __ATOMIC_RELAXED);
 	}
-	spin_unlock_irqrestore(&mm->lock, flags);
+	hold_unlock(mm, &h);
 	/*
 	 * The record goes only once the pages it names are unmapped and
 	 * flushed: a revoke that came in between must still find them, or
@@ -565,26 +734,44 @@ static bool take_shared(struct mm *mm, const struct shm *shm)
  * PTE another change cleared may still be cached until that change's
  * flush returns, and the frames are freed after this one's. Raises the
  * space's flush_pending on the first call for m (*pending), for the caller
- * to lower after the flush. Returns false, with the rest left mapped, when
- * b has no room left; true once done, with *taken set when mm's reference
- * to shm moved to the caller.
+ * to lower after the flush. One hold of mm->lock, of MM_CHUNK_STEPS pages
+ * at most. Returns REVOKE_BATCH_FULL or REVOKE_HOLD_ENDED, with the rest
+ * left mapped, when b has no room left or the hold its steps; REVOKE_DONE
+ * once done, with *taken set when mm's reference to shm moved to the
+ * caller.
  */
-static bool revoke_mapping(struct shm *shm, const struct shm_mapping *m,
-			   struct tlb_batch *b, uint64_t *next_page,
-			   bool *pending, bool *taken)
-{
-	struct mm *mm = m->mm;
-	uint64_t flags = spin_lock_irqsave(&mm->lock);
-	bool done;
+enum revoke_progress {
+	REVOKE_DONE,
+	REVOKE_BATCH_FULL, /* flush what is batched, then go on */
+	REVOKE_HOLD_ENDED, /* go on: the lock was let go between chunks */
+};
 
+static enum revoke_progress revoke_mapping(struct shm *shm,
+					   const struct shm_mapping *m,
+					   struct tlb_batch *b,
+					   uint64_t *next_page, bool *pending,
+					   bool *taken)
+{
+	enum revoke_progress progress = REVOKE_DONE;
+	struct mm *mm = m->mm;
+	struct hold h;
+
+	hold_lock(mm, &h);
 	if (!*pending)
 		flush_pending_raise(mm);
 	*pending = true;
 	for (; *next_page < shm->pages; ++*next_page) {
 		uint64_t va = m->va + *next_page * PAGE_SIZE, pa, old;
 
-		if (tlb_batch_full(b, FRAMES_PER_UNMAP))
+		if (tlb_batch_full(b, FRAMES_PER_UNMAP)) {
+			progress = REVOKE_BATCH_FULL;
 			break;
+		}
+		if (!h.steps) {
+			progress = REVOKE_HOLD_ENDED;
+			break;
+		}
+		h.steps--;
 		if (!tlb_bug_injected(TLB_BUG_REVOKE_SKIPS_CLEARED))
 			tlb_batch_page(b, va);
 		if (pt_translate(mm->root, va, &pa, &old) ||
@@ -593,11 +780,10 @@ static bool revoke_mapping(struct shm *shm, const struct shm_mapping *m,
 		if (!pt_unmap(mm->root, va, &old, b))
 			mm->pages--;
 	}
-	done = *next_page == shm->pages;
-	if (done)
+	if (progress == REVOKE_DONE)
 		*taken = take_shared(mm, shm);
-	spin_unlock_irqrestore(&mm->lock, flags);
-	return done;
+	hold_unlock(mm, &h);
+	return progress;
 }
 
 int shm_revoke(struct shm *shm)
@@ -638,12 +824,18 @@ int shm_revoke(struct shm *shm)
 		struct tlb_batch *b;
 
 		for (;;) {
+			enum revoke_progress progress = REVOKE_BATCH_FULL;
+
 			b = tlb_multi_batch_add(&mb, maps[i].mm);
-			if (b && revoke_mapping(shm, &maps[i], b, &page,
-						&pending[i], &taken[i]))
+			if (b)
+				progress =
+					revoke_mapping(shm, &maps[i], b, &page,
+						       &pending[i], &taken[i]);
+			if (progress == REVOKE_DONE)
 				break;
 			/* Out of room: flush what is batched, go on. */
-			tlb_multi_batch_flush(&mb);
+			if (progress == REVOKE_BATCH_FULL)
+				tlb_multi_batch_flush(&mb);
 		}
 	}
 	tlb_multi_batch_flush(&mb);

@@ -21,7 +21,30 @@
 #define MM_PROT_WRITE 0x2
 #define MM_PROT_EXEC  0x4
 
-#define MM_MAX_SHARED	 16 /* shared-memory objects one address space maps */
+#define MM_MAX_SHARED 16 /* shared-memory objects one address space maps */
+
+/*
+ * Steps of work one hold of an address space's lock may do (mm/mm.c,
+ * "Bounded work with interrupts off"): a step is one user page handled or
+ * one absent upper-level table entry stepped over. The lock is held with
+ * interrupts off, so this bounds how long a CPU in a map, unmap, protect
+ * or revoke leaves flush IPIs and the timer waiting. A step is at most a
+ * page walk plus, for an unmap, the scans of the three tables it may have
+ * emptied (about 1,500 entry reads), or, for a map, the allocation and
+ * zeroing of four frames: 64 steps is at most about 1 MiB zeroed. Fewer
+ * would take and let go the lock more often for no gain on a large unmap,
+ * whose batch (TLB_BATCH_FRAMES, 256) then still covers four holds with
+ * one flush. MM0010 and MM0011 print the longest hold in TSC cycles.
+ */
+#define MM_CHUNK_STEPS 64
+
+/*
+ * The longest anonymous mapping one call may make, 64 MiB (16,384 pages):
+ * the call allocates and zeroes every frame, in chunks with interrupts on
+ * between them, so its length is the bound on its work. Larger requests
+ * fail with -EINVAL; a program maps big regions in several calls.
+ */
+#define MM_MAP_MAX_BYTES (64ULL << 20)
 #define SHM_MAX_MAPPINGS 32 /* mappings of one object, in all spaces */
 
 struct shm;
@@ -57,19 +80,29 @@ void mm_get(struct mm *mm);
 void mm_put(struct mm *mm);
 
 /*
- * Maps len bytes at va (both page-aligned, in the user half) to fresh
- * zeroed frames. Fails with -EEXIST if any page is already mapped, -ENOMEM,
- * -EINVAL for a bad range or protection; maps nothing on failure.
+ * Maps len bytes at va (both page-aligned, in the user half, len at most
+ * MM_MAP_MAX_BYTES) to fresh zeroed frames. Fails with -EEXIST if any page
+ * is already mapped, -ENOMEM, -EINVAL for a bad range or protection. The
+ * work is done in chunks with the lock dropped between them, so other
+ * threads of the space may see (and use) pages of a call that then fails:
+ * on failure, the call unmaps every page it mapped before it returns, and
+ * nothing it mapped stays.
  */
 int mm_map_anon(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot);
 
-/* Unmaps every mapped page in [va, va+len); frees anonymous frames. */
+/*
+ * Unmaps every mapped page in [va, va+len); frees anonymous frames. Its
+ * work grows with the tables present in the range, not with len: absent
+ * tables are stepped over whole.
+ */
 int mm_unmap(struct mm *mm, uint64_t va, uint64_t len);
 
 /*
  * Changes the protection of mapped pages in [va, va+len): -ENOENT for a
- * hole, -EPERM when a shared page would get more than it was mapped with;
- * nothing changes on failure.
+ * hole, -EPERM when a shared page would get more than it was mapped with.
+ * Pages are changed in address order, in chunks, and a failure stops at
+ * the page that failed: the pages below it keep their new protection
+ * (as with Linux's mprotect), and are flushed before the call returns.
  */
 int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot);
 
@@ -78,6 +111,16 @@ int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot);
  * map: for loading programs before they run. -EFAULT on an unmapped page.
  */
 int mm_write(struct mm *mm, uint64_t va, const void *src, size_t n);
+
+/*
+ * The most steps and TSC cycles any one hold of an address space's lock
+ * by a map, unmap, protect or revoke took, since boot (system-wide).
+ */
+struct mm_hold_max {
+	uint64_t steps;	 /* never above MM_CHUNK_STEPS */
+	uint64_t cycles; /* rdtsc, from taking the lock to letting go */
+};
+void mm_hold_max(struct mm_hold_max *out);
 
 /* True when [va, va+len) lies in the user half and does not wrap. */
 bool user_range_ok(uint64_t va, uint64_t len);

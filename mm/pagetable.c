@@ -162,6 +162,33 @@ int pt_protect(uint64_t root, uint64_t va, uint64_t flags)
 	return 0;
 }
 
+uint64_t pt_next_mappable(uint64_t root, uint64_t va, uint64_t end,
+			  unsigned *budget)
+{
+	KASSERT(end <= USER_TOP, "skipping to %#llx: user half only",
+		(unsigned long long)end);
+	while (va < end && *budget) {
+		uint64_t *table = table_at(root);
+		uint64_t entry, span;
+		int level = LEVELS;
+
+		for (;; level--) {
+			entry = table[index_at(va, level)];
+			if (level == 1 || !(entry & PTE_PRESENT) ||
+			    (entry & PTE_HUGE))
+				break;
+			table = table_at(entry);
+		}
+		if (level == 1 || (entry & PTE_PRESENT))
+			return va; /* a present PT, or a large page */
+		/* Nothing mapped below this entry: its whole span goes. */
+		span = 1ULL << LEVEL_SHIFT(level);
+		va = ALIGN_DOWN(va, span) + span;
+		--*budget;
+	}
+	return MIN(va, end);
+}
+
 int pt_translate(uint64_t root, uint64_t va, uint64_t *pa, uint64_t *pte)
 {
 	uint64_t *table = table_at(root);

@@ -77,6 +77,17 @@ int pt_map(uint64_t root, uint64_t va, uint64_t pa, enum page_size size,
 int pt_unmap(uint64_t root, uint64_t va, uint64_t *old,
 	     struct tlb_batch *batch);
 
+/*
+ * The first address from va on, below end, that a present page table of
+ * the last level (or a large page) could map; end when there is none.
+ * Each absent PML4, PDPT or PD entry on the way is stepped over whole, at
+ * the cost of one from *budget; with *budget at 0 the walk stops where it
+ * got to (below end, not known to be mappable). For the user half, whose
+ * callers hold the address space's lock: mm/mm.c, "Bounded work".
+ */
+uint64_t pt_next_mappable(uint64_t root, uint64_t va, uint64_t end,
+			  unsigned *budget);
+
 /* Replaces the flags of the 4 KiB mapping at va (address kept). */
 int pt_protect(uint64_t root, uint64_t va, uint64_t flags);
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The frame allocator, page tables and heap, on the running kernel. */
 #include "tests/ktest.h"
+#include "tests/kernel/threads.h"
+#include "apic/tsc.h"
 #include "kernel/cpu.h"
 #include "lib/errno.h"
 #include "kernel/extable.h"
@@ -13,6 +15,9 @@
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
+#include "sched/thread.h"
+#include "smp/call.h"
+#include "smp/percpu.h"
 
 #define FRAMES 64
 
@@ -328,4 +333,169 @@ KTEST(MM0009, mm, "heap_debug: writes past either end of an object are caught")
 	p[-16] = HEAP_POISON_REDZONE;
 	KEXPECT(heap_check_live(p, &v), "the repaired object is damaged");
 	kfree(p);
+}
+
+/*
+ * Bounded work with interrupts off (mm/mm.c): a few pages spread over the
+ * user half, so that whole-half calls step over absent PML4, PDPT and PD
+ * entries, and a block that crosses a PD and a PDPT boundary.
+ */
+#define BLOCK_VA    0x00000000ffe00000ULL /* 2 MiB below 4 GiB */
+#define BLOCK_PAGES 1024
+static const uint64_t sparse_vas[] = {
+	0x1000,		      /* the first PT */
+	0x1ff000,	      /* its last entry */
+	0x40000000,	      /* 1 GiB: another PD */
+	USER_SCRATCH_VA,      /* another PML4 entry */
+	USER_TOP - PAGE_SIZE, /* the last user page */
+};
+
+static int map_sparse(struct mm *mm)
+{
+	int err = mm_map_anon(mm, BLOCK_VA, BLOCK_PAGES * PAGE_SIZE,
+			      MM_PROT_READ | MM_PROT_WRITE);
+
+	for (size_t i = 0; !err && i < ARRAY_SIZE(sparse_vas); i++)
+		err = mm_map_anon(mm, sparse_vas[i], PAGE_SIZE, MM_PROT_READ);
+	return err;
+}
+
+static bool hold_max_within_bound(struct ktest_context *t)
+{
+	struct mm_hold_max max;
+
+	mm_hold_max(&max);
+	ktest_note("longest hold of an address-space lock: %llu steps "
+		   "(bound %u), %llu TSC cycles (%llu us)",
+		   (unsigned long long)max.steps, MM_CHUNK_STEPS,
+		   (unsigned long long)max.cycles,
+		   (unsigned long long)(tsc_to_ns(max.cycles) / 1000));
+	return KEXPECT(max.steps <= MM_CHUNK_STEPS,
+		       "a hold of mm->lock took %llu steps, above %u",
+		       (unsigned long long)max.steps, MM_CHUNK_STEPS);
+}
+
+KTEST(MM0010, mm, "map, unmap, protect of the whole user half stay bounded")
+{
+	struct mm *mm = mm_create();
+	uint64_t free_before, pte = 0, free_mapped;
+	int err;
+
+	if (!KEXPECT(mm, "no address space"))
+		return;
+	free_before = pmm_free_count();
+	err = map_sparse(mm);
+	if (!KEXPECT(err == 0, "mapping the sparse pages: %d", err))
+		goto out;
+	free_mapped = pmm_free_count();
+	err = mm_protect(mm, 0, USER_TOP, MM_PROT_READ);
+	KEXPECT(err == -ENOENT, "protect of the whole half returned %d", err);
+	err = mm_protect(mm, BLOCK_VA, BLOCK_PAGES * PAGE_SIZE, MM_PROT_READ);
+	KEXPECT(err == 0, "protect of the block returned %d", err);
+	/* A protect that fails part-way keeps what it changed (mm/mm.h). */
+	err = mm_protect(mm, BLOCK_VA, USER_TOP - BLOCK_VA,
+			 MM_PROT_READ | MM_PROT_WRITE);
+	KEXPECT(err == -ENOENT, "protect past the block returned %d", err);
+	pt_translate(mm->root, BLOCK_VA, NULL, &pte);
+	KEXPECT(pte & PTE_WRITE, "the block's first page is not writable "
+				 "after a protect that failed further on");
+	err = mm_map_anon(mm, 0, USER_TOP, MM_PROT_READ);
+	KEXPECT(err == -EINVAL, "a map of the whole half returned %d", err);
+	/* Stepping from 64 MiB below the top to the last user page. */
+	err = mm_map_anon(mm, USER_TOP - MM_MAP_MAX_BYTES, MM_MAP_MAX_BYTES,
+			  MM_PROT_READ);
+	KEXPECT(err == -EEXIST, "a map over the last page returned %d", err);
+	KEXPECT(pmm_free_count() == free_mapped,
+		"a map that found a page mapped took %lld frames",
+		(long long)(free_mapped - pmm_free_count()));
+	err = mm_unmap(mm, 0, USER_TOP);
+	KEXPECT(err == 0, "unmap of the whole half returned %d", err);
+	KEXPECT(mm->pages == 0, "%llu pages left mapped",
+		(unsigned long long)mm->pages);
+	KEXPECT(pmm_free_count() == free_before,
+		"%lld frames not freed by the unmap",
+		(long long)(free_before - pmm_free_count()));
+	/* Nothing left: every step is an absent PML4 entry. */
+	err = mm_unmap(mm, 0, USER_TOP);
+	KEXPECT(err == 0, "unmap of the empty half returned %d", err);
+	hold_max_within_bound(t);
+out:
+	mm_put(mm);
+}
+
+/*
+ * A thread on another CPU unmaps and protects the whole user half of a
+ * sparse space, and maps a whole-half range, while this CPU sends it
+ * cross-CPU calls (which carry the TLB shootdowns) and waits for each
+ * answer. A CPU that did such a call in one hold of mm->lock, interrupts
+ * off, would answer none until it finished, and the call watchdog would
+ * panic the kernel.
+ */
+#define ANSWER_ROUNDS 4
+
+struct answer_run {
+	struct mm *mm;
+	bool stop;	 /* test_threads_join's flag; the worker ignores it */
+	bool done;	 /* atomic: the worker finished its rounds */
+	unsigned exited; /* atomic */
+	const char *failed;
+	int err;
+};
+
+static void answer_worker(void *arg)
+{
+	struct answer_run *r = arg;
+	int err = 0;
+
+	for (unsigned round = 0; !r->failed && round < ANSWER_ROUNDS; round++) {
+		if ((err = map_sparse(r->mm)))
+			r->failed = "mapping the sparse pages";
+		else if ((err = mm_protect(r->mm, BLOCK_VA, USER_TOP - BLOCK_VA,
+					   MM_PROT_READ)) != -ENOENT)
+			r->failed = "protect past the block";
+		else if ((err = mm_map_anon(r->mm, 0, USER_TOP,
+					    MM_PROT_READ)) != -EINVAL)
+			r->failed = "a map of the whole half";
+		else if ((err = mm_unmap(r->mm, 0, USER_TOP)))
+			r->failed = "unmap of the whole half";
+		else if ((err = mm_unmap(r->mm, 0, USER_TOP)))
+			r->failed = "unmap of the empty half";
+	}
+	r->err = err;
+	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&r->exited, 1, __ATOMIC_RELEASE);
+}
+
+static void count_answer(void *arg)
+{
+	__atomic_add_fetch((uint64_t *)arg, 1, __ATOMIC_RELAXED);
+}
+
+KTEST(MM0011, mm, "a CPU in a whole-half unmap answers cross-CPU calls")
+{
+	unsigned threads_before = thread_count(), worker;
+	struct answer_run r = {0};
+	uint64_t answers = 0;
+
+	if (cpu_count < 2) {
+		ktest_skip(t, "needs 2 or more CPUs (boot with SMP=2 or more)");
+		return;
+	}
+	r.mm = mm_create();
+	if (!KEXPECT(r.mm, "no address space"))
+		return;
+	worker = (this_cpu_index() + 1) % cpu_count;
+	if (test_thread_start(t, answer_worker, &r, worker, "mm-answer",
+			      NULL)) {
+		while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE))
+			smp_call_function_single(worker, count_answer, &answers,
+						 SMP_CALL_WAIT);
+		test_threads_join(t, &r.stop, &r.exited, 1, threads_before,
+				  60000000000ULL);
+	}
+	KEXPECT(!r.failed, "%s returned %d", r.failed ? r.failed : "", r.err);
+	ktest_note("%llu calls answered by CPU %u meanwhile",
+		   (unsigned long long)answers, worker);
+	hold_max_within_bound(t);
+	mm_put(r.mm);
 }

@@ -18,6 +18,8 @@
  *   cpu_relax                PAUSE in a spin loop: a scheduling point
  *                            that lets the spinning CPU wait for others
  *   wrmsr                    the PAT is not modelled: nothing
+ *   rdtsc                    time is not modelled: always 0 (mm/mm.c's
+ *                            hold lengths read 0 cycles)
  *
  * The constants are the real header's (same names, same values); only
  * the ones the host-compiled files use are here. Outside a simulated CPU
@@ -50,6 +52,11 @@ int sim_current(void);
 void sim_point(void);
 void sim_irq_off(void);
 void sim_irq_on(void);
+
+static inline uint64_t rdtsc(void)
+{
+	return 0;
+}
 
 static inline void wrmsr(uint32_t msr, uint64_t value)
 {
