@@ -356,7 +356,7 @@ int mm_map_anon(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot)
 		}
 	}
 	for (; done < va + len; done += PAGE_SIZE) {
-		uint64_t frame = pmm_alloc_frame();
+		uint64_t frame = pmm_alloc_user_frame();
 
 		if (!frame) {
 			err = -ENOMEM;
@@ -456,7 +456,7 @@ struct shm *shm_create(uint64_t len)
 	shm->refcount = 1;
 	shm->lock = (struct spinlock)SPINLOCK_INIT;
 	for (uint64_t i = 0; i < pages; i++) {
-		shm->frames[i] = pmm_alloc_frame();
+		shm->frames[i] = pmm_alloc_user_frame();
 		if (!shm->frames[i]) {
 			shm->pages = i;
 			shm_put(shm);
