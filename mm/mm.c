@@ -486,10 +486,15 @@ void shm_put(struct shm *shm)
 static int record_mapping(struct shm *shm, struct mm *mm, uint64_t va)
 {
 	uint64_t flags = spin_lock_irqsave(&shm->lock);
+	unsigned mine = 0;
 	int err = 0;
 
+	for (unsigned i = 0; i < shm->map_count; i++)
+		mine += shm->maps[i].mm == mm;
 	if (shm->revoked)
 		err = -EIDRM;
+	else if (mine == SHM_MAPPINGS_PER_MM) /* its share of the records */
+		err = -EBUSY;
 	else if (shm->map_count == SHM_MAX_MAPPINGS)
 		err = -ENOMEM;
 	else
