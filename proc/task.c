@@ -51,6 +51,7 @@ static void task_put(struct task *task)
 	if (__atomic_sub_fetch(&task->refcount, 1, __ATOMIC_ACQ_REL))
 		return;
 	mm_put(task->mm);
+	kobject_charge_put(task->charge);
 	kfree(task);
 }
 
@@ -115,12 +116,14 @@ static int start_thread(struct task *task, uint64_t entry, uint64_t stack,
 		return -ENOMEM;
 	}
 	flags = spin_lock_irqsave(&task->exit_wait.lock);
-	if (task->killed) {
+	if (task->killed || task->threads >= TASK_THREADS_MAX) {
+		int err = task->killed ? -ESRCH : -EBUSY;
+
 		spin_unlock_irqrestore(&task->exit_wait.lock, flags);
 		kfree(start);
 		t->state = THREAD_DEAD;
 		thread_retire(t);
-		return -ESRCH;
+		return err;
 	}
 	/*
 	 * Complete before it is listed: from here a task_exit (another
@@ -142,14 +145,22 @@ static int start_thread(struct task *task, uint64_t entry, uint64_t stack,
 
 /*
  * Enters task in the registry. A full registry makes room by forgetting the
- * oldest task that ended and was never waited for.
+ * oldest task that ended and was never waited for. -EBUSY when the
+ * registry is full of live tasks, or the parent (a task, not the kernel)
+ * has TASK_CHILDREN_MAX children in it already.
  */
 static int register_task(struct task *task)
 {
 	uint64_t flags = spin_lock_irqsave(&registry_lock);
 	struct task *forgotten = NULL;
-	int slot = -1;
+	int slot = -1, children = 0;
 
+	for (int i = 0; i < TASK_MAX && task->parent; i++)
+		children += registry[i] && registry[i]->parent == task->parent;
+	if (children >= TASK_CHILDREN_MAX) {
+		spin_unlock_irqrestore(&registry_lock, flags);
+		return -EBUSY;
+	}
 	for (int i = 0; i < TASK_MAX && slot < 0; i++) {
 		if (!registry[i])
 			slot = i;
@@ -193,8 +204,11 @@ int task_spawn(const char *name, uint64_t arg,
 	wait_queue_init(&task->exit_wait);
 	handle_table_init(&task->handles);
 	task->refcount = 1; /* the registry's */
-	task->mm = mm_create();
+	task->charge = kobject_charge_create();
+	task->mm = task->charge ? mm_create() : NULL;
 	if (!task->mm) {
+		if (task->charge)
+			kobject_charge_put(task->charge);
 		kfree(task);
 		return -ENOMEM;
 	}
@@ -203,6 +217,7 @@ int task_spawn(const char *name, uint64_t arg,
 		err = register_task(task);
 	if (err) {
 		mm_put(task->mm);
+		kobject_charge_put(task->charge);
 		kfree(task);
 		return err;
 	}
