@@ -39,7 +39,7 @@
 #define LOW_MEMORY_END	  MiB(1)
 #define BOOT_MAP_LIMIT	  GiB(4)
 #define PMM_RESERVE_MIN	  (MiB(1) / PAGE_SIZE) /* "The reserve", above */
-#define PMM_RESERVE_SHARE 32		      /* 1/32 of the usable frames */
+#define PMM_RESERVE_SHARE 32		       /* 1/32 of the usable frames */
 
 extern char kernel_phys_start[], kernel_phys_end[];
 

@@ -15,6 +15,8 @@
 #include "proc/ipc.h"
 
 _Static_assert(SYS_HANDLE_SLOTS <= 64, "slot index in SYS_HANDLE_SLOT_BITS");
+_Static_assert(KOBJECT_SHM < KOBJECT_TYPES && KOBJECT_ENDPOINT < KOBJECT_TYPES,
+	       "struct kobject_charge counts each type in live[type]");
 _Static_assert(SYS_HANDLE_SLOT_BITS + HANDLE_GEN_BITS < 31,
 	       "a handle value fits a positive int");
 _Static_assert(SYS_PROT_READ == SYS_RIGHT_MAP_READ &&
@@ -65,13 +67,14 @@ int kobject_charge(struct kobject *obj, struct kobject_charge *charge,
 	uint32_t *live = &charge->live[obj->type];
 	uint32_t n = __atomic_load_n(live, __ATOMIC_RELAXED);
 
-	/* A compare-exchange: two threads of a task never both pass max. */
+	/* A compare-exchange: two threads of a task never both pass max.
+	 * Relaxed: the count orders nothing else. */
 	do {
 		if (n >= max)
 			return -EBUSY;
-	} while (!__atomic_compare_exchange_n(live, &n, n + 1, false,
-					      __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(
+		live, &n, n + 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	/* Relaxed: the caller's task holds a reference to the account. */
 	__atomic_add_fetch(&charge->refcount, 1, __ATOMIC_RELAXED);
 	obj->charge = charge;
 	return 0;
@@ -231,8 +234,7 @@ struct kobject *handle_get_any(struct handle_table *table, uint64_t h,
 void handle_receive(struct handle_table *table, struct handle_grant *got,
 		    struct ipc_message *m)
 {
-	long h = install(table, got->obj, got->rights, -1,
-			 HANDLE_RECEIVE_KEEP);
+	long h = install(table, got->obj, got->rights, -1, HANDLE_RECEIVE_KEEP);
 
 	kobject_put(got->obj); /* the handle holds its own */
 	got->obj = NULL;

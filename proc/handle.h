@@ -67,7 +67,7 @@ enum kobject_type {
  * the task and each object charged hold a reference.
  */
 struct kobject_charge {
-	uint32_t refcount;	       /* atomic */
+	uint32_t refcount;	      /* atomic */
 	uint32_t live[KOBJECT_TYPES]; /* atomic: objects charged, by type */
 };
 

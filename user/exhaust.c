@@ -52,11 +52,10 @@
 #define SLEEP_NS       1000000
 #define TRIES_PAST_MAX 8 /* calls past a limit, so a late refusal shows */
 
-static char stacks[TASK_THREADS_MAX + TRIES_PAST_MAX][STACK_SIZE]
-	__aligned(16);
-static int release;	   /* the threads may end */
-static unsigned running;   /* threads started and not yet ended */
-static int wrong;	   /* answers that were not the documented ones */
+static char stacks[TASK_THREADS_MAX + TRIES_PAST_MAX][STACK_SIZE] __aligned(16);
+static int release;	 /* the threads may end */
+static unsigned running; /* threads started and not yet ended */
+static int wrong;	 /* answers that were not the documented ones */
 
 static void say_wrong(const char *what, long got, long want)
 {
