@@ -143,6 +143,8 @@ static int start_thread(struct task *task, uint64_t entry, uint64_t stack,
 	return t->id;
 }
 
+static void unregister(struct task *task);
+
 /*
  * Enters task in the registry. A full registry makes room by forgetting the
  * oldest task that ended and was never waited for. -EBUSY when the
@@ -227,13 +229,21 @@ int task_spawn(const char *name, uint64_t arg,
 			       (int)i);
 	err = start_thread(task, elf.entry, USER_STACK_TOP, arg);
 	if (err < 0) {
-		/* No thread ever ran: the task ends at once, status err. */
+		/*
+		 * No thread ever ran: the task ends at once, status err.
+		 * The caller gets no id to wait for, so the task leaves the
+		 * registry now, with its memory, rather than stay until the
+		 * registry fills and count as a child meanwhile. A waiter
+		 * that guessed the id wakes and gets err.
+		 */
 		uint64_t flags = spin_lock_irqsave(&task->exit_wait.lock);
 
 		task->exited = true;
 		task->status = err;
 		spin_unlock_irqrestore(&task->exit_wait.lock, flags);
 		handle_table_close_all(&task->handles);
+		wake_all(&task->exit_wait);
+		unregister(task);
 		return err;
 	}
 	return task->id;

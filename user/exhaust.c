@@ -14,10 +14,11 @@
  *      slot 0 until one arrives as -SYS_EMFILE, then checks it can still
  *      make an object of its own. Its status is the number of handles
  *      received, or STATUS_WRONG.
- *   3  memory: maps until refused (-SYS_ENOMEM), then checks that the
- *      kernel still makes a thread and an endpoint (its reserve) while no
- *      user memory is left, and that a new object is refused. Exits with
- *      its memory still mapped: the kernel takes it back.
+ *   3  memory: maps until refused (-SYS_ENOMEM), checks that a new
+ *      shared object is refused too, and that the kernel still makes a
+ *      thread and an endpoint (its reserve) while no user memory is
+ *      left. Exits with its memory still mapped: the kernel takes it
+ *      back.
  *   4  afterwards: makes a thread and maps a page, as any task must be
  *      able to once the hostile one has ended.
  * The exit status is 0 when every answer was the right one.
@@ -283,6 +284,12 @@ static void memory(void)
 		say_wrong("a page past the memory", r, -SYS_ENOMEM);
 	printf("exhaust: mapped %lu MiB and %lu pages\n",
 	       (unsigned long)((at - MEMORY_AT) >> 20), (unsigned long)pages);
+	/* Asked before the kernel frees anything: a thread's stack, once
+	 * freed, would lift free memory above the reserve again. */
+	r = sys_shm_create(PAGE);
+	if (r != -SYS_ENOMEM)
+		say_wrong("a shared object with user memory full", r,
+			  -SYS_ENOMEM);
 	/* The kernel's own allocations still succeed: the reserve. */
 	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&running, 1, __ATOMIC_RELAXED);
@@ -296,10 +303,6 @@ static void memory(void)
 	ep = sys_endpoint_create();
 	if (ep < 0)
 		say_wrong("an endpoint with user memory full", ep, 1);
-	r = sys_shm_create(PAGE);
-	if (r != -SYS_ENOMEM)
-		say_wrong("a shared object with user memory full", r,
-			  -SYS_ENOMEM);
 }
 
 static void after(void)
