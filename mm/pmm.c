@@ -12,8 +12,8 @@
  *   A hostile task may map memory until none is left. The kernel must still
  *   be able to make a thread's stack, a heap object or a kernel table for
  *   the calls that follow (and for the teardown that gives the memory
- *   back), so user memory may not take the last PMM_RESERVE frames:
- *   pmm_alloc_user_frame refuses while no more than that many are free,
+ *   back), so user memory may not take the last frames, the reserve:
+ *   pmm_alloc_user_frame refuses while no more than those are free,
  *   and pmm_alloc_frame, the kernel's, may use them. The check and the
  *   allocation are one step under the lock, so two CPUs cannot both pass
  *   the check for the last frame above the reserve.
@@ -195,11 +195,6 @@ uint64_t pmm_free_count(void)
 uint64_t pmm_total_count(void)
 {
 	return total_frames;
-}
-
-uint64_t pmm_reserve_count(void)
-{
-	return reserve_frames;
 }
 
 const struct phys_range *pmm_usable_ranges(size_t *count)

@@ -208,11 +208,9 @@ static long sys_shm_revoke(uint64_t h)
 
 /*
  * The object lives while a handle names it or an address space maps it.
- * The creator's handle holds every right an object of its type has.
- */
-/*
- * The object counts against its creator while it lives, up to max of
- * its type (-EBUSY past that; proc/task.h).
+ * The creator's handle holds every right an object of its type has. The
+ * object counts against its creator while it lives, up to max of its
+ * type (-EBUSY past that; proc/task.h).
  */
 static long install_new(struct kobject *obj, uint32_t rights, uint32_t max)
 {
