@@ -197,6 +197,11 @@ uint64_t pmm_total_count(void)
 	return total_frames;
 }
 
+uint64_t pmm_reserve_count(void)
+{
+	return reserve_frames;
+}
+
 const struct phys_range *pmm_usable_ranges(size_t *count)
 {
 	*count = usable_count;

@@ -39,6 +39,8 @@ static inline void pmm_free_frame(uint64_t phys)
 
 uint64_t pmm_free_count(void);
 uint64_t pmm_total_count(void);
+/* Frames user memory may never take (pmm.c, "The reserve"); set at boot. */
+uint64_t pmm_reserve_count(void);
 
 /* The usable RAM ranges, for the direct map. */
 const struct phys_range *pmm_usable_ranges(size_t *count);
