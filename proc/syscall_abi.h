@@ -136,7 +136,7 @@ struct ipc_message {
 #define SYS_EBADF  9 /* not a handle (closed, stale, forged, other type) */
 #define SYS_ENOMEM 12
 #define SYS_EFAULT 14
-#define SYS_EBUSY  16
+#define SYS_EBUSY  16 /* a task's share used up, or the task table full */
 #define SYS_EEXIST 17
 #define SYS_EINVAL 22
 #define SYS_EMFILE 24 /* the handle table is full */
