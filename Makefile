@@ -203,7 +203,7 @@ KERNEL_ELF := $(BUILD)/shootdown.elf
 
 # User programs: one .c file each, linked with the runtime in user/lib/.
 USER_PROGRAMS := hello spin fault fuzz pingpong threads bench killrace isolate \
-	entry replyrace race
+	entry replyrace race exhaust
 USER_LIB_C := user/lib/syscall.c user/lib/ulib.c
 USER_LIB_H := user/lib/syscall.h user/lib/ulib.h
 USER_C := $(USER_LIB_C) $(USER_PROGRAMS:%=user/%.c)

@@ -493,7 +493,7 @@ int mm_map_anon(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot)
 
 		hold_lock_for_map(mm, &h, done, end);
 		while (h.steps && done < end) {
-			uint64_t frame = pmm_alloc_frame();
+			uint64_t frame = pmm_alloc_user_frame();
 
 			h.steps--;
 			if (!frame) {
@@ -599,7 +599,7 @@ struct shm *shm_create(uint64_t len)
 	shm->refcount = 1;
 	shm->lock = (struct spinlock)SPINLOCK_INIT;
 	for (uint64_t i = 0; i < pages; i++) {
-		shm->frames[i] = pmm_alloc_frame();
+		shm->frames[i] = pmm_alloc_user_frame();
 		if (!shm->frames[i]) {
 			shm->pages = i;
 			shm_put(shm);
@@ -629,10 +629,15 @@ void shm_put(struct shm *shm)
 static int record_mapping(struct shm *shm, struct mm *mm, uint64_t va)
 {
 	uint64_t flags = spin_lock_irqsave(&shm->lock);
+	unsigned mine = 0;
 	int err = 0;
 
+	for (unsigned i = 0; i < shm->map_count; i++)
+		mine += shm->maps[i].mm == mm;
 	if (shm->revoked)
 		err = -EIDRM;
+	else if (mine == SHM_MAPPINGS_PER_MM) /* its share of the records */
+		err = -EBUSY;
 	else if (shm->map_count == SHM_MAX_MAPPINGS)
 		err = -ENOMEM;
 	else

@@ -46,6 +46,12 @@
  */
 #define MM_MAP_MAX_BYTES (64ULL << 20)
 #define SHM_MAX_MAPPINGS 32 /* mappings of one object, in all spaces */
+/*
+ * Mappings of one object in one address space: a holder of the map right
+ * cannot take every record of an object from the others (8 spaces fill
+ * them). Mapping an object twice or more is rare: a window moved about.
+ */
+#define SHM_MAPPINGS_PER_MM 4
 
 struct shm;
 
@@ -135,7 +141,8 @@ void shm_put(struct shm *shm);
  * Maps all of shm at va in mm (the mm keeps a reference to the object).
  * prot is also the most mm_protect may later give these pages.
  * -EIDRM once the object was revoked; -ENOMEM when mm maps MM_MAX_SHARED
- * objects or shm is mapped SHM_MAX_MAPPINGS times already.
+ * objects or shm is mapped SHM_MAX_MAPPINGS times already; -EBUSY when mm
+ * maps shm SHM_MAPPINGS_PER_MM times already.
  */
 int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot);
 

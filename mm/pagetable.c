@@ -62,7 +62,8 @@ static uint64_t *walk(uint64_t root, uint64_t va, int target_level,
 				"kernel-half PML4 slot %u of va %#llx is "
 				"empty: kmap preallocates them all",
 				index_at(va, level), (unsigned long long)va);
-			frame = pmm_alloc_frame();
+			frame = is_user(va) ? pmm_alloc_user_frame()
+					    : pmm_alloc_frame();
 			if (!frame) {
 				*err = -ENOMEM;
 				return NULL;

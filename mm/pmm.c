@@ -7,6 +7,23 @@
  * until mm/kmap.c switches to the kernel page tables, only the first 4 GiB
  * are reachable through the boot direct map. Frames are handed out lowest
  * first, so the page tables kmap allocates are reachable too.
+ *
+ * The reserve
+ *   A hostile task may map memory until none is left. The kernel must still
+ *   be able to make a thread's stack, a heap object or a kernel table for
+ *   the calls that follow (and for the teardown that gives the memory
+ *   back), so user memory may not take the last frames, the reserve:
+ *   pmm_alloc_user_frame refuses while no more than those are free,
+ *   and pmm_alloc_frame, the kernel's, may use them. The check and the
+ *   allocation are one step under the lock, so two CPUs cannot both pass
+ *   the check for the last frame above the reserve.
+ *   The size: 1/32 of RAM, and never less than 1 MiB. What the kernel
+ *   allocates per system call is bounded and small (a 16 KiB stack for a
+ *   thread, a task's root table and structure, a shared object's frame
+ *   list of at most 32 KiB), so 1 MiB already covers dozens of such calls
+ *   made while user memory is full; a share of RAM scales it with the
+ *   machine, where more tasks run at once. 1/32 keeps 97% of RAM for user
+ *   programs (4 MiB of the tests' 128 MiB).
  */
 #include "mm/pmm.h"
 #include "mm/frame_alloc.h"
@@ -21,6 +38,8 @@
 #define MAX_RESERVED	  (MB2_MAX_MODULES + 4)
 #define LOW_MEMORY_END	  MiB(1)
 #define BOOT_MAP_LIMIT	  GiB(4)
+#define PMM_RESERVE_MIN	  (MiB(1) / PAGE_SIZE) /* "The reserve", above */
+#define PMM_RESERVE_SHARE 32		       /* 1/32 of the usable frames */
 
 extern char kernel_phys_start[], kernel_phys_end[];
 
@@ -30,6 +49,7 @@ static struct frame_alloc allocator;
 static struct phys_range usable[MAX_USABLE_RANGES];
 static size_t usable_count;
 static uint64_t total_frames;
+static uint64_t reserve_frames; /* written once at boot */
 
 static size_t collect_reserved(const struct boot_info *boot, uint64_t mbi_phys,
 			       struct phys_range *r)
@@ -109,20 +129,26 @@ void pmm_init(const struct boot_info *boot, uint64_t mbi_phys)
 			(unsigned long long)usable[i].end);
 	}
 	total_frames = allocator.free_count;
+	reserve_frames = MAX(PMM_RESERVE_MIN, total_frames / PMM_RESERVE_SHARE);
 	kprintf("pmm: %llu MiB usable in %zu ranges, frames %#llx-%#llx, "
 		"bitmap %llu KiB at %#llx\n",
 		(unsigned long long)(total_frames >> (20 - PAGE_SHIFT)),
 		usable_count, (unsigned long long)first,
 		(unsigned long long)last, (unsigned long long)(bytes >> 10),
 		(unsigned long long)bitmap_phys);
+	kprintf("pmm: %llu KiB reserved for the kernel's own allocations\n",
+		(unsigned long long)(reserve_frames << (PAGE_SHIFT - 10)));
 }
 
-uint64_t pmm_alloc_frames(uint64_t count, uint64_t align)
+/* count frames, leaving at least keep free (the reserve, or none). */
+static uint64_t alloc_keeping(uint64_t count, uint64_t align, uint64_t keep)
 {
 	uint64_t flags = spin_lock_irqsave(&lock);
 	uint64_t frame;
-	int err = frame_alloc_range(&allocator, count, align, &frame);
+	int err = -ENOMEM;
 
+	if (allocator.free_count >= keep + count)
+		err = frame_alloc_range(&allocator, count, align, &frame);
 	spin_unlock_irqrestore(&lock, flags);
 	if (err)
 		return 0;
@@ -130,9 +156,19 @@ uint64_t pmm_alloc_frames(uint64_t count, uint64_t align)
 	return frame << PAGE_SHIFT;
 }
 
+uint64_t pmm_alloc_frames(uint64_t count, uint64_t align)
+{
+	return alloc_keeping(count, align, 0);
+}
+
 uint64_t pmm_alloc_frame(void)
 {
-	return pmm_alloc_frames(1, 1);
+	return alloc_keeping(1, 1, 0);
+}
+
+uint64_t pmm_alloc_user_frame(void)
+{
+	return alloc_keeping(1, 1, reserve_frames);
 }
 
 void pmm_free_frames(uint64_t phys, uint64_t count)
@@ -159,6 +195,11 @@ uint64_t pmm_free_count(void)
 uint64_t pmm_total_count(void)
 {
 	return total_frames;
+}
+
+uint64_t pmm_reserve_count(void)
+{
+	return reserve_frames;
 }
 
 const struct phys_range *pmm_usable_ranges(size_t *count)

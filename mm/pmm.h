@@ -17,8 +17,17 @@
  */
 void pmm_init(const struct boot_info *boot, uint64_t mbi_phys);
 
-/* One zeroed frame, or 0 when memory is exhausted (0 is never handed out). */
+/*
+ * One zeroed frame, or 0 when memory is exhausted (0 is never handed out).
+ * For the kernel's own use (stacks, heap, kernel tables, bookkeeping): it
+ * may take the reserve (pmm.c, "The reserve").
+ */
 uint64_t pmm_alloc_frame(void);
+/*
+ * One zeroed frame for user memory (anonymous pages, shared objects, the
+ * user half's page tables), or 0 when no more than the reserve is free.
+ */
+uint64_t pmm_alloc_user_frame(void);
 /* count contiguous zeroed frames aligned to align frames, or 0. */
 uint64_t pmm_alloc_frames(uint64_t count, uint64_t align);
 /* Frees frames; panics on a double free or a frame it never managed. */
@@ -30,6 +39,8 @@ static inline void pmm_free_frame(uint64_t phys)
 
 uint64_t pmm_free_count(void);
 uint64_t pmm_total_count(void);
+/* Frames user memory may never take (pmm.c, "The reserve"); set at boot. */
+uint64_t pmm_reserve_count(void);
 
 /* The usable RAM ranges, for the direct map. */
 const struct phys_range *pmm_usable_ranges(size_t *count);

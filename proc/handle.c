@@ -15,6 +15,8 @@
 #include "proc/ipc.h"
 
 _Static_assert(SYS_HANDLE_SLOTS <= 64, "slot index in SYS_HANDLE_SLOT_BITS");
+_Static_assert(KOBJECT_SHM < KOBJECT_TYPES && KOBJECT_ENDPOINT < KOBJECT_TYPES,
+	       "struct kobject_charge counts each type in live[type]");
 _Static_assert(SYS_HANDLE_SLOT_BITS + HANDLE_GEN_BITS < 31,
 	       "a handle value fits a positive int");
 _Static_assert(SYS_PROT_READ == SYS_RIGHT_MAP_READ &&
@@ -41,6 +43,53 @@ void kobject_init(struct kobject *obj, enum kobject_type type)
 {
 	obj->type = type;
 	obj->refcount = 1;
+	obj->charge = NULL;
+}
+
+struct kobject_charge *kobject_charge_create(void)
+{
+	struct kobject_charge *charge = kzalloc(sizeof(*charge));
+
+	if (charge)
+		charge->refcount = 1;
+	return charge;
+}
+
+void kobject_charge_put(struct kobject_charge *charge)
+{
+	if (!__atomic_sub_fetch(&charge->refcount, 1, __ATOMIC_ACQ_REL))
+		kfree(charge);
+}
+
+int kobject_charge(struct kobject *obj, struct kobject_charge *charge,
+		   uint32_t max)
+{
+	uint32_t *live = &charge->live[obj->type];
+	uint32_t n = __atomic_load_n(live, __ATOMIC_RELAXED);
+
+	/* A compare-exchange: two threads of a task never both pass max.
+	 * Relaxed: the count orders nothing else. */
+	do {
+		if (n >= max)
+			return -EBUSY;
+	} while (!__atomic_compare_exchange_n(
+		live, &n, n + 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	/* Relaxed: the caller's task holds a reference to the account. */
+	__atomic_add_fetch(&charge->refcount, 1, __ATOMIC_RELAXED);
+	obj->charge = charge;
+	return 0;
+}
+
+/* The object is going: it no longer counts against its creator. */
+static void uncharge(struct kobject *obj)
+{
+	struct kobject_charge *charge = obj->charge;
+
+	if (!charge)
+		return;
+	obj->charge = NULL;
+	__atomic_sub_fetch(&charge->live[obj->type], 1, __ATOMIC_RELAXED);
+	kobject_charge_put(charge);
 }
 
 void kobject_put_unheld(struct kobject *obj)
@@ -53,6 +102,7 @@ void kobject_release(struct kobject *obj)
 {
 	struct shm_object *so;
 
+	uncharge(obj); /* before an endpoint's slot may be reused */
 	switch (obj->type) {
 	case KOBJECT_SHM:
 		so = (struct shm_object *)obj;
@@ -100,12 +150,28 @@ static uint64_t handle_value(unsigned slot, uint32_t gen)
 	return (uint64_t)gen << SYS_HANDLE_SLOT_BITS | slot;
 }
 
-long handle_install(struct handle_table *table, struct kobject *obj,
-		    uint32_t rights, int slot)
+/* Slots that can still be filled; table locked. */
+static unsigned free_slots_locked(const struct handle_table *table)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < HANDLE_SLOTS; i++) {
+		const struct handle_slot *s = &table->slots[i];
+
+		n += !s->obj && s->gen != HANDLE_GEN_RETIRED;
+	}
+	return n;
+}
+
+/* handle_install, leaving at least keep slots free (or -EMFILE). */
+static long install(struct handle_table *table, struct kobject *obj,
+		    uint32_t rights, int slot, unsigned keep)
 {
 	uint64_t flags = spin_lock_irqsave(&table->lock);
 	long h = -EMFILE;
 
+	if (keep && free_slots_locked(table) <= keep)
+		slot = HANDLE_SLOTS; /* the loop below finds none */
 	for (int i = slot < 0 ? 0 : slot; i < HANDLE_SLOTS; i++) {
 		struct handle_slot *s = &table->slots[i];
 
@@ -121,6 +187,12 @@ long handle_install(struct handle_table *table, struct kobject *obj,
 	}
 	spin_unlock_irqrestore(&table->lock, flags);
 	return h;
+}
+
+long handle_install(struct handle_table *table, struct kobject *obj,
+		    uint32_t rights, int slot)
+{
+	return install(table, obj, rights, slot, 0);
 }
 
 static struct kobject *get(struct handle_table *table, uint64_t h,
@@ -162,7 +234,7 @@ struct kobject *handle_get_any(struct handle_table *table, uint64_t h,
 void handle_receive(struct handle_table *table, struct handle_grant *got,
 		    struct ipc_message *m)
 {
-	long h = handle_install(table, got->obj, got->rights, -1);
+	long h = install(table, got->obj, got->rights, -1, HANDLE_RECEIVE_KEEP);
 
 	kobject_put(got->obj); /* the handle holds its own */
 	got->obj = NULL;

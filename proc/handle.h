@@ -58,13 +58,41 @@ enum kobject_type {
 	KOBJECT_ENDPOINT = SYS_HANDLE_TYPE_ENDPOINT,
 };
 
+#define KOBJECT_TYPES 3 /* one more than the largest kobject_type */
+
+/*
+ * What a task's objects are charged to: a count of the live objects it
+ * created, by type. Separate from the task, so an object that outlives
+ * its creator (a handle given away) keeps no task or address space alive:
+ * the task and each object charged hold a reference.
+ */
+struct kobject_charge {
+	uint32_t refcount;	      /* atomic */
+	uint32_t live[KOBJECT_TYPES]; /* atomic: objects charged, by type */
+};
+
 struct kobject {
 	enum kobject_type type; /* set at creation, never changes */
 	uint32_t refcount;	/* atomic */
+	/* Whom it counts against (a reference), or NULL; set once, just
+	 * after creation, and read only by its release. */
+	struct kobject_charge *charge;
 };
 
 /* The object starts with one reference: its creator's. */
 void kobject_init(struct kobject *obj, enum kobject_type type);
+
+/* A new account with nothing charged (one reference), or NULL. */
+struct kobject_charge *kobject_charge_create(void);
+/* Drops a reference to the account; the last one frees it. */
+void kobject_charge_put(struct kobject_charge *charge);
+/*
+ * Counts obj (just created, not yet charged) against charge until obj is
+ * released: 0, or -EBUSY when charge already holds max live objects of
+ * obj's type (obj is then not charged).
+ */
+int kobject_charge(struct kobject *obj, struct kobject_charge *charge,
+		   uint32_t max);
 /* A reference more: the caller already holds one. */
 static inline void kobject_get(struct kobject *obj)
 {
@@ -171,9 +199,17 @@ struct kobject *handle_get_any(struct handle_table *table, uint64_t h,
 			       uint32_t need, uint32_t *rights, int *err);
 
 /*
+ * Free slots a received handle may never take: a sender cannot fill the
+ * receiver's table, which keeps room for what it creates or duplicates
+ * itself. 8 of 64: the most handles a task is passed at spawn.
+ */
+#define HANDLE_RECEIVE_KEEP SYS_HANDLE_SPAWN_MAX
+
+/*
  * A message m received with got's object: word 0 becomes a new handle to
- * it in table (or the error), word 1 its rights (0 on an error). Takes
- * got's reference.
+ * it in table, word 1 its rights. When the table would be left with fewer
+ * than HANDLE_RECEIVE_KEEP free slots, the message arrives without the
+ * object: word 0 is -EMFILE and word 1 is 0. Takes got's reference.
  */
 void handle_receive(struct handle_table *table, struct handle_grant *got,
 		    struct ipc_message *m);

@@ -29,6 +29,12 @@
  * sender whose message was not taken gets its reference back; references
  * are dropped outside every endpoint lock (dropping an endpoint's last one
  * takes the table lock).
+ * The receiver installs the object (handle_receive) only while its table
+ * keeps HANDLE_RECEIVE_KEEP slots free afterwards; otherwise the message
+ * still arrives, with -EMFILE in word 0 and the object dropped. The send
+ * succeeds either way: the sender learns nothing of the receiver's table,
+ * and a receiver is never made to block or fail because of what others
+ * sent it.
  *
  * Endings: an endpoint belongs to the task that created it and dies with
  * it; every thread still queued on it wakes with -ENOENT, and so does every

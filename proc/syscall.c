@@ -208,16 +208,21 @@ static long sys_shm_revoke(uint64_t h)
 
 /*
  * The object lives while a handle names it or an address space maps it.
- * The creator's handle holds every right an object of its type has.
+ * The creator's handle holds every right an object of its type has. The
+ * object counts against its creator while it lives, up to max of its
+ * type (-EBUSY past that; proc/task.h).
  */
-static long install_new(struct kobject *obj, uint32_t rights)
+static long install_new(struct kobject *obj, uint32_t rights, uint32_t max)
 {
+	struct task *task = task_current();
 	long h;
 
 	if (!obj)
 		return -ENOMEM;
-	h = handle_install(&task_current()->handles, obj, rights, -1);
-	kobject_put(obj); /* the handle holds its own */
+	h = kobject_charge(obj, task->charge, max);
+	if (!h)
+		h = handle_install(&task->handles, obj, rights, -1);
+	kobject_put(obj); /* the handle holds its own; else it goes */
 	return h;
 }
 
@@ -226,7 +231,7 @@ static long sys_endpoint_create(void)
 	struct endpoint *ep = ipc_endpoint_create();
 
 	return install_new(ep ? ipc_endpoint_object(ep) : NULL,
-			   SYS_RIGHT_ENDPOINT_ALL);
+			   SYS_RIGHT_ENDPOINT_ALL, TASK_ENDPOINTS_MAX);
 }
 
 /*
@@ -330,7 +335,8 @@ static long dispatch(struct trap_frame *f)
 		sleep_ns(a0);
 		return 0;
 	case SYS_SHM_CREATE:
-		return install_new(shm_object_create(a0), SYS_RIGHT_SHM_ALL);
+		return install_new(shm_object_create(a0), SYS_RIGHT_SHM_ALL,
+				   TASK_SHM_MAX);
 	case SYS_SHM_MAP:
 		return sys_shm_map(a0, a1, a2);
 	case SYS_SHM_REVOKE:

@@ -79,8 +79,9 @@
  *    a label with SYS_IPC_LABEL_HANDLE set carries the handle in word 0
  *    and a rights mask in word 1 (the rights it gets: those of the handle
  *    & the mask). The receiver sees the label as sent, a new handle of its
- *    own in word 0 and the rights it holds in word 1; when its table is
- *    full, word 0 is -SYS_EMFILE and the object is not received.
+ *    own in word 0 and the rights it holds in word 1; when the handle
+ *    would leave its table fewer than 8 free slots, word 0 is -SYS_EMFILE
+ *    and the object is not received (the send still succeeds).
  * The sender keeps its own handle. A task's handles close when it ends.
  */
 #define SYS_HANDLE_SLOT_BITS	   6
@@ -135,7 +136,7 @@ struct ipc_message {
 #define SYS_EBADF  9 /* not a handle (closed, stale, forged, other type) */
 #define SYS_ENOMEM 12
 #define SYS_EFAULT 14
-#define SYS_EBUSY  16
+#define SYS_EBUSY  16 /* a task's share used up, or the task table full */
 #define SYS_EEXIST 17
 #define SYS_EINVAL 22
 #define SYS_EMFILE 24 /* the handle table is full */

@@ -51,6 +51,7 @@ static void task_put(struct task *task)
 	if (__atomic_sub_fetch(&task->refcount, 1, __ATOMIC_ACQ_REL))
 		return;
 	mm_put(task->mm);
+	kobject_charge_put(task->charge);
 	kfree(task);
 }
 
@@ -115,12 +116,14 @@ static int start_thread(struct task *task, uint64_t entry, uint64_t stack,
 		return -ENOMEM;
 	}
 	flags = spin_lock_irqsave(&task->exit_wait.lock);
-	if (task->killed) {
+	if (task->killed || task->threads >= TASK_THREADS_MAX) {
+		int err = task->killed ? -ESRCH : -EBUSY;
+
 		spin_unlock_irqrestore(&task->exit_wait.lock, flags);
 		kfree(start);
 		t->state = THREAD_DEAD;
 		thread_retire(t);
-		return -ESRCH;
+		return err;
 	}
 	/*
 	 * Complete before it is listed: from here a task_exit (another
@@ -140,16 +143,26 @@ static int start_thread(struct task *task, uint64_t entry, uint64_t stack,
 	return t->id;
 }
 
+static void unregister(struct task *task);
+
 /*
  * Enters task in the registry. A full registry makes room by forgetting the
- * oldest task that ended and was never waited for.
+ * oldest task that ended and was never waited for. -EBUSY when the
+ * registry is full of live tasks, or the parent (a task, not the kernel)
+ * has TASK_CHILDREN_MAX children in it already.
  */
 static int register_task(struct task *task)
 {
 	uint64_t flags = spin_lock_irqsave(&registry_lock);
 	struct task *forgotten = NULL;
-	int slot = -1;
+	int slot = -1, children = 0;
 
+	for (int i = 0; i < TASK_MAX && task->parent; i++)
+		children += registry[i] && registry[i]->parent == task->parent;
+	if (children >= TASK_CHILDREN_MAX) {
+		spin_unlock_irqrestore(&registry_lock, flags);
+		return -EBUSY;
+	}
 	for (int i = 0; i < TASK_MAX && slot < 0; i++) {
 		if (!registry[i])
 			slot = i;
@@ -193,8 +206,11 @@ int task_spawn(const char *name, uint64_t arg,
 	wait_queue_init(&task->exit_wait);
 	handle_table_init(&task->handles);
 	task->refcount = 1; /* the registry's */
-	task->mm = mm_create();
+	task->charge = kobject_charge_create();
+	task->mm = task->charge ? mm_create() : NULL;
 	if (!task->mm) {
+		if (task->charge)
+			kobject_charge_put(task->charge);
 		kfree(task);
 		return -ENOMEM;
 	}
@@ -203,6 +219,7 @@ int task_spawn(const char *name, uint64_t arg,
 		err = register_task(task);
 	if (err) {
 		mm_put(task->mm);
+		kobject_charge_put(task->charge);
 		kfree(task);
 		return err;
 	}
@@ -212,13 +229,21 @@ int task_spawn(const char *name, uint64_t arg,
 			       (int)i);
 	err = start_thread(task, elf.entry, USER_STACK_TOP, arg);
 	if (err < 0) {
-		/* No thread ever ran: the task ends at once, status err. */
+		/*
+		 * No thread ever ran: the task ends at once, status err.
+		 * The caller gets no id to wait for, so the task leaves the
+		 * registry now, with its memory, rather than stay until the
+		 * registry fills and count as a child meanwhile. A waiter
+		 * that guessed the id wakes and gets err.
+		 */
 		uint64_t flags = spin_lock_irqsave(&task->exit_wait.lock);
 
 		task->exited = true;
 		task->status = err;
 		spin_unlock_irqrestore(&task->exit_wait.lock, flags);
 		handle_table_close_all(&task->handles);
+		wake_all(&task->exit_wait);
+		unregister(task);
 		return err;
 	}
 	return task->id;

@@ -21,12 +21,32 @@ struct trap_frame;
 #define TASK_ID_MAX	  0x7fffffff
 #define TASK_STATUS_FAULT SYS_STATUS_FAULT /* a task killed by a fault */
 
+/*
+ * What one task may hold at once, so that no task can use up a table the
+ * whole system shares (docs/security.md, "Limits"). Past each, the call
+ * fails with -EBUSY: the caller's own share is used up, whereas -ENOMEM
+ * means the system ran out. Each is well above what any program of user/
+ * needs (killrace runs 66 threads at once, race a few children and
+ * objects per worker) and well below the system's table.
+ *   threads: 128, of KSTACK_MAX (4096) kernel stacks;
+ *   children spawned and not yet waited for or forgotten, ended or not
+ *   (an ended child keeps its memory until then): 32, of TASK_MAX (256);
+ *   endpoints and shared-memory objects it created that are still alive
+ *   (held by it or by anyone it gave them to): 16 each, of 64 each.
+ */
+#define TASK_THREADS_MAX   128
+#define TASK_CHILDREN_MAX  32
+#define TASK_ENDPOINTS_MAX 16
+#define TASK_SHM_MAX	   16
+
 struct task {
 	int id;
 	int parent; /* the spawning task's id, 0 for the kernel; set once */
 	char name[24];
 	struct mm *mm;		     /* a reference */
 	struct handle_table handles; /* what it may use; closed as it ends */
+	/* The objects it created count here; set at spawn, a reference. */
+	struct kobject_charge *charge;
 
 	/* Guarded by exit_wait.lock. */
 	unsigned threads;	    /* live threads */
@@ -45,12 +65,15 @@ struct task {
  * its handle slots 0..count-1 with their rights. Returns the task id, or
  * a negative error (-ENOENT: no such module, -EINVAL: not a valid
  * executable or count above SYS_HANDLE_SPAWN_MAX, -ENOMEM, -EBUSY: too
- * many tasks).
+ * many tasks, or the caller has TASK_CHILDREN_MAX children already).
  */
 int task_spawn(const char *name, uint64_t arg,
 	       const struct handle_grant *grants, unsigned count);
 
-/* A new thread of the calling thread's task, starting in user mode. */
+/*
+ * A new thread of the calling thread's task, starting in user mode: its
+ * id, or -EBUSY when the task has TASK_THREADS_MAX threads, -ENOMEM.
+ */
 int task_thread_create(uint64_t entry, uint64_t stack_top, uint64_t arg);
 
 /*

@@ -92,6 +92,14 @@ uint64_t pmm_alloc_frame(void)
 	return mmu_alloc_frame();
 }
 
+/* The simulator has no reserve: a user frame is any frame. */
+uint64_t pmm_alloc_user_frame(void)
+{
+	if (alloc_fails("pmm_alloc_user_frame"))
+		return 0;
+	return mmu_alloc_frame();
+}
+
 uint64_t pmm_alloc_frames(uint64_t count, uint64_t align)
 {
 	uint64_t first = 0;

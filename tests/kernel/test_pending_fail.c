@@ -239,10 +239,13 @@ static void revoker_main(void *arg)
 	__atomic_add_fetch(&fv.exited, 1, __ATOMIC_RELEASE);
 }
 
-/* The round's object, made from frames given back for it. */
+/*
+ * The round's object, made from frames given back for it: above the
+ * reserve, which user memory (the object's frames) may not take.
+ */
 static bool set_up(struct ktest_context *t, uint32_t round)
 {
-	hoard_release(FAIL_SPARE_FRAMES);
+	hoard_release(pmm_reserve_count() + FAIL_SPARE_FRAMES);
 	fv.shm = shm_create(FAIL_OBJECT_PAGES * PAGE_SIZE);
 	hoard_all();
 	return KEXPECT(fv.shm, "no object for round %u", round);

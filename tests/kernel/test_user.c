@@ -11,6 +11,7 @@
 #include "proc/ipc.h"
 #include "kernel/platform.h"
 #include "lib/string.h"
+#include "mm/kstack.h"
 #include "mm/pmm.h"
 #include "sched/sched.h"
 #include "proc/task.h"
@@ -638,6 +639,77 @@ KTEST(USER0021, user, "a handle slot retires rather than wrap its generation")
 		"the stale handle %ld names an object", stale);
 	handle_table_close_all(&table);
 	kobject_put(obj);
+}
+
+/* user/exhaust.c: its modes. */
+#define EXHAUST_LIMITS 0
+#define EXHAUST_MEMORY 3
+#define EXHAUST_AFTER  4
+/* Filling more RAM than this from user mode takes too long under TCG. */
+#define EXHAUST_RAM_MAX GiB(1)
+
+/*
+ * A hostile task takes endpoints, shared objects, mappings of one object,
+ * threads, children and a receiver's handle slots until each is refused;
+ * each refusal must be its task's limit with the documented error
+ * (docs/security.md, "Limits"), and the kernel goes on.
+ */
+KTEST(USER0022, user, "a task's share of each table is refused past its limit")
+{
+	if (!have(t, "exhaust"))
+		return;
+	KEXPECT(run(t, "exhaust", EXHAUST_LIMITS) == 0,
+		"a limit was refused at the wrong count or with the wrong "
+		"error, or not refused at all (see above)");
+}
+
+/* Frees the stacks of ended threads until free frames are back to frames
+ * (less what caches keep), or 5 s pass. */
+static void wait_for_frames(uint64_t frames)
+{
+	uint64_t deadline = tsc_read_ordered() + ns_to_tsc(5000000000ULL);
+
+	do {
+		sleep_ns(1000000);
+		thread_reap();
+	} while (pmm_free_count() + FRAMES_KEPT_BY_CACHES < frames &&
+		 tsc_read_ordered() < deadline);
+}
+
+/*
+ * A hostile task maps until no user memory is left. The kernel's own
+ * allocations still succeed from the reserve (mm/pmm.c); once the task
+ * ended, every frame and kernel stack comes back, and another task spawns,
+ * makes a thread and maps a page.
+ */
+KTEST(USER0023, user, "filling memory is refused and everything comes back")
+{
+	uint64_t frames, stacks;
+
+	if (!have(t, "exhaust"))
+		return;
+	if (pmm_total_count() * PAGE_SIZE > EXHAUST_RAM_MAX) {
+		ktest_skip(t, "more RAM than a test fills in time");
+		return;
+	}
+	/* Warm-up: heap caches and the kernel-stack area's tables. */
+	run(t, "exhaust", EXHAUST_AFTER);
+	wait_for_frames(pmm_free_count());
+	frames = pmm_free_count();
+	stacks = kstack_in_use();
+	KEXPECT(run(t, "exhaust", EXHAUST_MEMORY) == 0,
+		"a map past the memory, or a kernel allocation meanwhile, "
+		"gave the wrong answer (see above)");
+	/* Its memory comes back once its last thread is reaped. */
+	wait_for_frames(frames);
+	KEXPECT(pmm_free_count() + FRAMES_KEPT_BY_CACHES >= frames,
+		"%lld frames not returned",
+		(long long)(frames - pmm_free_count()));
+	KEXPECT(kstack_in_use() <= stacks, "%lld kernel stacks not returned",
+		(long long)(kstack_in_use() - stacks));
+	KEXPECT(run(t, "exhaust", EXHAUST_AFTER) == 0,
+		"after a task filled memory, another could not run, make a "
+		"thread or map a page (see above)");
 }
 
 /* user/replyrace.c: its modes and labels. */
