@@ -357,12 +357,19 @@ __noreturn void task_exit_thread(void)
 		;
 	*link = self->task_next;
 	last = --task->threads == 0;
-	if (last)
-		task->exited = true;
 	spin_unlock_irqrestore(&task->exit_wait.lock, flags);
 	if (last) {
+		/*
+		 * Everything the task held goes back before it counts as
+		 * ended: a waiter that sees exited may count endpoints and
+		 * objects at once and must find them given back. No thread
+		 * is left to take new handles meanwhile.
+		 */
 		ipc_task_exit(task);
 		handle_table_close_all(&task->handles);
+		flags = spin_lock_irqsave(&task->exit_wait.lock);
+		task->exited = true;
+		spin_unlock_irqrestore(&task->exit_wait.lock, flags);
 		wake_all(&task->exit_wait);
 	}
 	current_thread()->task = NULL;

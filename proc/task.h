@@ -78,10 +78,11 @@ int task_thread_create(uint64_t entry, uint64_t stack_top, uint64_t arg);
 
 /*
  * Waits until task id, a child of the caller, ends; its status in *status.
- * A child is a task the calling task spawned, or, for a kernel thread,
- * one the kernel spawned. Each status is taken once. -ESRCH when id is
- * no such task, not the caller's child, or already waited for; -EINVAL
- * for the caller's own task.
+ * By then its handles are closed and its endpoints dead. A child is a
+ * task the calling task spawned, or, for a kernel thread, one the kernel
+ * spawned. Each status is taken once. -ESRCH when id is no such task, not
+ * the caller's child, or already waited for; -EINVAL for the caller's own
+ * task.
  */
 int task_wait(int id, long *status);
 
