@@ -61,7 +61,7 @@ static struct spinlock kernel_tables_lock = SPINLOCK_INIT;
 static void map_or_panic(uint64_t va, uint64_t pa, enum page_size size,
 			 uint64_t flags)
 {
-	int err = pt_map(kernel_root, va, pa, size, flags);
+	int err = pt_map(kernel_root, va, pa, size, flags, NULL);
 
 	if (err)
 		panic("kmap: mapping %#llx -> %#llx failed (%d)",
@@ -220,7 +220,7 @@ int kmap_map_page(uint64_t va, uint64_t pa, uint64_t flags)
 	if (va < USER_TOP || (flags & global_bit) != global_bit)
 		return -EINVAL;
 	irq = spin_lock_irqsave(&kernel_tables_lock);
-	err = pt_map(kernel_root, va, pa, PAGE_4K, flags);
+	err = pt_map(kernel_root, va, pa, PAGE_4K, flags, NULL);
 	spin_unlock_irqrestore(&kernel_tables_lock, irq);
 	return err;
 }

@@ -112,6 +112,20 @@
  *   the chunks: the kernel stays safe (no frame freed while a CPU may
  *   translate to it, none leaked), the task's view of its own memory is
  *   its own concern.
+ *
+ * Memory accounts
+ *   One task may not take every user frame from the others. mm->charged
+ *   counts the frames an address space keeps: its anonymous pages and its
+ *   user page tables (a sparse map needs up to three tables per page, so
+ *   counting pages alone would not bound it). It changes under mm->lock
+ *   only. A map checks, before it allocates a page, that the page and the
+ *   most tables pt_map may add still fit under mm_memory_limit(), a
+ *   quarter of RAM, and fails with -EBUSY when they do not; it then
+ *   charges what pt_map really made. An unmap uncharges what it hands to
+ *   its batch, pages and tables alike, and a revoke the tables it empties.
+ *   The shared objects a task creates are charged to the task itself
+ *   (proc/handle.h), since they may outlive its address space. The frame
+ *   reserve (mm/pmm.c) bounds what all tasks together may take.
  */
 #include "mm/mm.h"
 #include "kernel/cpu.h"
@@ -200,6 +214,21 @@ void mm_hold_max(struct mm_hold_max *out)
 {
 	out->steps = shared_load(&hold_max_steps, __ATOMIC_RELAXED);
 	out->cycles = shared_load(&hold_max_cycles, __ATOMIC_RELAXED);
+}
+
+/* "Memory accounts", above: a quarter of RAM. */
+#define MM_MEMORY_SHARE 4
+
+uint64_t mm_memory_limit(void)
+{
+	return pmm_total_count() / MM_MEMORY_SHARE;
+}
+
+/* Whether pages more pages, and the tables they may need, fit mm's share. */
+static bool charge_fits(const struct mm *mm, uint64_t pages)
+{
+	return mm->charged + pages * (1 + PT_MAP_TABLES_MAX) <=
+	       mm_memory_limit();
 }
 
 bool user_range_ok(uint64_t va, uint64_t len)
@@ -459,6 +488,7 @@ static void unmap_range(struct mm *mm, uint64_t va, uint64_t end)
 		       (va = pt_next_mappable(mm->root, va, end, &h.steps)) <
 			       end &&
 		       h.steps) {
+			size_t batched = batch.count;
 			uint64_t old;
 
 			h.steps--;
@@ -468,6 +498,8 @@ static void unmap_range(struct mm *mm, uint64_t va, uint64_t end)
 					tlb_batch_free_page(
 						&batch, old & PTE_ADDR_MASK);
 			}
+			/* Its pages and tables: "Memory accounts". */
+			mm->charged -= batch.count - batched;
 			va += PAGE_SIZE;
 		}
 		hold_unlock(mm, &h);
@@ -493,18 +525,27 @@ int mm_map_anon(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot)
 
 		hold_lock_for_map(mm, &h, done, end);
 		while (h.steps && done < end) {
-			uint64_t frame = pmm_alloc_user_frame();
+			unsigned tables = 0;
+			uint64_t frame;
 
 			h.steps--;
+			if (!charge_fits(mm, 1)) {
+				err = -EBUSY; /* its share: "Memory accounts" */
+				break;
+			}
+			frame = pmm_alloc_user_frame();
 			if (!frame) {
 				err = -ENOMEM;
 				break;
 			}
-			err = pt_map(mm->root, done, frame, PAGE_4K, pte);
+			err = pt_map(mm->root, done, frame, PAGE_4K, pte,
+				     &tables);
+			mm->charged += tables; /* linked even on failure */
 			if (err) { /* -EEXIST: mapped since range_has_page */
 				pmm_free_frame(frame);
 				break;
 			}
+			mm->charged++;
 			mm->pages++;
 			done += PAGE_SIZE;
 		}
@@ -576,15 +617,26 @@ int mm_write(struct mm *mm, uint64_t va, const void *src, size_t n)
 	return 0;
 }
 
-struct shm *shm_create(uint64_t len)
+uint64_t shm_frames_for(uint64_t len)
 {
-	uint64_t pages;
-	struct shm *shm;
-
 	/* Checked before rounding up, which would wrap a huge len to 0. */
 	if (!len || len > SHM_MAX_PAGES * PAGE_SIZE)
+		return 0;
+	return ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE;
+}
+
+uint64_t shm_frames(const struct shm *shm)
+{
+	return shm->pages;
+}
+
+struct shm *shm_create(uint64_t len)
+{
+	uint64_t pages = shm_frames_for(len);
+	struct shm *shm;
+
+	if (!pages)
 		return NULL;
-	pages = ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE;
 	/* Counted first, so that shm_put's uncount balances every path. */
 	if (__atomic_add_fetch(&shm_live, 1, __ATOMIC_RELAXED) > SHM_MAX) {
 		__atomic_sub_fetch(&shm_live, 1, __ATOMIC_RELAXED);
@@ -662,6 +714,7 @@ int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
 	uint64_t pte = shared_pte_flags(prot);
 	uint64_t done = va;
 	bool recorded = false;
+	unsigned tables;
 	struct hold h;
 	int err = 0;
 
@@ -687,9 +740,16 @@ int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
 			}
 		}
 		h.steps--;
+		/* The object's frames are not the space's; its tables are. */
+		if (mm->charged + PT_MAP_TABLES_MAX > mm_memory_limit()) {
+			err = -EBUSY;
+			break;
+		}
+		tables = 0;
 		err = pt_map(mm->root, done,
-			     shm->frames[(done - va) / PAGE_SIZE], PAGE_4K,
-			     pte);
+			     shm->frames[(done - va) / PAGE_SIZE], PAGE_4K, pte,
+			     &tables);
+		mm->charged += tables;
 		if (!err) {
 			mm->pages++;
 			done += PAGE_SIZE;
@@ -759,6 +819,7 @@ static enum revoke_progress revoke_mapping(struct shm *shm,
 {
 	enum revoke_progress progress = REVOKE_DONE;
 	struct mm *mm = m->mm;
+	size_t batched;
 	struct hold h;
 
 	hold_lock(mm, &h);
@@ -782,8 +843,10 @@ static enum revoke_progress revoke_mapping(struct shm *shm,
 		if (pt_translate(mm->root, va, &pa, &old) ||
 		    !(old & PTE_SOFT_SHARED) || pa != shm->frames[*next_page])
 			continue;
+		batched = b->count;
 		if (!pt_unmap(mm->root, va, &old, b))
 			mm->pages--;
+		mm->charged -= b->count - batched; /* the tables it emptied */
 	}
 	if (progress == REVOKE_DONE)
 		*taken = take_shared(mm, shm);

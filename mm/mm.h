@@ -74,6 +74,9 @@ struct mm {
 	uint32_t flush_pending;
 	uint64_t clears;
 	uint64_t pages; /* user pages mapped (anonymous and shared) */
+	/* Frames it keeps: anonymous pages and user page tables, at most
+	 * mm_memory_limit() (mm/mm.c, "Memory accounts"). */
+	uint64_t charged;
 	struct shm
 		*shared[MM_MAX_SHARED]; /* objects mapped: a reference each */
 	unsigned shared_count;
@@ -88,7 +91,8 @@ void mm_put(struct mm *mm);
 /*
  * Maps len bytes at va (both page-aligned, in the user half, len at most
  * MM_MAP_MAX_BYTES) to fresh zeroed frames. Fails with -EEXIST if any page
- * is already mapped, -ENOMEM, -EINVAL for a bad range or protection. The
+ * is already mapped, -EBUSY past mm_memory_limit(), -ENOMEM, -EINVAL for a
+ * bad range or protection. The
  * work is done in chunks with the lock dropped between them, so other
  * threads of the space may see (and use) pages of a call that then fails:
  * on failure, the call unmaps every page it mapped before it returns, and
@@ -128,6 +132,13 @@ struct mm_hold_max {
 };
 void mm_hold_max(struct mm_hold_max *out);
 
+/*
+ * The most frames one address space may keep for its anonymous pages and
+ * user page tables: a quarter of RAM (mm/mm.c, "Memory accounts"). A map
+ * that would pass it fails with -EBUSY.
+ */
+uint64_t mm_memory_limit(void);
+
 /* True when [va, va+len) lies in the user half and does not wrap. */
 bool user_range_ok(uint64_t va, uint64_t len);
 
@@ -136,13 +147,18 @@ bool user_range_ok(uint64_t va, uint64_t len);
  * NULL for a length of 0 or above the largest object, or out of memory.
  */
 struct shm *shm_create(uint64_t len);
+/* The frames an object of len bytes holds; 0 for a length shm_create refuses. */
+uint64_t shm_frames_for(uint64_t len);
+/* The frames shm holds (until a revoke frees them early). */
+uint64_t shm_frames(const struct shm *shm);
 void shm_put(struct shm *shm);
 /*
  * Maps all of shm at va in mm (the mm keeps a reference to the object).
  * prot is also the most mm_protect may later give these pages.
  * -EIDRM once the object was revoked; -ENOMEM when mm maps MM_MAX_SHARED
  * objects or shm is mapped SHM_MAX_MAPPINGS times already; -EBUSY when mm
- * maps shm SHM_MAPPINGS_PER_MM times already.
+ * maps shm SHM_MAPPINGS_PER_MM times already, or its page tables would
+ * pass mm_memory_limit().
  */
 int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot);
 

@@ -44,7 +44,7 @@ static bool is_user(uint64_t va)
  * large page is in the way, or memory ran out (*err says which).
  */
 static uint64_t *walk(uint64_t root, uint64_t va, int target_level,
-		      bool allocate, int *err)
+		      bool allocate, unsigned *made, int *err)
 {
 	uint64_t *table = table_at(root);
 
@@ -70,6 +70,8 @@ static uint64_t *walk(uint64_t root, uint64_t va, int target_level,
 			}
 			*entry = frame | PTE_PRESENT | PTE_WRITE |
 				 (is_user(va) ? PTE_USER : 0);
+			if (made)
+				++*made;
 		} else if (*entry & PTE_HUGE) {
 			*err = -EINVAL;
 			return NULL;
@@ -80,7 +82,7 @@ static uint64_t *walk(uint64_t root, uint64_t va, int target_level,
 }
 
 int pt_map(uint64_t root, uint64_t va, uint64_t pa, enum page_size size,
-	   uint64_t flags)
+	   uint64_t flags, unsigned *tables_made)
 {
 	int level = leaf_level(size);
 	uint64_t align = 1ULL << LEVEL_SHIFT(level);
@@ -90,7 +92,7 @@ int pt_map(uint64_t root, uint64_t va, uint64_t pa, enum page_size size,
 	if (!va_is_canonical(va) || !IS_ALIGNED(va, align) ||
 	    !IS_ALIGNED(pa, align) || (pa & ~PTE_ADDR_MASK))
 		return -EINVAL;
-	entry = walk(root, va, level, true, &err);
+	entry = walk(root, va, level, true, tables_made, &err);
 	if (!entry)
 		return err;
 	if (*entry & PTE_PRESENT)
@@ -153,7 +155,7 @@ int pt_unmap(uint64_t root, uint64_t va, uint64_t *old, struct tlb_batch *batch)
 int pt_protect(uint64_t root, uint64_t va, uint64_t flags)
 {
 	int err = 0;
-	uint64_t *entry = walk(root, va, 1, false, &err);
+	uint64_t *entry = walk(root, va, 1, false, NULL, &err);
 
 	if (!entry)
 		return err;

@@ -55,11 +55,14 @@ struct tlb_batch;
 
 /*
  * Maps va to pa (both aligned to size) with flags. Missing tables are
- * allocated. Returns 0, -EEXIST if va is already mapped, -ENOMEM, or -EINVAL
- * for a misaligned or non-canonical address.
+ * allocated (at most PT_MAP_TABLES_MAX), and counted in *tables_made unless
+ * it is NULL; they stay linked whatever the result. Returns 0, -EEXIST if
+ * va is already mapped, -ENOMEM, or -EINVAL for a misaligned or
+ * non-canonical address.
  */
+#define PT_MAP_TABLES_MAX 3 /* a PDPT, a PD and a PT */
 int pt_map(uint64_t root, uint64_t va, uint64_t pa, enum page_size size,
-	   uint64_t flags);
+	   uint64_t flags, unsigned *tables_made);
 
 /*
  * Unmaps the 4 KiB page at va; *old gets the entry it held, and the caller

@@ -43,6 +43,7 @@ void kobject_init(struct kobject *obj, enum kobject_type type)
 {
 	obj->type = type;
 	obj->refcount = 1;
+	obj->frames = 0;
 	obj->charge = NULL;
 }
 
@@ -61,6 +62,30 @@ void kobject_charge_put(struct kobject_charge *charge)
 		kfree(charge);
 }
 
+/*
+ * Adds frames to charge->frames unless that passes a task's share of
+ * memory, the same as its address space's (mm/mm.c, "Memory accounts").
+ * Relaxed, as the count: it orders nothing else.
+ */
+static bool charge_frames(struct kobject_charge *charge, uint64_t frames)
+{
+	uint64_t had = __atomic_load_n(&charge->frames, __ATOMIC_RELAXED);
+
+	do {
+		if (had + frames > mm_memory_limit())
+			return false;
+	} while (!__atomic_compare_exchange_n(
+		&charge->frames, &had, had + frames, false, __ATOMIC_RELAXED,
+		__ATOMIC_RELAXED));
+	return true;
+}
+
+bool kobject_frames_fit(const struct kobject_charge *charge, uint64_t frames)
+{
+	return __atomic_load_n(&charge->frames, __ATOMIC_RELAXED) + frames <=
+	       mm_memory_limit();
+}
+
 int kobject_charge(struct kobject *obj, struct kobject_charge *charge,
 		   uint32_t max)
 {
@@ -74,6 +99,10 @@ int kobject_charge(struct kobject *obj, struct kobject_charge *charge,
 			return -EBUSY;
 	} while (!__atomic_compare_exchange_n(
 		live, &n, n + 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	if (!charge_frames(charge, obj->frames)) {
+		__atomic_sub_fetch(live, 1, __ATOMIC_RELAXED);
+		return -EBUSY;
+	}
 	/* Relaxed: the caller's task holds a reference to the account. */
 	__atomic_add_fetch(&charge->refcount, 1, __ATOMIC_RELAXED);
 	obj->charge = charge;
@@ -89,6 +118,7 @@ static void uncharge(struct kobject *obj)
 		return;
 	obj->charge = NULL;
 	__atomic_sub_fetch(&charge->live[obj->type], 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&charge->frames, obj->frames, __ATOMIC_RELAXED);
 	kobject_charge_put(charge);
 }
 
@@ -127,6 +157,7 @@ struct kobject *shm_object_create(uint64_t len)
 		return NULL;
 	}
 	kobject_init(&so->obj, KOBJECT_SHM);
+	so->obj.frames = shm_frames(so->shm);
 	return &so->obj;
 }
 

@@ -62,18 +62,21 @@ enum kobject_type {
 
 /*
  * What a task's objects are charged to: a count of the live objects it
- * created, by type. Separate from the task, so an object that outlives
- * its creator (a handle given away) keeps no task or address space alive:
- * the task and each object charged hold a reference.
+ * created, by type, and the frames they hold (shared objects' pages).
+ * Separate from the task, so an object that outlives its creator (a
+ * handle given away) keeps no task or address space alive: the task and
+ * each object charged hold a reference.
  */
 struct kobject_charge {
 	uint32_t refcount;	      /* atomic */
 	uint32_t live[KOBJECT_TYPES]; /* atomic: objects charged, by type */
+	uint64_t frames;	      /* atomic: frames they hold */
 };
 
 struct kobject {
 	enum kobject_type type; /* set at creation, never changes */
 	uint32_t refcount;	/* atomic */
+	uint64_t frames;	/* the frames it holds; set at creation */
 	/* Whom it counts against (a reference), or NULL; set once, just
 	 * after creation, and read only by its release. */
 	struct kobject_charge *charge;
@@ -87,12 +90,19 @@ struct kobject_charge *kobject_charge_create(void);
 /* Drops a reference to the account; the last one frees it. */
 void kobject_charge_put(struct kobject_charge *charge);
 /*
- * Counts obj (just created, not yet charged) against charge until obj is
- * released: 0, or -EBUSY when charge already holds max live objects of
- * obj's type (obj is then not charged).
+ * Counts obj (just created, not yet charged) and its frames against
+ * charge until obj is released: 0, or -EBUSY when charge already holds
+ * max live objects of obj's type, or its frames would pass
+ * mm_memory_limit() (obj is then not charged).
  */
 int kobject_charge(struct kobject *obj, struct kobject_charge *charge,
 		   uint32_t max);
+/*
+ * Whether frames more still fit charge's share, as things stand: a check
+ * before allocating them, so that a task past its share is refused before
+ * it takes the memory; kobject_charge decides.
+ */
+bool kobject_frames_fit(const struct kobject_charge *charge, uint64_t frames);
 /* A reference more: the caller already holds one. */
 static inline void kobject_get(struct kobject *obj)
 {

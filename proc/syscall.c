@@ -226,6 +226,16 @@ static long install_new(struct kobject *obj, uint32_t rights, uint32_t max)
 	return h;
 }
 
+static long sys_shm_create(uint64_t len)
+{
+	/* Refused before its frames are taken, when they would not fit the
+	 * task's share; install_new's charge decides for certain. */
+	if (!kobject_frames_fit(task_current()->charge, shm_frames_for(len)))
+		return -EBUSY;
+	return install_new(shm_object_create(len), SYS_RIGHT_SHM_ALL,
+			   TASK_SHM_MAX);
+}
+
 static long sys_endpoint_create(void)
 {
 	struct endpoint *ep = ipc_endpoint_create();
@@ -335,8 +345,7 @@ static long dispatch(struct trap_frame *f)
 		sleep_ns(a0);
 		return 0;
 	case SYS_SHM_CREATE:
-		return install_new(shm_object_create(a0), SYS_RIGHT_SHM_ALL,
-				   TASK_SHM_MAX);
+		return sys_shm_create(a0);
 	case SYS_SHM_MAP:
 		return sys_shm_map(a0, a1, a2);
 	case SYS_SHM_REVOKE:

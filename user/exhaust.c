@@ -14,13 +14,18 @@
  *      slot 0 until one arrives as -SYS_EMFILE, then checks it can still
  *      make an object of its own. Its status is the number of handles
  *      received, or STATUS_WRONG.
- *   3  memory: maps until refused (-SYS_ENOMEM), checks that a new
- *      shared object is refused too, and that the kernel still makes a
- *      thread and an endpoint (its reserve) while no user memory is
- *      left. Exits with its memory still mapped: the kernel takes it
- *      back.
+ *   3  memory, the first task: maps until refused, which must be its
+ *      share (-SYS_EBUSY: one task may not take all memory), then makes
+ *      16 MiB shared objects until refused, again by its share (which
+ *      counts objects apart from its mappings). Then goes on as mode 5.
  *   4  afterwards: makes a thread and maps a page, as any task must be
  *      able to once the hostile one has ended.
+ *   5  memory, the tasks after it: each maps until refused. Refused by
+ *      its share, it spawns another in mode 5 and returns that one's
+ *      status; refused because no user memory is left (-SYS_ENOMEM), it
+ *      checks that a new shared object is refused too, and that the
+ *      kernel still makes a thread and an endpoint (its reserve). Each
+ *      exits with its memory still mapped: the kernel takes it back.
  * The exit status is 0 when every answer was the right one.
  *
  * The limits are the kernel's (proc/task.h, proc/handle.h, mm/mm.h),
@@ -28,11 +33,12 @@
  */
 #include "user/lib/ulib.h"
 
-#define MODE_LIMITS   0
-#define MODE_CHILD    1
-#define MODE_RECEIVER 2
-#define MODE_MEMORY   3
-#define MODE_AFTER    4
+#define MODE_LIMITS	 0
+#define MODE_CHILD	 1
+#define MODE_RECEIVER	 2
+#define MODE_MEMORY	 3
+#define MODE_AFTER	 4
+#define MODE_MEMORY_MORE 5
 
 #define TASK_THREADS_MAX    128 /* proc/task.h */
 #define TASK_CHILDREN_MAX   32
@@ -41,17 +47,19 @@
 #define HANDLE_RECEIVE_KEEP 8 /* proc/handle.h */
 #define SHM_MAPPINGS_PER_MM 4 /* mm/mm.h */
 
-#define PAGE	       4096UL
-#define STACK_SIZE     2048
-#define STATUS_WRONG   99
-#define SHM_AT	       0x500000000000UL
-#define MEMORY_AT      0x100000000000UL
-#define MEMORY_CHUNK   (1UL << 20)
-#define GRANTS	       SYS_HANDLE_SLOTS /* more than the receiver's room */
-#define LABEL_GRANT    (SYS_IPC_LABEL_HANDLE | 1)
-#define LABEL_DONE     2
-#define SLEEP_NS       1000000
-#define TRIES_PAST_MAX 8 /* calls past a limit, so a late refusal shows */
+#define PAGE		4096UL
+#define STACK_SIZE	2048
+#define STATUS_WRONG	99
+#define SHM_AT		0x500000000000UL
+#define MEMORY_AT	0x100000000000UL
+#define MEMORY_CHUNK	(1UL << 20)
+#define BIG_OBJECT	(16UL << 20) /* the largest shared object */
+#define BIG_OBJECTS_MAX 16 /* TASK_SHM_MAX: the share must come first */
+#define GRANTS		SYS_HANDLE_SLOTS /* more than the receiver's room */
+#define LABEL_GRANT	(SYS_IPC_LABEL_HANDLE | 1)
+#define LABEL_DONE	2
+#define SLEEP_NS	1000000
+#define TRIES_PAST_MAX	8 /* calls past a limit, so a late refusal shows */
 
 static char stacks[TASK_THREADS_MAX + TRIES_PAST_MAX][STACK_SIZE] __aligned(16);
 static int release;	 /* the threads may end */
@@ -265,32 +273,42 @@ static long receiver(void)
 	return got;
 }
 
-static void memory(void)
+/* Maps chunks, then pages, from MEMORY_AT until refused; the refusal. */
+static long map_until_refused(void)
 {
 	uint64_t at = MEMORY_AT, pages = 0;
-	long r, ep, t;
+	long r;
 
 	while ((r = sys_map((void *)at, MEMORY_CHUNK,
 			    SYS_PROT_READ | SYS_PROT_WRITE)) == 0)
 		at += MEMORY_CHUNK;
-	if (r != -SYS_ENOMEM)
-		say_wrong("a map past the memory", r, -SYS_ENOMEM);
-	while ((r = sys_map((void *)at, PAGE,
-			    SYS_PROT_READ | SYS_PROT_WRITE)) == 0) {
-		at += PAGE;
-		pages++;
+	if (r == -SYS_ENOMEM || r == -SYS_EBUSY) {
+		while ((r = sys_map((void *)at, PAGE,
+				    SYS_PROT_READ | SYS_PROT_WRITE)) == 0) {
+			at += PAGE;
+			pages++;
+		}
 	}
-	if (r != -SYS_ENOMEM)
-		say_wrong("a page past the memory", r, -SYS_ENOMEM);
-	printf("exhaust: mapped %lu MiB and %lu pages\n",
-	       (unsigned long)((at - MEMORY_AT) >> 20), (unsigned long)pages);
+	printf("exhaust: mapped %lu MiB and %lu pages, then %ld\n",
+	       (unsigned long)((at - MEMORY_AT) >> 20), (unsigned long)pages,
+	       r);
+	return r;
+}
+
+/*
+ * No user memory is left (or, with check_shm false, less than a task
+ * needs): the kernel's own allocations still succeed.
+ */
+static void memory_full(bool check_shm)
+{
+	long r, ep, t;
+
 	/* Asked before the kernel frees anything: a thread's stack, once
 	 * freed, would lift free memory above the reserve again. */
-	r = sys_shm_create(PAGE);
+	r = check_shm ? sys_shm_create(PAGE) : -SYS_ENOMEM;
 	if (r != -SYS_ENOMEM)
 		say_wrong("a shared object with user memory full", r,
 			  -SYS_ENOMEM);
-	/* The kernel's own allocations still succeed: the reserve. */
 	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&running, 1, __ATOMIC_RELAXED);
 	t = thread_start(sleeper, stacks[0], STACK_SIZE, 0);
@@ -303,6 +321,43 @@ static void memory(void)
 	ep = sys_endpoint_create();
 	if (ep < 0)
 		say_wrong("an endpoint with user memory full", ep, 1);
+}
+
+/* Modes 3 and 5; the exit status. */
+static int memory(long mode)
+{
+	long r = map_until_refused(), id;
+	unsigned objects = 0;
+
+	if (mode == MODE_MEMORY) {
+		if (r != -SYS_EBUSY)
+			say_wrong("the first task's maps: its share", r,
+				  -SYS_EBUSY);
+		while ((r = sys_shm_create(BIG_OBJECT)) >= 0 &&
+		       objects < BIG_OBJECTS_MAX)
+			objects++;
+		if (r != -SYS_EBUSY || objects == BIG_OBJECTS_MAX)
+			say_wrong("16 MiB objects: refused by the share", r,
+				  -SYS_EBUSY);
+		r = -SYS_EBUSY; /* its share is used: the next task goes on */
+	}
+	if (r == -SYS_EBUSY) {
+		id = sys_spawn("exhaust", 7, MODE_MEMORY_MORE, NULL, 0);
+		if (id >= 0) {
+			r = sys_wait(id);
+			return wrong ? STATUS_WRONG : (int)r;
+		}
+		/* Its share ran out as the memory did: too little is left
+		 * for another task, maybe a page or two. */
+		if (id != -SYS_ENOMEM)
+			say_wrong("the next task", id, -SYS_ENOMEM);
+		memory_full(false);
+	} else if (r != -SYS_ENOMEM) {
+		say_wrong("a map past the memory", r, -SYS_ENOMEM);
+	} else {
+		memory_full(true);
+	}
+	return wrong ? STATUS_WRONG : 0;
 }
 
 static void after(void)
@@ -343,8 +398,8 @@ int main(long arg)
 	case MODE_RECEIVER:
 		return (int)receiver();
 	case MODE_MEMORY:
-		memory();
-		break;
+	case MODE_MEMORY_MORE:
+		return memory(arg);
 	case MODE_AFTER:
 		after();
 		break;

@@ -1075,6 +1075,35 @@ static void check_kstack_page(uint64_t entry, int level, uint64_t va, void *arg)
 		 (unsigned long long)va);
 }
 
+/* Counts the frames an address space keeps: its tables and own pages. */
+static void count_kept(uint64_t entry, int level, uint64_t va, void *arg)
+{
+	(void)va;
+	if (level > 1 || !(entry & PTE_SOFT_SHARED))
+		++*(uint64_t *)arg;
+}
+
+/*
+ * Each live address space's memory account (mm/mm.c, "Memory accounts")
+ * counts exactly the frames its user half keeps, once every flush is done.
+ */
+static void check_accounts(void)
+{
+	for (unsigned i = 0; i < nmms; i++) {
+		uint64_t kept = 0;
+
+		if (mms[i].dead)
+			continue;
+		walk_tables(mms[i].mm->root, 4, 0, 0, PML4_KERNEL_FIRST,
+			    count_kept, &kept);
+		if (kept != mms[i].mm->charged)
+			sim_fail("mm%u keeps %llu frames of user pages and "
+				 "tables, but its account says %llu",
+				 i + 1, (unsigned long long)kept,
+				 (unsigned long long)mms[i].mm->charged);
+	}
+}
+
 /*
  * Every frame in use is held by exactly one table, address space or
  * object, and none of them reaches a free frame: nothing leaked, nothing
@@ -1120,6 +1149,7 @@ static void check_frames(void)
 void kern_final_check(void)
 {
 	check_frames();
+	check_accounts();
 	if (oracle_pending())
 		sim_fail("%u translations still permitted after every flush",
 			 oracle_pending());

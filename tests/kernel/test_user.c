@@ -677,12 +677,15 @@ static void wait_for_frames(uint64_t frames)
 }
 
 /*
- * A hostile task maps until no user memory is left. The kernel's own
- * allocations still succeed from the reserve (mm/pmm.c); once the task
- * ended, every frame and kernel stack comes back, and another task spawns,
- * makes a thread and maps a page.
+ * A hostile task maps, and makes shared objects, until refused: each by
+ * its share of memory (mm/mm.c, "Memory accounts"), not by the memory
+ * running out. It then hands on to another task like it, and so on, until
+ * no user memory is left. The kernel's own allocations still succeed from
+ * the reserve (mm/pmm.c); once the tasks ended, every frame and kernel
+ * stack comes back, and another task spawns, makes a thread and maps a
+ * page.
  */
-KTEST(USER0023, user, "filling memory is refused and everything comes back")
+KTEST(USER0023, user, "one task gets its share of memory, all get it back")
 {
 	uint64_t frames, stacks;
 
@@ -698,8 +701,9 @@ KTEST(USER0023, user, "filling memory is refused and everything comes back")
 	frames = pmm_free_count();
 	stacks = kstack_in_use();
 	KEXPECT(run(t, "exhaust", EXHAUST_MEMORY) == 0,
-		"a map past the memory, or a kernel allocation meanwhile, "
-		"gave the wrong answer (see above)");
+		"a map or an object past a task's share or the memory, or a "
+		"kernel allocation meanwhile, gave the wrong answer (see "
+		"above)");
 	/* Its memory comes back once its last thread is reaped. */
 	wait_for_frames(frames);
 	KEXPECT(pmm_free_count() + FRAMES_KEPT_BY_CACHES >= frames,

@@ -285,7 +285,7 @@ static int step_remap(struct group *g, uint64_t next)
 			if (!err)
 				err = pt_map(g->mm->root, va,
 					     g->new_frames[page], PAGE_4K,
-					     user_pte_flags());
+					     user_pte_flags(), NULL);
 			g->old_frames[page] = old & PTE_ADDR_MASK;
 		}
 		spin_unlock_irqrestore(&g->mm->lock, flags);
