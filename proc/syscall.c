@@ -84,6 +84,25 @@ void syscall_init_this_cpu(void)
 			       task_check_killed);
 }
 
+/*
+ * Writes a line at a time: the console holds interrupts off while it
+ * writes, and each line may scroll the screen, which reads the
+ * framebuffer back (slow on real video memory). So one hold scrolls at
+ * most once, plus the wraps of one chunk's worth of text.
+ */
+static void write_lines(const char *s, size_t n)
+{
+	while (n) {
+		size_t line = 0;
+
+		while (line < n && s[line++] != '\n')
+			;
+		console_write(s, line);
+		s += line;
+		n -= line;
+	}
+}
+
 static long sys_write(uint64_t buf, uint64_t len)
 {
 	char chunk[WRITE_CHUNK];
@@ -96,7 +115,7 @@ static long sys_write(uint64_t buf, uint64_t len)
 
 		if (copy_from_user(chunk, buf + done, n))
 			return done ? (long)done : -EFAULT;
-		console_write(chunk, n);
+		write_lines(chunk, n);
 		done += n;
 	}
 	return (long)done;
