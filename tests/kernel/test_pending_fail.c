@@ -20,12 +20,14 @@
  *	mapper (CPU 0): mm_map_shared of the round's object; it fails with
  *		-ENOMEM after two pages and goes back for mm->lock to undo
  *		them.
- *	holder (CPU 1): holds mm->lock before the mapper starts, and once
- *		the mapper queues, takes the next ticket and lets go: it
- *		comes right after the mapper's first hold. Holding the lock
- *		again, with the two pages still mapped, it waits for the
- *		mapper to queue behind it (the undo), starts the revoke,
- *		and waits until the revoker either queues too or returns.
+ *	holder (CPU 1): holds mm->lock before the mapper starts, and each
+ *		time the mapper queues, takes the next ticket and lets go:
+ *		it comes right after each of the mapper's holds, until the
+ *		one that mapped the two pages (the map first checks its
+ *		range in a hold of its own). Holding the lock again, with
+ *		the two pages still mapped, it waits for the mapper to
+ *		queue behind it (the undo), starts the revoke, and waits
+ *		until the revoker either queues too or returns.
  *	revoker (CPU 2): shm_revoke of the object.
  *
  * A correct mapper still has its record while it waits for the lock, so
@@ -64,6 +66,7 @@
 #define FAIL_QUEUE_LIMIT_NS 2000000000ULL
 #define FAIL_THREADS	    3
 #define FAIL_REAP_NS	    20000000000ULL
+#define FAIL_HOLDS_MAX	    4 /* mapper holds before the one that maps */
 
 /*
  * One run. Round counters hold round + 1 once their thread is done with
@@ -186,15 +189,13 @@ static void hold_in_between(uint32_t round)
 }
 
 /*
- * Holds mm->lock before the mapper starts, and once the mapper queues for
- * it, takes the next ticket before letting go: the mapper's first hold
- * comes, then this CPU's, then the mapper's undo.
+ * Holding mm->lock, once the mapper queues for it, takes the next ticket
+ * before letting go: the mapper's hold comes, then this CPU's again.
  */
 static bool hold_after_mapper(uint32_t round)
 {
 	uint32_t ticket;
 
-	test_count_publish(&fv.holder_ready, round + 1);
 	if (!spin_until(mapper_queued, round)) {
 		test_stop(&fv.run, "the mapper never queued for the lock");
 		return false;
@@ -215,7 +216,14 @@ static void holder_main(void *arg)
 		if (!wait_for(&fv.round, round + 1, "the round's set-up"))
 			break;
 		flags = spin_lock_irqsave(&fv.mm->lock);
-		if (hold_after_mapper(round) && mapped(FAIL_VA) &&
+		test_count_publish(&fv.holder_ready, round + 1);
+		/* After each of the mapper's holds, up to the one that maps. */
+		for (unsigned hold = 0; hold < FAIL_HOLDS_MAX; hold++) {
+			if (!hold_after_mapper(round) || mapped(FAIL_VA) ||
+			    test_count_load(&fv.mapper_done) >= round + 1)
+				break;
+		}
+		if (!test_stopped(&fv.run) && mapped(FAIL_VA) &&
 		    test_count_load(&fv.mapper_done) < round + 1)
 			hold_in_between(round);
 		test_count_publish(&fv.revoke_go, round + 1);
