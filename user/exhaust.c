@@ -295,13 +295,29 @@ static long map_until_refused(void)
 	return r;
 }
 
+/* Starts a thread that ends at once, and waits for it to end. */
+static void one_thread(const char *what)
+{
+	long t;
+
+	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&running, 1, __ATOMIC_RELAXED);
+	t = thread_start(sleeper, stacks[0], STACK_SIZE, 0);
+	if (t < 0) {
+		__atomic_sub_fetch(&running, 1, __ATOMIC_RELAXED);
+		say_wrong(what, t, 1);
+	}
+	while (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+		sys_sleep_ns(SLEEP_NS);
+}
+
 /*
  * No user memory is left (or, with check_shm false, less than a task
  * needs): the kernel's own allocations still succeed.
  */
 static void memory_full(bool check_shm)
 {
-	long r, ep, t;
+	long r, ep;
 
 	/* Asked before the kernel frees anything: a thread's stack, once
 	 * freed, would lift free memory above the reserve again. */
@@ -309,15 +325,7 @@ static void memory_full(bool check_shm)
 	if (r != -SYS_ENOMEM)
 		say_wrong("a shared object with user memory full", r,
 			  -SYS_ENOMEM);
-	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&running, 1, __ATOMIC_RELAXED);
-	t = thread_start(sleeper, stacks[0], STACK_SIZE, 0);
-	if (t < 0) {
-		__atomic_sub_fetch(&running, 1, __ATOMIC_RELAXED);
-		say_wrong("a thread with user memory full", t, 1);
-	}
-	while (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
-		sys_sleep_ns(SLEEP_NS);
+	one_thread("a thread with user memory full");
 	ep = sys_endpoint_create();
 	if (ep < 0)
 		say_wrong("an endpoint with user memory full", ep, 1);
@@ -363,17 +371,9 @@ static int memory(long mode)
 static void after(void)
 {
 	volatile uint64_t *page = (volatile uint64_t *)MEMORY_AT;
-	long r, t;
+	long r;
 
-	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&running, 1, __ATOMIC_RELAXED);
-	t = thread_start(sleeper, stacks[0], STACK_SIZE, 0);
-	if (t < 0) {
-		__atomic_sub_fetch(&running, 1, __ATOMIC_RELAXED);
-		say_wrong("a thread afterwards", t, 1);
-	}
-	while (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
-		sys_sleep_ns(SLEEP_NS);
+	one_thread("a thread afterwards");
 	r = sys_map((void *)page, PAGE, SYS_PROT_READ | SYS_PROT_WRITE);
 	if (r != 0) {
 		say_wrong("a page afterwards", r, 0);
