@@ -6,6 +6,7 @@
  */
 #include "tests/ktest.h"
 #include "kernel/boot_modules.h"
+#include "kernel/console.h"
 #include "lib/errno.h"
 #include "proc/handle.h"
 #include "proc/ipc.h"
@@ -76,6 +77,57 @@ KTEST(USER0001, user, "a user program runs, makes system calls and exits")
 	if (!have(t, "hello"))
 		return;
 	KEXPECT(run(t, "hello", 0) == 0, "hello failed");
+}
+
+/* user/hello.c's many lines: its mode, and the text of each line. */
+#define HELLO_LINES	 1
+#define HELLO_LINE_COUNT 64
+#define HELLO_LINE_TEXT	 "one of many lines"
+
+static uint32_t hello_taps, hello_most_lines;
+
+/* Under the console lock: counts the newlines of each write of hello's. */
+static void count_lines_tap(const char *s, size_t n)
+{
+	size_t text = sizeof(HELLO_LINE_TEXT) - 1;
+	uint32_t newlines = 0;
+	bool hellos = false;
+
+	for (size_t i = 0; i < n; i++) {
+		newlines += s[i] == '\n';
+		hellos |=
+			i + text <= n && !memcmp(s + i, HELLO_LINE_TEXT, text);
+	}
+	if (!hellos)
+		return;
+	hello_taps++;
+	hello_most_lines = MAX(hello_most_lines, newlines);
+}
+
+/*
+ * The console holds interrupts off while it writes, and each newline may
+ * scroll the screen: a user's write must reach it a line at a time
+ * (docs/security.md, "Interrupts-off work"), whatever one SYS_WRITE holds.
+ */
+KTEST(USER0024, user, "a user's write takes the console one line at a time")
+{
+	long status;
+
+	if (!have(t, "hello"))
+		return;
+	hello_taps = hello_most_lines = 0;
+	console_set_tap(count_lines_tap);
+	status = run(t, "hello", HELLO_LINES);
+	console_set_tap(NULL);
+	KEXPECT(status == 0, "hello's write of %u lines failed",
+		HELLO_LINE_COUNT);
+	/* A line the copy split in two is seen in the part with the text. */
+	KEXPECT(hello_taps >= HELLO_LINE_COUNT / 2,
+		"the console saw %u writes of hello's %u lines", hello_taps,
+		HELLO_LINE_COUNT);
+	KEXPECT(hello_most_lines <= 1,
+		"one hold of the console wrote %u of its lines",
+		hello_most_lines);
 }
 
 /*
