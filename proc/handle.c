@@ -43,7 +43,6 @@ void kobject_init(struct kobject *obj, enum kobject_type type)
 {
 	obj->type = type;
 	obj->refcount = 1;
-	obj->frames = 0;
 	obj->charge = NULL;
 }
 
@@ -80,6 +79,13 @@ static bool charge_frames(struct kobject_charge *charge, uint64_t frames)
 	return true;
 }
 
+/* The frames obj holds: a shared object's pages; an endpoint none. */
+static uint64_t frames_of(struct kobject *obj)
+{
+	return obj->type == KOBJECT_SHM ? shm_frames(shm_object_memory(obj))
+					: 0;
+}
+
 bool kobject_frames_fit(const struct kobject_charge *charge, uint64_t frames)
 {
 	return __atomic_load_n(&charge->frames, __ATOMIC_RELAXED) + frames <=
@@ -99,7 +105,7 @@ int kobject_charge(struct kobject *obj, struct kobject_charge *charge,
 			return -EBUSY;
 	} while (!__atomic_compare_exchange_n(
 		live, &n, n + 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	if (!charge_frames(charge, obj->frames)) {
+	if (!charge_frames(charge, frames_of(obj))) {
 		__atomic_sub_fetch(live, 1, __ATOMIC_RELAXED);
 		return -EBUSY;
 	}
@@ -118,7 +124,7 @@ static void uncharge(struct kobject *obj)
 		return;
 	obj->charge = NULL;
 	__atomic_sub_fetch(&charge->live[obj->type], 1, __ATOMIC_RELAXED);
-	__atomic_sub_fetch(&charge->frames, obj->frames, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&charge->frames, frames_of(obj), __ATOMIC_RELAXED);
 	kobject_charge_put(charge);
 }
 
@@ -157,7 +163,6 @@ struct kobject *shm_object_create(uint64_t len)
 		return NULL;
 	}
 	kobject_init(&so->obj, KOBJECT_SHM);
-	so->obj.frames = shm_frames(so->shm);
 	return &so->obj;
 }
 

@@ -76,7 +76,6 @@ struct kobject_charge {
 struct kobject {
 	enum kobject_type type; /* set at creation, never changes */
 	uint32_t refcount;	/* atomic */
-	uint64_t frames;	/* the frames it holds; set at creation */
 	/* Whom it counts against (a reference), or NULL; set once, just
 	 * after creation, and read only by its release. */
 	struct kobject_charge *charge;
