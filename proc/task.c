@@ -146,6 +146,24 @@ static int start_thread(struct task *task, uint64_t entry, uint64_t stack,
 static void unregister(struct task *task);
 
 /*
+ * The task has no thread left. Everything it held goes back before it
+ * counts as ended: a waiter that sees exited may count endpoints and
+ * objects at once and must find them given back. No thread is left to
+ * take new handles meanwhile.
+ */
+static void end_task(struct task *task)
+{
+	uint64_t flags;
+
+	ipc_task_exit(task);
+	handle_table_close_all(&task->handles);
+	flags = spin_lock_irqsave(&task->exit_wait.lock);
+	task->exited = true;
+	spin_unlock_irqrestore(&task->exit_wait.lock, flags);
+	wake_all(&task->exit_wait);
+}
+
+/*
  * Enters task in the registry. A full registry makes room by forgetting the
  * oldest task that ended and was never waited for. -EBUSY when the
  * registry is full of live tasks, or the parent (a task, not the kernel)
@@ -238,11 +256,9 @@ int task_spawn(const char *name, uint64_t arg,
 		 */
 		uint64_t flags = spin_lock_irqsave(&task->exit_wait.lock);
 
-		task->exited = true;
 		task->status = err;
 		spin_unlock_irqrestore(&task->exit_wait.lock, flags);
-		handle_table_close_all(&task->handles);
-		wake_all(&task->exit_wait);
+		end_task(task);
 		unregister(task);
 		return err;
 	}
@@ -358,20 +374,8 @@ __noreturn void task_exit_thread(void)
 	*link = self->task_next;
 	last = --task->threads == 0;
 	spin_unlock_irqrestore(&task->exit_wait.lock, flags);
-	if (last) {
-		/*
-		 * Everything the task held goes back before it counts as
-		 * ended: a waiter that sees exited may count endpoints and
-		 * objects at once and must find them given back. No thread
-		 * is left to take new handles meanwhile.
-		 */
-		ipc_task_exit(task);
-		handle_table_close_all(&task->handles);
-		flags = spin_lock_irqsave(&task->exit_wait.lock);
-		task->exited = true;
-		spin_unlock_irqrestore(&task->exit_wait.lock, flags);
-		wake_all(&task->exit_wait);
-	}
+	if (last)
+		end_task(task);
 	current_thread()->task = NULL;
 	task_put(task);
 	thread_exit();
