@@ -78,7 +78,8 @@
  *   three tables it emptied, and, for a map, the allocation and zeroing
  *   of up to four frames. Between chunks the lock is dropped with
  *   interrupts back on. Every hold records its steps and TSC cycles, and
- *   mm_hold_max reports the largest (MM0010, MM0011 check the steps).
+ *   mm_hold_max_cycles reports the longest. MM0011 shows the bound works:
+ *   a CPU in a whole-half unmap still answers cross-CPU calls.
  *   Each rule above holds across chunks:
  *   - An unmap raises flush_pending in its first hold after a flush and
  *     lowers it after the next flush, which may come several holds
@@ -165,8 +166,8 @@ struct shm {
 static uint64_t next_context_id = 1;
 static uint32_t shm_live; /* atomic: objects in the system, SHM_MAX at most */
 
-/* The longest holds of mm->lock (mm_hold_max): raised by any CPU. */
-static shared_u64 hold_max_steps, hold_max_cycles;
+/* The longest hold of mm->lock (mm_hold_max_cycles): raised by any CPU. */
+static shared_u64 hold_max_cycles;
 
 /* One hold of mm->lock by a chunked path ("Bounded work", above). */
 struct hold {
@@ -205,15 +206,13 @@ static void hold_unlock(struct mm *mm, struct hold *h)
 		"a hold of mm->lock has %u steps left of %u", h->steps,
 		MM_CHUNK_STEPS);
 	spin_unlock_irqrestore(&mm->lock, h->flags);
-	/* Out of the hold: it is not lengthened by the atomics. */
-	raise_max(&hold_max_steps, MM_CHUNK_STEPS - h->steps);
+	/* Out of the hold: it is not lengthened by the atomic. */
 	raise_max(&hold_max_cycles, cycles);
 }
 
-void mm_hold_max(struct mm_hold_max *out)
+uint64_t mm_hold_max_cycles(void)
 {
-	out->steps = shared_load(&hold_max_steps, __ATOMIC_RELAXED);
-	out->cycles = shared_load(&hold_max_cycles, __ATOMIC_RELAXED);
+	return shared_load(&hold_max_cycles, __ATOMIC_RELAXED);
 }
 
 /* "Memory accounts", above: a quarter of RAM. */
@@ -224,11 +223,10 @@ uint64_t mm_memory_limit(void)
 	return pmm_total_count() / MM_MEMORY_SHARE;
 }
 
-/* Whether pages more pages, and the tables they may need, fit mm's share. */
-static bool charge_fits(const struct mm *mm, uint64_t pages)
+/* Whether frames more, and the tables one pt_map may add, fit mm's share. */
+static bool charge_fits(const struct mm *mm, uint64_t frames)
 {
-	return mm->charged + pages * (1 + PT_MAP_TABLES_MAX) <=
-	       mm_memory_limit();
+	return mm->charged + frames + PT_MAP_TABLES_MAX <= mm_memory_limit();
 }
 
 bool user_range_ok(uint64_t va, uint64_t len)
@@ -741,7 +739,7 @@ int mm_map_shared(struct mm *mm, struct shm *shm, uint64_t va, uint32_t prot)
 		}
 		h.steps--;
 		/* The object's frames are not the space's; its tables are. */
-		if (mm->charged + PT_MAP_TABLES_MAX > mm_memory_limit()) {
+		if (!charge_fits(mm, 0)) {
 			err = -EBUSY;
 			break;
 		}
@@ -801,9 +799,9 @@ static bool take_shared(struct mm *mm, const struct shm *shm)
  * space's flush_pending on the first call for m (*pending), for the caller
  * to lower after the flush. One hold of mm->lock, of MM_CHUNK_STEPS pages
  * at most. Returns REVOKE_BATCH_FULL or REVOKE_HOLD_ENDED, with the rest
- * left mapped, when b has no room left or the hold its steps; REVOKE_DONE
- * once done, with *taken set when mm's reference to shm moved to the
- * caller.
+ * left mapped, when b has no room left or the hold used up its steps;
+ * REVOKE_DONE once done, with *taken set when mm's reference to shm moved
+ * to the caller.
  */
 enum revoke_progress {
 	REVOKE_DONE,

@@ -123,14 +123,11 @@ int mm_protect(struct mm *mm, uint64_t va, uint64_t len, uint32_t prot);
 int mm_write(struct mm *mm, uint64_t va, const void *src, size_t n);
 
 /*
- * The most steps and TSC cycles any one hold of an address space's lock
- * by a map, unmap, protect or revoke took, since boot (system-wide).
+ * The most TSC cycles any one hold of an address space's lock by a map,
+ * unmap, protect or revoke took, since boot (system-wide): a report of
+ * what MM_CHUNK_STEPS bounds, from taking the lock to letting go.
  */
-struct mm_hold_max {
-	uint64_t steps;	 /* never above MM_CHUNK_STEPS */
-	uint64_t cycles; /* rdtsc, from taking the lock to letting go */
-};
-void mm_hold_max(struct mm_hold_max *out);
+uint64_t mm_hold_max_cycles(void);
 
 /*
  * The most frames one address space may keep for its anonymous pages and
