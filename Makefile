@@ -94,6 +94,16 @@ KERNEL_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 \
 	-z noexecstack -T linker.ld
 NASM_FLAGS := -f elf64 -I.
 
+# INJECT=1 builds the deliberate protocol bugs in (lib/inject.h): the kernel
+# that tlb_bug=, ipc_bug= and call_bug= need. `make inject` makes that kernel
+# in $(BUILD)/inject/, beside the default one, which has none of their checks.
+ifeq ($(origin INJECT),undefined)
+else ifeq ($(INJECT),1)
+  KERNEL_CFLAGS += -DINJECT_BUILT=1
+else ifneq ($(INJECT),0)
+  $(error INJECT=$(INJECT): use INJECT=1 to build the deliberate bugs in, or INJECT=0)
+endif
+
 # --- Sources ---------------------------------------------------------------
 BOOT_ASM := boot/header.asm boot/entry.asm
 KERNEL_ASM := kernel/isr.asm kernel/probe.asm smp/trampoline.asm \
@@ -217,11 +227,18 @@ ISO := $(BUILD)/shootdown.iso
 # A step that fails leaves no half-written file behind to pass for done.
 .DELETE_ON_ERROR:
 
-.PHONY: all iso run test deps clean format check qemu-gdb help host-tests \
+.PHONY: all inject iso run test deps clean format check qemu-gdb help host-tests \
 	bench bench-compare compare-linux profile-path plots report import mutants docs \
 	lab-tree grade timeline usb
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
+
+# The injection kernel and its user programs, in a build directory of its
+# own so that its objects never mix with the default kernel's.
+INJECT_BUILD := $(BUILD)/inject
+inject:
+	@$(MAKE) --no-print-directory BUILD=$(INJECT_BUILD) INJECT=1 \
+		$(INJECT_BUILD)/shootdown.elf $(USER_PROGRAMS:%=$(INJECT_BUILD)/user/%.elf)
 
 iso: $(ISO)
 
@@ -546,7 +563,7 @@ $(BUILD)/host/tlb_sim: $(TLB_SIM_C) $(TLB_SIM_DEPS)
 
 host-tests: $(HOST_TEST_BINS) $(HOST_TOOLS)
 
-test: deps all host-tests $(LBENCH)
+test: deps all inject host-tests $(LBENCH)
 	@env $(RUN_ENV) $(PYTHON) tools/run-tests.py $(KERNEL_ELF) $(HOST_TEST_BINS)
 
 # Mutation testing of the simulator (docs/tlb-simulator.md): every mistake

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "lib/cmdline.h"
+#include "lib/inject.h"
 #include "lib/string.h"
 
 static bool is_space(char c)
@@ -186,6 +187,14 @@ static int parse_token(char *token, const struct option_desc *desc, size_t n,
 			continue;
 		if (!parse_value(&desc[i], value, &parsed)) {
 			report_bad_value(&desc[i], value, report, ctx);
+			return 1;
+		}
+		if (desc[i].injected && !INJECT_BUILT && parsed.choice) {
+			report(ctx,
+			       "option %s=%s: this kernel has no deliberate "
+			       "bugs built in; `make inject` builds one "
+			       "(build/inject/shootdown.elf)",
+			       token, value);
 			return 1;
 		}
 		parsed.given = true;

@@ -444,6 +444,8 @@ def environment_problem() -> str:
 def build_tree(build: Path) -> str:
     """Builds the kernel and the host programs; their errors, or ""."""
     cmd = ["make", "-s", f"BUILD={build}", "all", "host-tests"]
+    if os.environ.get("GRADE_BUG", "").strip():
+        cmd.append("inject")
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if proc.returncode == 0:
         return ""
@@ -475,7 +477,10 @@ def main(argv: list[str]) -> int:
     build = (ROOT / args.build).resolve()
     if args.log:
         os.environ["GRADE_LOG"] = str(Path(args.log).resolve())
-    grader = Grader(args.lab, build / "shootdown.elf", build)
+    # The deliberate bugs live only in the injection kernel (make inject).
+    kernel = build / "inject" / "shootdown.elf" if os.environ.get("GRADE_BUG", "").strip() \
+        else build / "shootdown.elf"
+    grader = Grader(args.lab, kernel, build)
     seed = grader.seed or "default"
     print(f"grade: lab {args.lab}, {lab.title} ({lab.handout}); seed {seed}"
           + ("; quick" if grader.quick else "") + (f"; tlb_bug={grader.bug}" if grader.bug else ""),

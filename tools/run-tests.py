@@ -733,9 +733,21 @@ JUDGES: dict[str, type[Judge]] = {
 }
 
 
+BUG_OPTIONS = ("tlb_bug=", "ipc_bug=", "call_bug=")
+
+
+def kernel_for(tc: TestConfig, kernel: str) -> str:
+    """The kernel a configuration boots: the injection build (make inject,
+    <build>/inject/) when its command line names a deliberate bug, which the
+    default kernel does not have."""
+    if any(w.startswith(BUG_OPTIONS) and not w.endswith("=none") for w in tc.settings.cmdline):
+        return str(Path(kernel).parent / "inject" / "shootdown.elf")
+    return kernel
+
+
 def run_config(tc: TestConfig, kernel: str) -> Outcome:
     """Boot one configuration and judge it by its kind."""
-    return JUDGES[tc.kind](tc, TEST_DIR / tc.name).run(kernel)
+    return JUDGES[tc.kind](tc, TEST_DIR / tc.name).run(kernel_for(tc, kernel))
 
 
 # --- Choosing what runs ----------------------------------------------------------------
