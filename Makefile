@@ -382,7 +382,7 @@ $(USER_ELFS): $(BUILD)/user/%.elf: $(BUILD)/user/%.o $(USER_LIB_OBJS) \
 	$(call cmd,userld)
 
 # --- Running ---------------------------------------------------------------
-# Variables for run and test (see README.md): EMU SMP MEM ACCEL CPU FIRMWARE
+# Variables for run and test (see docs/running.md): EMU SMP MEM ACCEL CPU FIRMWARE
 # MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT TIMEOUT.
 RUN_VARS := EMU SMP MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT TIMEOUT
 RUN_ENV := $(foreach v,$(RUN_VARS),$(if $(filter-out undefined,$(origin $(v))),$(v)="$($(v))"))
