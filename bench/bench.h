@@ -58,12 +58,7 @@ struct bench {
 #define BENCH_SCALE_DEFAULT 100
 #define BENCH_SCALE_MAX	    1000
 
-/*
- * The harness declares bench=, bench_scale= and icount (bench/harness.c).
- * Words bench= accepts, in order: the groups, then every benchmark.
- */
-size_t bench_choice_count(void);
-const char *bench_choice_name(size_t i);
+/* The harness declares bench=, bench_scale= and icount (bench/harness.c). */
 
 /* bench= was given. */
 bool bench_requested(void);

@@ -144,18 +144,6 @@ static void collect_choices(void)
 		"a benchmark names a group not in the groups table");
 }
 
-size_t bench_choice_count(void)
-{
-	collect_choices();
-	return choice_count;
-}
-
-const char *bench_choice_name(size_t i)
-{
-	collect_choices();
-	return i < choice_count ? choices[i] : NULL;
-}
-
 /* --- The options ----------------------------------------------------------- */
 
 enum { OPT_BENCH, OPT_BENCH_SCALE, OPT_ICOUNT, BENCH_OPTION_COUNT };

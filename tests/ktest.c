@@ -36,18 +36,6 @@ static void collect_suites(void)
 	}
 }
 
-size_t ktest_suite_count(void)
-{
-	collect_suites();
-	return suite_count;
-}
-
-const char *ktest_suite_name(size_t i)
-{
-	collect_suites();
-	return i < suite_count ? suite_names[i] : NULL;
-}
-
 /* test=: one word per suite, filled from the registry before parsing. */
 static const char *test_words[KTEST_MAX_SUITES + 1];
 static const struct option_desc test_desc = {

@@ -59,10 +59,6 @@ void ktest_skip(struct ktest_context *t, const char *reason);
 /* Prints a KTAP diagnostic line ("# ...") inside the current test. */
 void ktest_note(const char *fmt, ...) __printf(1, 2);
 
-/* Suites, in section order. */
-size_t ktest_suite_count(void);
-const char *ktest_suite_name(size_t i);
-
 /* test= was given: the tests are the job (tests/ktest.c declares it). */
 bool ktest_requested(void);
 
