@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * A hostile task that uses up every limit it meets (kernel tests
- * USER0022 and USER0023; docs/security.md, "Limits").
+ * A hostile task that uses up every limit it meets (started by
+ * tests/kernel/test_user.c; docs/security.md, "Limits").
  *
  * arg, the mode:
  *   0  limits: creates endpoints, shared objects, mappings of one object,

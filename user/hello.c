@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The first user program: proves that a program loads, runs in ring 3,
  * makes system calls and ends with a status. With arg HELLO_LINES, it
- * writes HELLO_LINE_COUNT lines in one SYS_WRITE (USER0024). */
+ * writes HELLO_LINE_COUNT lines in one SYS_WRITE, so that a test can see
+ * the kernel take the console one line at a time. */
 #include "user/lib/ulib.h"
 
 #define HELLO_LINES	 1

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Isolation by handles (kernel tests USER0013 to USER0015, USER0019 and
- * USER0020).
+ * Isolation by handles (started by tests/kernel/test_user.c).
  *
  * arg bits 0-3, the mode; bits 4-31, for mode 0, how many handle values
  * to try (0: DEFAULT_TRIES), and for mode 9, a task id:

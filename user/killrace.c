@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * A task killed at an awkward moment (kernel tests USER0011 and USER0012).
+ * A task killed at an awkward moment (started by tests/kernel/test_user.c).
  *
  * arg bits 0-3, the mode:
  *   0  killed while creating threads: this thread (on CPU 0) creates

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * A fuzzer that races (kernel tests RACE0001 and RACE0002). Where fuzz.c
+ * A fuzzer that races (started by tests/kernel/test_race.c). Where fuzz.c
  * makes one call at a time from one thread, this one has several tasks,
  * each with several threads on every CPU, make system calls drawn at
  * random on resources they track (handles, endpoints, mappings, shared

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * A caller killed while a server holds its call, and the server's reply
- * after that (kernel test USER0018). Both pin themselves to CPU 0, so that
- * the call can go the fast way when the fast path is on.
+ * after that (started by tests/kernel/test_user.c). Both pin themselves
+ * to CPU 0, so that the call can go the fast way when the fast path is on.
  *
  * arg, the mode:
  *   0  the caller: calls the endpoint in handle slot 0 and is killed in

@@ -258,7 +258,7 @@ static bool heap_debug_wanted(struct ktest_context *t)
 {
 	if (heap_debug_enabled())
 		return true;
-	ktest_skip(t, "heap_debug=off (the fuzz configurations boot with on)");
+	ktest_skip(t, "needs heap_debug=on");
 	return false;
 }
 

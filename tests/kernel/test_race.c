@@ -10,9 +10,9 @@
  * child whose parent ended before waiting for it stays in the task table,
  * with its address space, until the table is full and forgets it.)
  *
- * The configurations that run this suite (tools/run-tests.py, race-*)
- * boot with heap_debug=on, so that a write after free in the kernel
- * panics where it happens, and under each lazy= and unmap_batch= value.
+ * The suite runs only with heap_debug=on. Then a write after free in the
+ * kernel panics where it happens, instead of corrupting memory unseen.
+ * The test matrix boots it under each lazy= and unmap_batch= value.
  */
 #include "tests/ktest.h"
 #include "apic/tsc.h"
@@ -64,11 +64,10 @@ static void race(struct ktest_context *t, bool fast)
 		ktest_skip(t, "the user programs are not boot modules here");
 		return;
 	}
-	/* Without the heap's checks a use after free goes unseen, and a run
-	 * costs a test=all boot half a minute: the race-* ones have them. */
+	/* Without the heap's checks a use after free goes unseen. The run
+	 * also costs half a minute, too much for every test=all boot. */
 	if (!heap_debug_enabled()) {
-		ktest_skip(t, "runs with heap_debug=on (the *-race-* "
-			      "configurations)");
+		ktest_skip(t, "runs with heap_debug=on only");
 		return;
 	}
 	ipc_fast_set(fast);
