@@ -225,12 +225,28 @@ static size_t append(char *buf, size_t size, size_t used, const char *s)
 	return used + len;
 }
 
+/* Room for any uint64_t in decimal: 20 digits and the NUL. */
+#define DECIMAL_SIZE 21
+
+/* n in decimal, at the end of number; returns where it starts. */
+static const char *decimal(uint64_t n, char number[DECIMAL_SIZE])
+{
+	size_t start = DECIMAL_SIZE - 1;
+
+	number[start] = '\0';
+	do {
+		number[--start] = (char)('0' + n % 10);
+		n /= 10;
+	} while (n);
+	return number + start;
+}
+
 size_t cmdline_format_value(const struct option_desc *d,
 			    const struct option_value *v, char *buf,
 			    size_t size)
 {
 	size_t used = 0;
-	char number[24];
+	char number[DECIMAL_SIZE];
 	bool all = true, any = false;
 	size_t i;
 
@@ -241,18 +257,8 @@ size_t cmdline_format_value(const struct option_desc *d,
 		return append(buf, size, 0, d->choices[v->choice]);
 	case OPTION_FLAG:
 		return append(buf, size, 0, v->flag ? "on" : "off");
-	case OPTION_UINT: {
-		uint64_t n = v->number;
-		size_t len = 0;
-
-		do {
-			number[sizeof(number) - 2 - len++] =
-				(char)('0' + n % 10);
-			n /= 10;
-		} while (n);
-		number[sizeof(number) - 1] = '\0';
-		return append(buf, size, 0, number + sizeof(number) - 1 - len);
-	}
+	case OPTION_UINT:
+		return append(buf, size, 0, decimal(v->number, number));
 	case OPTION_LIST:
 		/* "all": every word that can be named is named. */
 		for (i = 0; i < OPTION_LIST_MAX && d->choices[i]; i++) {
@@ -271,6 +277,82 @@ size_t cmdline_format_value(const struct option_desc *d,
 		return used;
 	}
 	return 0;
+}
+
+/* Appends "`word`" for each of words[from..], separated by ", ". */
+static size_t append_words(char *buf, size_t size, size_t used,
+			   const char *const *words, size_t from)
+{
+	for (size_t i = from; words && words[i]; i++) {
+		if (i > from)
+			used = append(buf, size, used, ", ");
+		used = append(buf, size, used, "`");
+		used = append(buf, size, used, words[i]);
+		used = append(buf, size, used, "`");
+	}
+	return used;
+}
+
+/* Appends text with each '|' escaped, so that it stays in its cell. */
+static size_t append_cell(char *buf, size_t size, size_t used, const char *text)
+{
+	for (const char *c = text ? text : ""; *c; c++) {
+		char one[2] = {*c, '\0'};
+
+		used = append(buf, size, used, *c == '|' ? "\\|" : one);
+	}
+	return used;
+}
+
+size_t cmdline_format_help(const struct option_desc *d, char *buf, size_t size)
+{
+	char number[DECIMAL_SIZE];
+	size_t used;
+
+	if (size)
+		buf[0] = '\0';
+	used = append(buf, size, 0, "| `");
+	used = append(buf, size, used, d->name);
+	used = append(buf, size, used,
+		      d->type == OPTION_FLAG ? "` | " : "=` | ");
+	switch (d->type) {
+	case OPTION_CHOICE:
+		if (d->injected) {
+			/* The default kernel takes the first word alone. */
+			used = append(buf, size, used, "`");
+			used = append(buf, size, used, d->choices[0]);
+			used = append(buf, size, used,
+				      "`; the injection kernel (`make inject`) "
+				      "also ");
+			used = append_words(buf, size, used, d->choices, 1);
+		} else {
+			used = append_words(buf, size, used, d->choices, 0);
+		}
+		break;
+	case OPTION_UINT:
+		used = append(buf, size, used, "`");
+		used = append(buf, size, used, decimal(d->def, number));
+		used = append(buf, size, used, "` (");
+		used = append(buf, size, used, decimal(d->min, number));
+		used = append(buf, size, used, " to ");
+		used = append(buf, size, used, decimal(d->max, number));
+		used = append(buf, size, used, ")");
+		break;
+	case OPTION_FLAG:
+		used = append(buf, size, used, "a flag, off unless named");
+		break;
+	case OPTION_LIST:
+		used = append(buf, size, used,
+			      "`all`, or a comma-separated list of ");
+		used = d->choices && d->choices[0]
+			       ? append_words(buf, size, used, d->choices, 0)
+			       : append(buf, size, used, "words (none here)");
+		used = append(buf, size, used, "; empty by default");
+		break;
+	}
+	used = append(buf, size, used, " | ");
+	used = append_cell(buf, size, used, d->help);
+	return append(buf, size, used, " |");
 }
 
 int cmdline_parse(const char *line, const struct option_desc *desc, size_t n,

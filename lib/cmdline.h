@@ -62,8 +62,8 @@ struct option_desc {
 	enum option_type type;
 	const char *const *choices; /* CHOICE and LIST: NULL-terminated */
 	uint64_t min, max, def;	    /* UINT */
-	const char *help;	    /* one line, for the boot report */
-	bool injected; /* CHOICE of deliberate bugs: lib/inject.h */
+	const char *help; /* what it does, one line (docs/options.md) */
+	bool injected;	  /* CHOICE of deliberate bugs: lib/inject.h */
 };
 
 struct option_value {
@@ -87,6 +87,14 @@ typedef void (*cmdline_report)(void *ctx, const char *fmt, ...) __printf(2, 3);
  * is passed to report as one message; returns the number of problems.
  * A bad value leaves the default in place.
  */
+/*
+ * Writes desc's row of the Markdown option table in docs/options.md:
+ * "| `name=` | the values, the default first | help |". Returns its length,
+ * as snprintf does; a row that does not fit is cut, always terminated.
+ */
+size_t cmdline_format_help(const struct option_desc *desc, char *buf,
+			   size_t size);
+
 int cmdline_parse(const char *line, const struct option_desc *desc, size_t n,
 		  struct option_value *values, cmdline_report report,
 		  void *ctx);

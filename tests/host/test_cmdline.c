@@ -538,6 +538,82 @@ HOST_TEST(format_value)
 	FORMATS_AS(DEBUG, "mm,sched,irq", .words = words_of(0x7));
 }
 
+/* --- cmdline_format_help ------------------------------------------------- */
+
+/*
+ * The table row for desc, checked at every buffer size as formats_as
+ * does: same length returned, a prefix written, always terminated.
+ */
+static void help_is(const char *file, int line, const struct option_desc *d,
+		    const char *want)
+{
+	size_t len = strlen(want);
+
+	for (size_t size = 0; size <= len + 2; size++) {
+		char *buf = size ? malloc(size) : NULL;
+		size_t keep = size ? MIN(size - 1, len) : 0;
+		size_t n;
+
+		if (size)
+			memset(buf, '~', size);
+		n = cmdline_format_help(d, buf, size);
+		host_check(n == len, "length", file, line,
+			   "%s's row in %zu bytes: returned %zu, want %zu",
+			   d->name, size, n, len);
+		if (size)
+			host_check(!memcmp(buf, want, keep) &&
+					   buf[keep] == '\0',
+				   "text", file, line,
+				   "%s's row in %zu bytes: %s, want a prefix "
+				   "of %s",
+				   d->name, size, host_quote_n(buf, size),
+				   host_quote(want));
+		free(buf);
+	}
+}
+
+#define HELP_IS(desc, want) help_is(__FILE__, __LINE__, (desc), (want))
+
+HOST_TEST(format_help)
+{
+	static const char *const bugs[] = {"none", "drop", "no-ipi", NULL};
+	static const char *const nothing[] = {NULL};
+	struct option_desc d;
+
+	d = options[CONSOLE];
+	d.help = "where output goes";
+	HELP_IS(&d, "| `console=` | `auto`, `serial`, `screen`, `both` | "
+		    "where output goes |");
+	d = options[MEM];
+	d.help = "memory in KiB";
+	HELP_IS(&d, "| `mem=` | `256` (16 to 1048576) | memory in KiB |");
+	d = options[BIG];
+	HELP_IS(&d, "| `big=` | `7` (0 to 18446744073709551615) |  |");
+	d = options[QUIET];
+	d.help = "say less";
+	HELP_IS(&d, "| `quiet` | a flag, off unless named | say less |");
+	d = options[DEBUG];
+	d.help = "debug output";
+	HELP_IS(&d, "| `debug=` | `all`, or a comma-separated list of `mm`, "
+		    "`sched`, `irq`, `boot`; empty by default | debug "
+		    "output |");
+	d.choices = nothing;
+	HELP_IS(&d, "| `debug=` | `all`, or a comma-separated list of words "
+		    "(none here); empty by default | debug output |");
+	/* A bug option: the default kernel takes its first word only. */
+	d = (struct option_desc){.name = "call_bug",
+				 .type = OPTION_CHOICE,
+				 .choices = bugs,
+				 .help = "break calls",
+				 .injected = true};
+	HELP_IS(&d, "| `call_bug=` | `none`; the injection kernel (`make "
+		    "inject`) also `drop`, `no-ipi` | break calls |");
+	/* A '|' in the help would end its cell: it is escaped. */
+	d = options[QUIET];
+	d.help = "on|off";
+	HELP_IS(&d, "| `quiet` | a flag, off unless named | on\\|off |");
+}
+
 /* What format_value writes, parsed again, is the same value. */
 HOST_TEST(format_value_round_trip)
 {
