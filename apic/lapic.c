@@ -10,12 +10,12 @@
  */
 #include "apic/lapic.h"
 #include "apic/lapic_backend.h"
-#include "kernel/cpu.h"
-#include "kernel/kprintf.h"
-#include "kernel/option_registry.h"
-#include "kernel/panic.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
+#include "cpu/cpu.h"
+#include "console/kprintf.h"
+#include "lib/option.h"
+#include "trap/panic.h"
+#include "trap/trap.h"
+#include "arch/x86.h"
 #include "mm/kmap.h"
 #include "mm/pagetable.h"
 

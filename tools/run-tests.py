@@ -15,7 +15,7 @@ checks that every mutant applies and that a few are killed; with any host
 binary, the host scripts (HOST_SCRIPTS: the tests of the timeline renderer,
 the lab tools, the QR encoder, the results screen, the report, the USB
 stick writer, the check that shared variables open only through
-smp/shared.h, and what a QEMU run that times out says of its CPUs) run
+sync/shared.h, and what a QEMU run that times out says of its CPUs) run
 too, and the labs are graded (tools/lab_tests.py: results
 labs/<lab>/...), and `make compare-linux` runs, reduced, to its end
 (compare-linux/rows). ONLY=PATTERNS works as --only. Setting any of EMU SMP
@@ -56,7 +56,7 @@ TEST_DIR = ROOT / "build" / "test"
 # its results screen once, each page this many seconds: time enough for
 # the screendump the page's announcement on serial asks for.
 SCREEN_PAGE_SECONDS = 3
-FONT = ROOT / "build" / "kernel" / "font.psf"
+FONT = ROOT / "build" / "console" / "font.psf"
 HOST_TIMEOUT = 120  # seconds for one host test binary
 # The TLB simulator searches for minutes (about 2.5 under ASan on an idle
 # 2-core host, more beside the emulator runs): its own limit.
@@ -71,7 +71,7 @@ MUTANTS = ROOT / "tools" / "mutants.py"
 # (tools/usb.py) refuses what it must, on fake sysfs trees; make
 # profile-path finds the IPC fast path, and the general one with it off;
 # tlb_trace=on traces the fast path's switches; a plain access of a variable
-# shared without a lock does not compile (smp/shared.h); a QEMU run that
+# shared without a lock does not compile (sync/shared.h); a QEMU run that
 # times out names where each CPU was (boot.py's Qemu.hang_report).
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
