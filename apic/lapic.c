@@ -35,7 +35,9 @@ static const struct option_desc x2apic_desc = {
 	.name = "x2apic",
 	.type = OPTION_CHOICE,
 	.choices = x2apic_words,
-	.help = "use x2APIC when the CPU has it"};
+	.help = "use x2APIC when the CPU has it; `off` forces xAPIC (MMIO), "
+		"unless the firmware already switched to x2APIC, which cannot "
+		"be undone without a reset"};
 static struct option_value x2apic_option;
 OPTION(40, x2apic, &x2apic_desc, &x2apic_option, NULL, NULL);
 

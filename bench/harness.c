@@ -150,13 +150,27 @@ static void collect_choices(void)
 enum { OPT_BENCH, OPT_BENCH_SCALE, OPT_ICOUNT, BENCH_OPTION_COUNT };
 
 static const struct option_desc bench_descs[BENCH_OPTION_COUNT] = {
-	[OPT_BENCH] = {"bench", OPTION_LIST, choices, 0, 0, 0,
-		       "run benchmarks (all, groups or names)"},
-	[OPT_BENCH_SCALE] = {"bench_scale", OPTION_UINT, NULL, BENCH_SCALE_MIN,
-			     BENCH_SCALE_MAX, BENCH_SCALE_DEFAULT,
-			     "percent of each benchmark's samples and time"},
-	[OPT_ICOUNT] = {"icount", OPTION_FLAG, NULL, 0, 0, 0,
-			"QEMU counts instructions (-icount shift=1)"},
+	[OPT_BENCH] =
+		{.name = "bench",
+		 .type = OPTION_LIST,
+		 .choices = choices,
+		 .help = "run these benchmarks (docs/bench.md), named one by "
+			 "one or by group (`prim`, `switch`, `flush`, "
+			 "`scale`), print the results, then end; without "
+			 "`test=`, `init=` or `bench=` the kernel runs them "
+			 "all"},
+	[OPT_BENCH_SCALE] = {.name = "bench_scale",
+			     .type = OPTION_UINT,
+			     .min = BENCH_SCALE_MIN,
+			     .max = BENCH_SCALE_MAX,
+			     .def = BENCH_SCALE_DEFAULT,
+			     .help = "percent of each benchmark row's samples "
+				     "and time budget"},
+	[OPT_ICOUNT] =
+		{.name = "icount",
+		 .type = OPTION_FLAG,
+		 .help = "QEMU runs with `-icount shift=1` (`ICOUNT=1` passes "
+			 "it): the results also show instructions"},
 };
 static struct option_value bench_options[BENCH_OPTION_COUNT] = {
 	[OPT_BENCH_SCALE] = {.number = BENCH_SCALE_DEFAULT},

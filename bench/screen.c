@@ -48,17 +48,33 @@ static const char *const mode_words[] = {[MODE_AUTO] = "auto",
 					 NULL};
 
 static const struct option_desc screen_descs[SCREEN_OPTIONS] = {
-	[OPT_RESULTS_SCREEN] = {"results_screen", OPTION_CHOICE, mode_words, 0,
-				0, 0,
-				"after the summary: pages of rows and QR codes "
-				"(once, cycle) or not (summary)"},
-	[OPT_PAGE_SECONDS] = {"page_seconds", OPTION_UINT, NULL,
-			      PAGE_SECONDS_MIN, PAGE_SECONDS_MAX,
-			      PAGE_SECONDS_DEF,
-			      "seconds each page of results stays on screen"},
-	[OPT_QR_VERSION] = {"qr_version", OPTION_UINT, NULL, QR_VERSION_MIN,
-			    QR_VERSION_MAX, QR_VERSION_MAX,
-			    "largest QR code version shown"},
+	[OPT_RESULTS_SCREEN] =
+		{.name = "results_screen",
+		 .type = OPTION_CHOICE,
+		 .choices = mode_words,
+		 .help = "what follows the summary screen when the benchmarks "
+			 "end: `summary` nothing (the default under an "
+			 "emulator, whose serial log has everything), `once` "
+			 "every row in pages and then the QR codes of the "
+			 "complete results, once, `cycle` the same over and "
+			 "over until power-off (the default on a real "
+			 "machine); `auto` chooses"},
+	[OPT_PAGE_SECONDS] =
+		{.name = "page_seconds",
+		 .type = OPTION_UINT,
+		 .min = PAGE_SECONDS_MIN,
+		 .max = PAGE_SECONDS_MAX,
+		 .def = PAGE_SECONDS_DEF,
+		 .help = "how long each page of rows and each QR code stays on "
+			 "screen (the summary twice as long)"},
+	[OPT_QR_VERSION] = {.name = "qr_version",
+			    .type = OPTION_UINT,
+			    .min = QR_VERSION_MIN,
+			    .max = QR_VERSION_MAX,
+			    .def = QR_VERSION_MAX,
+			    .help = "the largest QR code version shown: "
+				    "smaller codes for a poor camera, more of "
+				    "them"},
 };
 static struct option_value screen_options[SCREEN_OPTIONS] = {
 	[OPT_PAGE_SECONDS] = {.number = PAGE_SECONDS_DEF},

@@ -16,10 +16,12 @@ static const char *const console_words[] = {[CONSOLE_BOTH] = "both",
 					    [CONSOLE_SERIAL] = "serial",
 					    [CONSOLE_FB] = "fb",
 					    NULL};
-static const struct option_desc console_desc = {.name = "console",
-						.type = OPTION_CHOICE,
-						.choices = console_words,
-						.help = "where output goes"};
+static const struct option_desc console_desc = {
+	.name = "console",
+	.type = OPTION_CHOICE,
+	.choices = console_words,
+	.help = "where output goes: COM1 and the screen, COM1 alone, or the "
+		"screen alone"};
 static struct option_value console_option;
 
 /* Output moves as soon as the command line is parsed (kmain). */

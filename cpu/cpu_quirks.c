@@ -159,11 +159,21 @@ enum { MODE_AUTO, MODE_OFF };
 static const char *const mode_words[] = {"auto", "off", NULL};
 
 const struct option_desc cpu_quirk_option_descs[CPU_QUIRK_OPTION_COUNT] = {
-	[CPU_QUIRK_OPT_MODE] = {"cpu_quirks", OPTION_CHOICE, mode_words, 0, 0,
-				0, "apply the known CPU quirks that fit"},
-	[CPU_QUIRK_OPT_FORCE] = {"cpu_quirks_force", OPTION_LIST,
-				 cpu_quirk_names, 0, 0, 0,
-				 "apply these CPU quirks on any CPU (tests)"},
+	[CPU_QUIRK_OPT_MODE] =
+		{.name = "cpu_quirks",
+		 .type = OPTION_CHOICE,
+		 .choices = mode_words,
+		 .help = "apply the known CPU errata and quirks that fit this "
+			 "CPU (`auto`), or none and trust CPUID (`off`, for "
+			 "experiments); the boot report's `cpu: quirk` lines "
+			 "say which applied and why (docs/cpu-quirks.md)"},
+	[CPU_QUIRK_OPT_FORCE] =
+		{.name = "cpu_quirks_force",
+		 .type = OPTION_LIST,
+		 .choices = cpu_quirk_names,
+		 .help = "apply these quirks whatever the CPU, so that an "
+			 "emulator runs the path a quirk selects (PCID off on "
+			 "Bochs, for one)"},
 };
 
 void cpu_quirk_request_from_values(

@@ -65,7 +65,9 @@ static const struct option_desc done_desc = {
 	.name = "done",
 	.type = OPTION_CHOICE,
 	.choices = done_words,
-	.help = "when the job ends: exit the emulator or halt"};
+	.help = "when the job is done: end the emulator (QEMU's "
+		"isa-debug-exit, Bochs's shutdown port), or halt with the "
+		"screen kept; real hardware always halts"};
 static struct option_value done_option;
 OPTION(11, done, &done_desc, &done_option, NULL, NULL);
 

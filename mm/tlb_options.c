@@ -13,41 +13,102 @@ static const char *const kernel_mm_mask_words[] = {"skip", "touch", NULL};
 static const char *const lazy_mm_words[] = {"shootdown", "refcount", NULL};
 
 const struct option_desc tlb_option_descs[TLB_OPTION_COUNT] = {
-	[TLB_OPT_PCID] = {"pcid", OPTION_CHOICE, on_off, 0, 0, 0,
-			  "use PCID when the CPU has it"},
-	[TLB_OPT_INVPCID] = {"invpcid", OPTION_CHOICE, on_off, 0, 0, 0,
-			     "use INVPCID when the CPU has it"},
-	[TLB_OPT_ASID_SLOTS] = {"asid_slots", OPTION_UINT, NULL, 1,
-				TLB_ASID_SLOTS_MAX, TLB_ASID_SLOTS_DEFAULT,
-				"dynamic ASID slots per CPU (with PCID)"},
-	[TLB_OPT_LAZY] = {"lazy", OPTION_CHOICE, tlb_lazy_names, 0, 0, 0,
-			  "what idle and kernel threads do with the user mm"},
-	[TLB_OPT_LAZY_BACKOFF] = {"lazy_backoff", OPTION_UINT, NULL, 0,
-				  TLB_LAZY_BACKOFF_MAX,
-				  TLB_LAZY_BACKOFF_DEFAULT,
-				  "lazy=dynamic: switches to stay non-lazy"},
-	[TLB_OPT_FLUSH_CEILING] = {"flush_ceiling", OPTION_UINT, NULL, 0,
-				   TLB_FLUSH_CEILING_MAX,
-				   TLB_FLUSH_CEILING_DEFAULT,
-				   "largest page count flushed page by page"},
-	[TLB_OPT_FLUSH_INFO] = {"flush_info", OPTION_CHOICE, flush_info_words,
-				0, 0, 0, "where a flush request lives"},
-	[TLB_OPT_FLUSH_CONCURRENT] = {"flush_concurrent", OPTION_CHOICE, on_off,
-				      0, 0, 0,
-				      "flush locally while remote CPUs flush"},
-	[TLB_OPT_KERNEL_MM_MASK] = {"kernel_mm_mask", OPTION_CHOICE,
-				    kernel_mm_mask_words, 0, 0, 0,
-				    "cpumask atomics on kernel-mm switches"},
-	[TLB_OPT_LAZY_MM] = {"lazy_mm", OPTION_CHOICE, lazy_mm_words, 0, 0, 0,
-			     "how a lazily loaded mm is kept alive"},
-	[TLB_OPT_UNMAP_BATCH] = {"unmap_batch", OPTION_CHOICE,
-				 tlb_unmap_batch_names, 0, 0, 0,
-				 "how an unmap from many address spaces "
-				 "flushes"},
-	[TLB_OPT_TLB_BUG] = {"tlb_bug", OPTION_CHOICE, tlb_bug_names, 0, 0, 0,
-			     "inject a TLB protocol bug (tests, labs)"},
-	[TLB_OPT_TLB_TRACE] = {"tlb_trace", OPTION_FLAG, NULL, 0, 0, 0,
-			       "print every TLB flush event"},
+	[TLB_OPT_PCID] =
+		{.name = "pcid",
+		 .type = OPTION_CHOICE,
+		 .choices = on_off,
+		 .help = "use PCID (tagged TLB entries, ASID slots) when the "
+			 "CPU has it and global pages, and no quirk forbids "
+			 "it; `off` flushes on every CR3 load"},
+	[TLB_OPT_INVPCID] =
+		{.name = "invpcid",
+		 .type = OPTION_CHOICE,
+		 .choices = on_off,
+		 .help = "use INVPCID when the CPU has it (with PCID) and no "
+			 "quirk forbids it; `off` uses INVLPG, CR3 reloads and "
+			 "CR4.PGE toggles"},
+	[TLB_OPT_ASID_SLOTS] =
+		{.name = "asid_slots",
+		 .type = OPTION_UINT,
+		 .min = 1,
+		 .max = TLB_ASID_SLOTS_MAX,
+		 .def = TLB_ASID_SLOTS_DEFAULT,
+		 .help = "ASID slots per CPU (PCIDs 1 to N): fewer slots, more "
+			 "recycling"},
+	[TLB_OPT_LAZY] =
+		{.name = "lazy",
+		 .type = OPTION_CHOICE,
+		 .choices = tlb_lazy_names,
+		 .help = "what a CPU does with the user address space while it "
+			 "runs idle or kernel threads: `skip` keeps it and "
+			 "flushes skip it (it catches up by generation on "
+			 "return); `ipi` keeps it, but a flush IPI sends it to "
+			 "the kernel mm; `dynamic` is `ipi` plus a back-off; "
+			 "`off` switches to the kernel mm at once "
+			 "(docs/tlb.md)"},
+	[TLB_OPT_LAZY_BACKOFF] = {.name = "lazy_backoff",
+				  .type = OPTION_UINT,
+				  .min = 0,
+				  .max = TLB_LAZY_BACKOFF_MAX,
+				  .def = TLB_LAZY_BACKOFF_DEFAULT,
+				  .help = "`lazy=dynamic`: after a flush IPI "
+					  "found the CPU lazy, this many "
+					  "switches to a kernel thread go to "
+					  "the kernel mm instead"},
+	[TLB_OPT_FLUSH_CEILING] = {.name = "flush_ceiling",
+				   .type = OPTION_UINT,
+				   .min = 0,
+				   .max = TLB_FLUSH_CEILING_MAX,
+				   .def = TLB_FLUSH_CEILING_DEFAULT,
+				   .help = "the largest page count flushed "
+					   "page by page; beyond it the whole "
+					   "context is flushed"},
+	[TLB_OPT_FLUSH_INFO] =
+		{.name = "flush_info",
+		 .type = OPTION_CHOICE,
+		 .choices = flush_info_words,
+		 .help = "where a flush request lives: a per-CPU cache-aligned "
+			 "structure, or the flusher's stack"},
+	[TLB_OPT_FLUSH_CONCURRENT] =
+		{.name = "flush_concurrent",
+		 .type = OPTION_CHOICE,
+		 .choices = on_off,
+		 .help = "flush locally while remote CPUs flush, or after they "
+			 "are done"},
+	[TLB_OPT_KERNEL_MM_MASK] = {.name = "kernel_mm_mask",
+				    .type = OPTION_CHOICE,
+				    .choices = kernel_mm_mask_words,
+				    .help = "whether switches to and from the "
+					    "kernel mm update its CPU mask "
+					    "(two atomics)"},
+	[TLB_OPT_LAZY_MM] = {.name = "lazy_mm",
+			     .type = OPTION_CHOICE,
+			     .choices = lazy_mm_words,
+			     .help = "how an address space still loaded lazily "
+				     "is kept alive: IPIs to the lazy CPUs at "
+				     "teardown, or a reference per lazy CPU"},
+	[TLB_OPT_UNMAP_BATCH] =
+		{.name = "unmap_batch",
+		 .type = OPTION_CHOICE,
+		 .choices = tlb_unmap_batch_names,
+		 .help = "how an unmap from several address spaces at once "
+			 "(`shm_revoke`) is flushed: one IPI round for all of "
+			 "them, with each space's pages flushed one by one up "
+			 "to `flush_ceiling` (`pages`) or each whole context "
+			 "flushed (`all`, 2015's \"batchdirty\"); or one round "
+			 "per address space (`per_mm`) (docs/tlb.md)"},
+	[TLB_OPT_TLB_BUG] =
+		{.name = "tlb_bug",
+		 .type = OPTION_CHOICE,
+		 .choices = tlb_bug_names,
+		 .help = "inject a TLB protocol bug (tests and labs; "
+			 "docs/tlb-bugs.md says which bug shows where)"},
+	[TLB_OPT_TLB_TRACE] =
+		{.name = "tlb_trace",
+		 .type = OPTION_FLAG,
+		 .help = "print one line per TLB flush and switch event (time, "
+			 "CPU, mm, ASID, generations, request targets and "
+			 "senders; `make timeline` draws them)"},
 };
 
 /*

@@ -14,7 +14,7 @@
 static const struct option_desc tlb_stats_desc = {
 	.name = "tlb_stats",
 	.type = OPTION_FLAG,
-	.help = "print the TLB counters when the job ends"};
+	.help = "print the per-CPU TLB counters when the job ends"};
 static struct option_value tlb_stats_option;
 OPTION(80, tlb_stats, &tlb_stats_desc, &tlb_stats_option, NULL, NULL);
 

@@ -661,8 +661,11 @@ static const struct option_desc fastpath_desc = {
 	.name = "ipc_fastpath",
 	.type = OPTION_CHOICE,
 	.choices = fastpath_words,
-	.help = "IPC fast path for calls and replies between threads of one "
-		"CPU (docs/user.md)"};
+	.help = "the IPC fast path: a call or reply-and-receive whose partner "
+		"waits on the same CPU, with no handle in the message, goes "
+		"from the caller's registers to the partner's with one direct "
+		"switch; `off` sends every IPC the general way (docs/user.md, "
+		"\"The IPC fast path\")"};
 static struct option_value fastpath_option;
 static bool ipc_fast_on = true;
 
@@ -696,7 +699,11 @@ static const struct option_desc ipc_bug_desc = {
 	.name = "ipc_bug",
 	.type = OPTION_CHOICE,
 	.choices = ipc_bug_words,
-	.help = "break the IPC fast path on purpose (tests and labs)"};
+	.help = "break the IPC fast path on purpose (tests and labs): take a "
+		"partner on another CPU as if it were here, lose the fourth "
+		"message word, or skip the endpoint reference a waiting thread "
+		"must hold when its partner resumes on its own stack. The "
+		"`user` tests must then fail"};
 static struct option_value ipc_bug_option;
 OPTION(73, ipc_bug, &ipc_bug_desc, &ipc_bug_option, NULL, NULL);
 

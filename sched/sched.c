@@ -75,7 +75,8 @@ static const struct option_desc timeslice_desc = {
 	.min = TIMESLICE_US_MIN,
 	.max = TIMESLICE_US_MAX,
 	.def = TIMESLICE_US_DEFAULT,
-	.help = "scheduler time slice in microseconds"};
+	.help = "the scheduler's time slice in microseconds: how often the "
+		"APIC timer preempts a thread that others are waiting for"};
 static struct option_value timeslice_option = {.number = TIMESLICE_US_DEFAULT};
 OPTION(60, timeslice_us, &timeslice_desc, &timeslice_option, NULL, NULL);
 

@@ -44,7 +44,10 @@ static const struct option_desc call_bug_desc = {
 	.name = "call_bug",
 	.type = OPTION_CHOICE,
 	.choices = call_bug_words,
-	.help = "inject a bug into cross-CPU calls (tests)"};
+	.help = "break the cross-CPU call protocol on purpose (tests and "
+		"labs): `drop` skips every 64th request, `no-ipi` queues "
+		"requests without sending the interrupt. The `smp` tests must "
+		"then fail"};
 static struct option_value call_bug_option;
 OPTION(50, call_bug, &call_bug_desc, &call_bug_option, NULL, NULL);
 

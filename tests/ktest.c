@@ -42,7 +42,8 @@ static const struct option_desc test_desc = {
 	.name = "test",
 	.type = OPTION_LIST,
 	.choices = test_words,
-	.help = "run in-kernel test suites (all or a list)"};
+	.help = "run these in-kernel test suites, print KTAP on the console, "
+		"then end"};
 static struct option_value test_option;
 
 static void test_option_prepare(void)
@@ -64,7 +65,9 @@ static const struct option_desc test_seed_desc = {
 	.type = OPTION_UINT,
 	.min = 0,
 	.max = UINT64_MAX,
-	.help = "seed for the choices tests draw (0: their fixed order)"};
+	.help = "seed for the choices tests draw (the TLB oracle's stepping "
+		"order); 0 keeps their fixed order. `make grade GRADE_SEED=` "
+		"passes it"};
 static struct option_value test_seed_option;
 OPTION(21, test_seed, &test_seed_desc, &test_seed_option, NULL, NULL);
 

@@ -14,7 +14,9 @@ static const struct option_desc crash_desc = {
 	.name = "crash",
 	.type = OPTION_CHOICE,
 	.choices = crash_words,
-	.help = "crash on purpose after boot, to see the report"};
+	.help = "crash on purpose after boot to see the panic report: a "
+		"`panic()`, a kernel page fault, or a kernel stack overflow (a "
+		"double fault on the guard page)"};
 static struct option_value crash_option;
 OPTION(30, crash, &crash_desc, &crash_option, NULL, NULL);
 
