@@ -53,6 +53,10 @@ int options_parse(const char *cmdline)
 	for (size_t e = 0; e < entry_count(); e++) {
 		const struct kernel_option *o = &option_table_start[e];
 
+		/* The linker sorted the entries by order: equal ones meet. */
+		KASSERT(e == 0 || o[-1].order < o->order,
+			"options %s and %s share the order %u (lib/option.h)",
+			o[-1].desc[0].name, o->desc[0].name, o->order);
 		if (o->prepare)
 			o->prepare();
 		KASSERT(n + o->count <= OPTIONS_MAX,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Command-line options, declared by the subsystem whose behaviour each one
- * changes (docs/options.md; README.md lists them for users). An option is
+ * changes (docs/options.md, whose table the kernel prints). An option is
  * its lib/cmdline.h description and the subsystem's own variable that
  * receives the parsed value; it lives in a linker section, like the tests
  * (tests/ktest.h) and the benchmarks (bench/bench.h), so no central table
@@ -11,21 +11,24 @@
  *	static const struct option_desc x2apic_desc = {
  *		.name = "x2apic", .type = OPTION_CHOICE,
  *		.choices = x2apic_words,
- *		.help = "use x2APIC when the CPU has it"};
+ *		.help = "use x2APIC when the CPU has it; ..."};
  *	static struct option_value x2apic_option;
  *	OPTION(40, x2apic, &x2apic_desc, &x2apic_option, NULL, NULL);
  *
  * The subsystem then reads x2apic_option.choice (defaults are in place
  * before kmain parses anything: the zero value, or desc.def for numbers,
- * which the subsystem may repeat in its initializer). At boot kmain calls
- * options_parse (boot/options.h) once; it walks the registry, runs every `prepare` hook
- * (which fills a choice list from another registry: test suites, benchmark
- * names, boot modules), parses the whole command line against every
- * option at once (unknown names and bad values are printed as `cmdline:
- * warning: ...` and the default kept), stores each value, then calls each
- * `set` hook (for a subsystem that keeps the value in its own form).
+ * which the subsystem may repeat in its initializer). `help` is the
+ * option's meaning in one line, as the table in docs/options.md shows it.
+ * At boot kmain calls options_parse (boot/options.h) once. It walks the
+ * registry and runs every `prepare` hook (which fills a choice list from
+ * another registry: test suites, benchmark names, boot modules). It parses
+ * the whole command line against every option at once: unknown names and
+ * bad values are printed as `cmdline: warning: ...`, and the default is
+ * kept. It stores each value, then calls each `set` hook (for a subsystem
+ * that keeps the value in its own form).
  *
- * `order` (two digits) sorts the registry and so the `options:` report:
+ * The first argument, the order (two digits, each used once), sorts the
+ * registry, and so the `options:` report and docs/options.md's table:
  *	10-19 consoles and the end of the job   50-59 cross-CPU calls
  *	20-29 tests                             60-69 the scheduler
  *	30-39 deliberate crashes                70-79 user programs (init=, IPC)
@@ -48,21 +51,28 @@ struct kernel_option {
 	void (*prepare)(void);
 	/* After every value is stored, or NULL: value[0..count). */
 	void (*set)(const struct option_value *value);
+	unsigned order; /* the sort key: no two entries share one */
 };
 
 /*
  * Registers count options described by desc[0..count), their values going
- * to value[0..count); ident names the entry (unique in the kernel).
+ * to value[0..count), in place sort (the order above); ident names the
+ * entry (unique in the kernel).
  */
-#define OPTION_TABLE(order, ident, desc_table, value_table, n, prepare_fn, \
-		     set_fn)                                               \
-	static const struct kernel_option kernel_option_##ident __used     \
-		__section(".option." #order "." #ident)                    \
-			__aligned(8) = {(desc_table), (value_table), (n),  \
-					(prepare_fn), (set_fn)}
+#define OPTION_TABLE(sort, ident, desc_table, value_table, n, prepare_fn, \
+		     set_fn)                                              \
+	static const struct kernel_option kernel_option_##ident __used    \
+		__section(".option." #sort "." #ident) __aligned(8) = {   \
+			.desc = (desc_table),                             \
+			.value = (value_table),                           \
+			.count = (n),                                     \
+			.prepare = (prepare_fn),                          \
+			.set = (set_fn),                                  \
+			.order = (sort),                                  \
+	}
 
 /* One option: its description and the variable its value goes to. */
-#define OPTION(order, ident, desc_ptr, value_ptr, prepare_fn, set_fn) \
-	OPTION_TABLE(order, ident, desc_ptr, value_ptr, 1, prepare_fn, set_fn)
+#define OPTION(sort, ident, desc_ptr, value_ptr, prepare_fn, set_fn) \
+	OPTION_TABLE(sort, ident, desc_ptr, value_ptr, 1, prepare_fn, set_fn)
 
 #endif

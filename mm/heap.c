@@ -89,7 +89,7 @@ static const struct option_desc heap_debug_desc = {
 		"was allocated and freed, and the bytes overwritten; off, it "
 		"costs `kmalloc` and `kfree` one branch"};
 static struct option_value heap_debug_option;
-OPTION(82, heap_debug, &heap_debug_desc, &heap_debug_option, NULL, NULL);
+OPTION(83, heap_debug, &heap_debug_desc, &heap_debug_option, NULL, NULL);
 
 /* lock guards free_lists, the quarantine and stats. */
 static struct spinlock lock = SPINLOCK_INIT;

@@ -16,7 +16,7 @@ static const struct option_desc tlb_stats_desc = {
 	.type = OPTION_FLAG,
 	.help = "print the per-CPU TLB counters when the job ends"};
 static struct option_value tlb_stats_option;
-OPTION(80, tlb_stats, &tlb_stats_desc, &tlb_stats_option, NULL, NULL);
+OPTION(82, tlb_stats, &tlb_stats_desc, &tlb_stats_option, NULL, NULL);
 
 /* One column per counter, in the order of struct tlb_stats. */
 static const struct {
