@@ -164,7 +164,7 @@ ISO := $(BUILD)/shootdown.iso
 
 .PHONY: all inject iso run test deps clean format check qemu-gdb help host-tests \
 	bench bench-compare compare-linux profile-path plots report import mutants docs \
-	lab-tree grade timeline usb
+	lab-tree grade timeline usb options-doc
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -565,6 +565,11 @@ cmd_docs = $(PYTHON) tools/check-layers.py --render
 docs:
 	$(call cmd,docs)
 
+# docs/options.md's option table, as the kernel's `help` option prints it
+# from its registry (one QEMU boot); make test checks the page against it.
+options-doc: deps all
+	@$(PYTHON) tools/options_doc.py --write $(KERNEL_ELF)
+
 quiet_cmd_clean = CLEAN $(BUILD)
 cmd_clean = rm -rf $(BUILD)
 clean:
@@ -597,6 +602,7 @@ help:
 	@echo "  grade     LAB=L3: the lab's checks in this tree, ends 'Score: N/M'"
 	@echo "            (GRADE_SEED=n other seeds, GRADE_QUICK=1 one run each, GRADE_BUG=name)"
 	@echo "  deps      install the packages run and test need (apt-get)"
+	@echo "  options-doc  rewrite docs/options.md's option table from the kernel's registry"
 	@echo "  qemu-gdb  boot and wait for gdb on localhost:1234"
 	@echo "  format    clang-format the sources in place"
 	@echo "  check     format check, cppcheck, asm/C constant agreement, layers, headers alone"

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The command-line collector: it owns no option. Every subsystem declares
- * its own in the registry (boot/options.h); this file walks the
- * registry, parses the command line against all of them at once with
- * lib/cmdline.c, hands each value to its owner, and prints the report.
+ * The command-line collector. Every subsystem declares its own options in
+ * the registry (lib/option.h). This file walks the registry, parses the
+ * command line against all of them at once with lib/cmdline.c, hands each
+ * value to its owner, and prints the report. It owns one option, `help`,
+ * which prints the registry as the table of docs/options.md.
  */
 #include "boot/options.h"
 #include "lib/option.h"
@@ -25,6 +26,22 @@ static size_t option_count;
 
 /* Room for every option with its longest value on one line. */
 #define OPTIONS_REPORT_MAX 1024
+
+/* Room for the longest row of the help table (the longest help text). */
+#define OPTIONS_HELP_ROW_MAX 2048
+
+/*
+ * help: print the table and end. tools/options_doc.py boots the kernel
+ * with it and copies the table between the two marker lines into
+ * docs/options.md, so the page always says what the registry holds.
+ */
+static const struct option_desc help_desc = {
+	.name = "help",
+	.type = OPTION_FLAG,
+	.help = "print this table of options on the console, then end; "
+		"`make options-doc` copies it into docs/options.md"};
+static struct option_value help_option;
+OPTION(12, help, &help_desc, &help_option, NULL, NULL);
 
 /* Linker symbols: compare them as numbers, not as C objects. */
 static size_t entry_count(void)
@@ -105,4 +122,33 @@ void options_report(void)
 		}
 	}
 	kprintf("options:%s\n", line);
+}
+
+bool options_help_requested(void)
+{
+	return help_option.flag;
+}
+
+void options_print_help(void)
+{
+	static char row[OPTIONS_HELP_ROW_MAX];
+
+	kprintf("help: begin\n");
+	kprintf("| option | values (default first) | meaning |\n");
+	kprintf("| --- | --- | --- |\n");
+	for (size_t e = 0; e < entry_count(); e++) {
+		const struct kernel_option *o = &option_table_start[e];
+
+		for (size_t i = 0; i < o->count; i++) {
+			size_t len = cmdline_format_help(&o->desc[i], row,
+							 sizeof(row));
+
+			KASSERT(len < sizeof(row),
+				"option %s's help row is %zu bytes, more than "
+				"%d",
+				o->desc[i].name, len, OPTIONS_HELP_ROW_MAX - 1);
+			kprintf("%s\n", row);
+		}
+	}
+	kprintf("help: end\n");
 }

@@ -6,6 +6,8 @@
 #ifndef BOOT_OPTIONS_H
 #define BOOT_OPTIONS_H
 
+#include "lib/types.h"
+
 /*
  * Parses the command line (kmain, once, on the boot CPU); returns the
  * number of problems, each already printed.
@@ -18,5 +20,15 @@ int options_parse(const char *cmdline);
  * result says which switches produced it (tools/bench.py reads it).
  */
 void options_report(void);
+
+/* help was given: the job is to print the option table. */
+bool options_help_requested(void);
+
+/*
+ * Prints every registered option as a row of docs/options.md's Markdown
+ * table, in registry order, between the lines `help: begin` and
+ * `help: end`. Values are the defaults, whatever the command line set.
+ */
+void options_print_help(void);
 
 #endif

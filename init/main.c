@@ -261,6 +261,10 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	cpu_apply_quirks(&boot_cpu);
 	/* From here on a panic ends an emulator run at once (done=exit). */
 	panic_set_exit_on_panic(done_option.choice == DONE_EXIT);
+	if (options_help_requested()) {
+		options_print_help();
+		finish(true);
+	}
 	kprintf("boot: serial %s, screen %s %ux%u\n",
 		serial_present() ? "COM1" : "absent",
 		fbcon_active() ? "framebuffer" : "absent", boot.fb.width,
