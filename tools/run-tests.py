@@ -151,6 +151,8 @@ CONFIGS = [
     cfg("tcg-5g", **TCG, mem_mib=5 * 1024, smp=1),
     cfg("tcg-q35", **TCG, machine="q35", mem_mib=256, smp=1),
     cfg("tcg-serial-none", "exit", accel="tcg", smp=1, serial="none"),
+    # Every user program that runs on its own must exit with status 0.
+    cfg("tcg-smp2-init-all", "exit", **TCG, smp=2, cmdline=["init=all", "console=serial"]),
     cfg("tcg-screendump", "screendump", accel="tcg", smp=1),
     cfg("tcg-uefi-screendump", "screendump", accel="tcg", firmware="uefi", smp=1),
     # GRUB leaves 80x25 VGA text mode (no graphics mode, as on some old PCs):
