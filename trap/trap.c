@@ -64,7 +64,6 @@ static void (*user_fault_fn)(struct trap_frame *f, uint64_t cr2);
 static void (*exit_to_user_fn)(void);
 static bool (*is_stack_guard_fn)(uint64_t va);
 static uint64_t recovered_count;
-static uint64_t spurious_count;
 static char last_recovered[REPORT_SIZE];
 
 static const char *vector_name(uint64_t vector)
@@ -186,7 +185,6 @@ static void dispatch_interrupt(struct trap_frame *f)
 	is_spurious = __atomic_load_n(&spurious[vector], __ATOMIC_ACQUIRE);
 	handler = __atomic_load_n(&handlers[vector], __ATOMIC_ACQUIRE);
 	if (is_spurious) {
-		__atomic_fetch_add(&spurious_count, 1, __ATOMIC_RELAXED);
 		if (handler)
 			handler(f);
 		return;
