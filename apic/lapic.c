@@ -140,7 +140,6 @@ void lapic_init_boot_cpu(uint64_t lapic_phys)
 	}
 	trap_set_handler(VECTOR_APIC_ERROR, apic_error_interrupt);
 	trap_set_spurious(VECTOR_SPURIOUS, NULL);
-	trap_set_eoi(lapic_eoi);
 	enable_this_cpu();
 	kprintf("apic: %s, boot CPU APIC ID %u, version %#x\n", backend->name,
 		lapic_id(), lapic_read(LAPIC_VERSION) & 0xff);

@@ -63,7 +63,6 @@ struct option_desc {
 	const char *const *choices; /* CHOICE and LIST: NULL-terminated */
 	uint64_t min, max, def;	    /* UINT */
 	const char *help; /* what it does, one line (docs/options.md) */
-	bool injected;	  /* CHOICE of deliberate bugs: lib/inject.h */
 };
 
 struct option_value {

@@ -181,8 +181,6 @@ void kmap_init_this_cpu(void)
 void kmap_activate(void)
 {
 	tlb_boot_init(kernel_root);
-	/* Fault reports can now tell a stack overflow (trap/trap.h). */
-	trap_set_stack_guard_check(kmap_is_stack_guard);
 }
 
 void *ioremap(uint64_t phys, uint64_t size, uint64_t cache)

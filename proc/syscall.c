@@ -77,11 +77,6 @@ void syscall_init_this_cpu(void)
 	 * and SMAP enforced (AC clear) until we choose to open it. */
 	wrmsr(MSR_FMASK,
 	      RFLAGS_IF | RFLAGS_DF | RFLAGS_TF | RFLAGS_AC | RFLAGS_NT);
-	/* Ring 3 can be entered from here on: the trap path learns what a
-	 * user fault and a return to user mode mean (the same functions on
-	 * every CPU). */
-	trap_set_user_handlers(task_user_page_retry, task_user_fault,
-			       task_check_killed);
 }
 
 /*

@@ -423,9 +423,10 @@ bool task_user_page_retry(struct trap_frame *f, uint64_t cr2)
 	unsigned access = MM_FAULT_READ;
 	enum mm_fault_verdict verdict;
 
-	/* A kernel thread has no user pages to retry (its copies fail), and
-	 * a reserved bit or a protection key is never a stale entry. */
-	if (!t->mm || (e & (PF_RSVD | PF_PK)))
+	/* Before the scheduler runs there is no thread, and a kernel thread
+	 * has no user pages to retry (its copies fail); a reserved bit or a
+	 * protection key is never a stale entry. */
+	if (!t || !t->mm || (e & (PF_RSVD | PF_PK)))
 		return false;
 	if (e & PF_WRITE)
 		access |= MM_FAULT_WRITE;

@@ -3,9 +3,9 @@
  * What happens on an exception:
  *  1. a page fault on a user address, in ring 3 or at an instruction listed
  *     in the exception table, that the page tables allow (a stale TLB entry:
- *     mm/fault.c decides, through the user_page_retry registration) returns
- *     to the faulting instruction, which runs again;
- *  2. any other fault in ring 3 ends its task (user_fault);
+ *     mm/fault.c decides, through task_user_page_retry) returns to the
+ *     faulting instruction, which runs again;
+ *  2. any other fault in ring 3 ends its task (task_user_fault);
  *  3. a fault at an instruction listed in the exception table resumes at its
  *     fixup (the description is kept for tests, nothing is printed);
  *  4. anything else in the kernel is fatal: the description, the registers
@@ -57,12 +57,6 @@ static const char *const exception_names[32] = {
 
 static interrupt_handler handlers[256];
 static bool spurious[256];
-/* The registration points (trap.h): written once at init, read here. */
-static void (*eoi_fn)(void);
-static bool (*user_page_retry_fn)(struct trap_frame *f, uint64_t cr2);
-static void (*user_fault_fn)(struct trap_frame *f, uint64_t cr2);
-static void (*exit_to_user_fn)(void);
-static bool (*is_stack_guard_fn)(uint64_t va);
 static uint64_t recovered_count;
 static char last_recovered[REPORT_SIZE];
 
@@ -102,8 +96,8 @@ size_t trap_describe(const struct trap_frame *f, uint64_t cr2, char *buf,
 			       e & PF_PK ? ", protection key" : "");
 	}
 	if ((f->vector == VEC_PAGE_FAULT || f->vector == VEC_DOUBLE_FAULT) &&
-	    (size_t)n < size && is_stack_guard_fn &&
-	    (is_stack_guard_fn(cr2) || is_stack_guard_fn(f->rsp - 8)))
+	    (size_t)n < size &&
+	    (kmap_is_stack_guard(cr2) || kmap_is_stack_guard(f->rsp - 8)))
 		n += ksnprintf(buf + n, size - (size_t)n,
 			       "\n  stack overflow: rsp=%#llx reached the "
 			       "stack's guard page",
@@ -151,33 +145,10 @@ void trap_set_spurious(unsigned vector, interrupt_handler handler)
 	__atomic_store_n(&spurious[vector], true, __ATOMIC_RELEASE);
 }
 
-void trap_set_eoi(void (*eoi)(void))
-{
-	__atomic_store_n(&eoi_fn, eoi, __ATOMIC_RELEASE);
-}
-
-void trap_set_user_handlers(bool (*user_page_retry)(struct trap_frame *f,
-						    uint64_t cr2),
-			    void (*user_fault)(struct trap_frame *f,
-					       uint64_t cr2),
-			    void (*exit_to_user)(void))
-{
-	__atomic_store_n(&user_page_retry_fn, user_page_retry,
-			 __ATOMIC_RELEASE);
-	__atomic_store_n(&user_fault_fn, user_fault, __ATOMIC_RELEASE);
-	__atomic_store_n(&exit_to_user_fn, exit_to_user, __ATOMIC_RELEASE);
-}
-
-void trap_set_stack_guard_check(bool (*is_stack_guard)(uint64_t va))
-{
-	__atomic_store_n(&is_stack_guard_fn, is_stack_guard, __ATOMIC_RELEASE);
-}
-
 static void dispatch_interrupt(struct trap_frame *f)
 {
 	unsigned vector = (unsigned)f->vector;
 	interrupt_handler handler;
-	void (*eoi)(void), (*exit_to_user)(void);
 	bool is_spurious;
 
 	/* The flag first: its acquire pairs with the release that
@@ -195,21 +166,18 @@ static void dispatch_interrupt(struct trap_frame *f)
 		kprintf("trap: interrupt on vector %u with no handler "
 			"(ignored)\n",
 			vector);
-	eoi = __atomic_load_n(&eoi_fn, __ATOMIC_ACQUIRE);
-	if (eoi)
-		eoi();
+	lapic_eoi();
 	/* The way out of an interrupt is where preemption happens (the
 	 * scheduler's callback, declared with preempt_enable). */
 	sched_preempt_point();
 	/* Back to user mode: a killed task's thread ends here. */
-	exit_to_user = __atomic_load_n(&exit_to_user_fn, __ATOMIC_ACQUIRE);
-	if ((f->cs & SELECTOR_RPL3) && exit_to_user)
-		exit_to_user();
+	if (f->cs & SELECTOR_RPL3)
+		task_check_killed();
 }
 
 /*
- * A spurious page fault on a user address (trap.h, user_page_retry): the
- * access runs again when this returns true. Only faults that may touch
+ * A spurious page fault on a user address (trap.h, task_user_page_retry):
+ * the access runs again when this returns true. Only faults that may touch
  * user memory at all are asked about: ring 3's, and the kernel's at an
  * instruction of the exception table (the user copies). Any other kernel
  * fault is a bug whatever the tables say. Back to ring 3, a killed task's
@@ -217,19 +185,14 @@ static void dispatch_interrupt(struct trap_frame *f)
  */
 static bool user_page_retried(struct trap_frame *f, uint64_t cr2)
 {
-	bool (*retry)(struct trap_frame *, uint64_t) =
-		__atomic_load_n(&user_page_retry_fn, __ATOMIC_ACQUIRE);
-	void (*exit_to_user)(void);
-
-	if (f->vector != VEC_PAGE_FAULT || !retry)
+	if (f->vector != VEC_PAGE_FAULT)
 		return false;
 	if (!(f->cs & SELECTOR_RPL3) && !extable_fixup(f->rip))
 		return false;
-	if (!retry(f, cr2))
+	if (!task_user_page_retry(f, cr2))
 		return false;
-	exit_to_user = __atomic_load_n(&exit_to_user_fn, __ATOMIC_ACQUIRE);
-	if ((f->cs & SELECTOR_RPL3) && exit_to_user)
-		exit_to_user();
+	if (f->cs & SELECTOR_RPL3)
+		task_check_killed();
 	return true;
 }
 
@@ -258,16 +221,8 @@ void trap_dispatch(struct trap_frame *f)
 	}
 	if (user_page_retried(f, cr2))
 		return;
-	if (f->cs & SELECTOR_RPL3) {
-		void (*user_fault)(struct trap_frame *, uint64_t) =
-			__atomic_load_n(&user_fault_fn, __ATOMIC_ACQUIRE);
-
-		if (!user_fault)
-			panic_with_frame(f, "ring 3 fault before user mode "
-					    "was set up");
-		user_fault(f, cr2);
-		return;
-	}
+	if (f->cs & SELECTOR_RPL3)
+		task_user_fault(f, cr2);
 	fixup = extable_fixup(f->rip);
 	if (fixup &&
 	    (f->vector == VEC_PAGE_FAULT || f->vector == VEC_GENERAL_PROTECT)) {

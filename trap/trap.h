@@ -56,31 +56,30 @@ interrupt_handler trap_set_handler(unsigned vector, interrupt_handler handler);
 void trap_set_spurious(unsigned vector, interrupt_handler handler);
 
 /*
- * Registration points, filled at init by the layers above this one, so the
- * trap path calls up without including them (docs/architecture.md):
- *  - eoi: the interrupt controller's end of interrupt, sent after each
- *    handler returns (apic/lapic.c; no interrupt arrives before it);
- *  - user_page_retry: a page fault on a user address, from ring 3 or from
- *    a user copy (an exception-table entry); true when the page tables
- *    allow the access, so the CPU faulted on a stale entry: the access runs
- *    again (proc/task.c, mm/fault.c). Asked before user_fault and before
- *    the exception table;
- *  - user_fault: a fault in ring 3; reports it and ends the task, never
- *    returns (proc/task.c, with SYSCALL: ring 3 exists from then on);
- *  - exit_to_user: runs on the way back to ring 3 from an interrupt (a
- *    killed task's thread ends there; proc/task.c);
- *  - is_stack_guard: whether an address lies in a stack's guard page, for
- *    fault reports (mm/kmap.c, once the kernel page tables have guards).
- * Before registration: no EOI, no fault retried, a ring-3 fault panics, no
- * return check, no guard-page note.
+ * Provided by the layers above (the `provide` lines of
+ * docs/architecture.layers): the trap path calls them without including
+ * their headers. Each is part of what a trap means, so it is a plain
+ * function, not a pointer filled at init.
+ *  - lapic_eoi: the end of interrupt, sent after each handler returns
+ *    (apic/lapic.c; no interrupt is unmasked before the local APIC is set
+ *    up, and spurious vectors get none).
+ *  - task_user_page_retry: a page fault on a user address, from ring 3 or
+ *    from a user copy (an exception-table entry); true when the page tables
+ *    allow the access, so the CPU faulted on a stale entry and the access
+ *    runs again (proc/task.c, mm/fault.c). Asked before task_user_fault
+ *    and before the exception table.
+ *  - task_user_fault: a fault in ring 3; reports it and ends the task
+ *    (proc/task.c).
+ *  - task_check_killed: on the way back to ring 3 from an interrupt or a
+ *    retried fault, a killed task's thread ends (proc/task.c).
+ *  - kmap_is_stack_guard: whether an address lies in a stack's guard page,
+ *    for fault reports (mm/kmap.c).
  */
-void trap_set_eoi(void (*eoi)(void));
-void trap_set_user_handlers(bool (*user_page_retry)(struct trap_frame *frame,
-						    uint64_t cr2),
-			    void (*user_fault)(struct trap_frame *frame,
-					       uint64_t cr2),
-			    void (*exit_to_user)(void));
-void trap_set_stack_guard_check(bool (*is_stack_guard)(uint64_t va));
+void lapic_eoi(void);
+bool task_user_page_retry(struct trap_frame *frame, uint64_t cr2);
+__noreturn void task_user_fault(struct trap_frame *frame, uint64_t cr2);
+void task_check_killed(void);
+bool kmap_is_stack_guard(uint64_t va);
 
 /* Room for one exception's description (trap_describe). */
 #define TRAP_REPORT_SIZE 512

@@ -22,7 +22,6 @@
  *   mm/tlb.h     tlb_boot_init / tlb_load_kernel_root (mm/tlb_hw.c on
  *                hardware): the policy is already settled against
  *                boot_cpu (tlb_sim_policy.c, with tlb_policy_settle)
- *   trap/trap.h trap_set_stack_guard_check: there are no fault reports
  *   linker.ld    the image symbols mm/kmap.c names (kmap_build, which
  *                reads them, never runs here)
  *
@@ -188,11 +187,4 @@ void tlb_boot_init(uint64_t kernel_root)
 void tlb_load_kernel_root(uint64_t kernel_root)
 {
 	tlb_hw_load_cr3(kernel_root);
-}
-
-/* --- trap/trap.h ------------------------------------------------------------ */
-
-void trap_set_stack_guard_check(bool (*is_stack_guard)(uint64_t va))
-{
-	(void)is_stack_guard; /* no faults are reported here */
 }
