@@ -134,8 +134,9 @@ void options_print_help(void)
 	static char row[OPTIONS_HELP_ROW_MAX];
 
 	kprintf("help: begin\n");
-	kprintf("| option | values (default first) | meaning |\n");
-	kprintf("| --- | --- | --- |\n");
+	kprintf("| option | values (default first) | meaning "
+		"| declared in |\n");
+	kprintf("| --- | --- | --- | --- |\n");
 	for (size_t e = 0; e < entry_count(); e++) {
 		const struct kernel_option *o = &option_table_start[e];
 
@@ -147,7 +148,7 @@ void options_print_help(void)
 				"option %s's help row is %zu bytes, more than "
 				"%d",
 				o->desc[i].name, len, OPTIONS_HELP_ROW_MAX - 1);
-			kprintf("%s\n", row);
+			kprintf("%s `%s` |\n", row, o->file);
 		}
 	}
 	kprintf("help: end\n");

@@ -27,7 +27,8 @@ bool options_help_requested(void);
 /*
  * Prints every registered option as a row of docs/options.md's Markdown
  * table, in registry order, between the lines `help: begin` and
- * `help: end`. Values are the defaults, whatever the command line set.
+ * `help: end`: its description, then the file that declares it. Values
+ * are the defaults, whatever the command line set.
  */
 void options_print_help(void);
 

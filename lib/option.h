@@ -51,7 +51,8 @@ struct kernel_option {
 	void (*prepare)(void);
 	/* After every value is stored, or NULL: value[0..count). */
 	void (*set)(const struct option_value *value);
-	unsigned order; /* the sort key: no two entries share one */
+	unsigned order;	  /* the sort key: no two entries share one */
+	const char *file; /* the file that declares it, for docs/options.md */
 };
 
 /*
@@ -69,6 +70,7 @@ struct kernel_option {
 			.prepare = (prepare_fn),                          \
 			.set = (set_fn),                                  \
 			.order = (sort),                                  \
+			.file = __FILE__,                                 \
 	}
 
 /* One option: its description and the variable its value goes to. */
