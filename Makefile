@@ -124,7 +124,7 @@ mm_c := mm.c fault.c kstack.c memmap.c frame_alloc.c pmm.c pagetable.c \
 acpi_c := acpi.c tables.c
 apic_c := lapic.c xapic.c x2apic.c pic.c ioapic.c tsc.c timer.c
 smp_c := call.c call_queue.c
-sched_c := fpu.c thread.c sched.c handoff.c wait.c
+sched_c := fpu.c thread.c sched.c wait.c
 sched_asm := switch.asm
 proc_c := task.c elf.c uaccess.c syscall.c handle.c endpoint.c ipc.c \
 	ipc_fast.c

@@ -55,6 +55,7 @@
 #include "proc/handle.h"
 #include "proc/syscall.h"
 #include "proc/task.h"
+#include "sched/handoff.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
 #include "sched/thread_queue.h"
@@ -391,7 +392,7 @@ static __always_inline void fast_half(struct trap_frame *f, bool call)
 	spin_lock(&ep->lock);
 	spin_unlock(&table->lock);
 	peer = fast_partner(ep, self, call, cpu, &why);
-	if (peer && !sched_handoff_claim(peer)) {
+	if (peer && !sched_handoff_claim(cpu, self, peer)) {
 		why = IPC_DECLINE_WOKEN;
 		peer = NULL;
 	}
@@ -405,7 +406,7 @@ static __always_inline void fast_half(struct trap_frame *f, bool call)
 
 	peer_frame = fast_commit(ep, self, peer, call, f, &path_stats[cpu]);
 	spin_unlock(&ep->lock);
-	sched_handoff_stackless(peer, peer_frame, f, ipc_fast_resume,
+	sched_handoff_stackless(cpu, self, peer, peer_frame, f, ipc_fast_resume,
 				syscall_return);
 declined:
 	ipc_fast_declined(why);

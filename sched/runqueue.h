@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The per-CPU run queue (sched/sched.c explains the scheduler). Only the
- * scheduler's own files include this: the rest of the kernel reaches a run
- * queue through sched/sched.h.
+ * scheduler's own files include this, and the IPC fast path through
+ * sched/handoff.h, the direct switch inline there. The rest of the kernel
+ * reaches a run queue through sched/sched.h.
  */
 #ifndef SCHED_RUNQUEUE_H
 #define SCHED_RUNQUEUE_H

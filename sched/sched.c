@@ -28,7 +28,7 @@
  * fully switched out. `cpu` of a blocked thread never changes, so the
  * waker always locks the right queue.
  *
- * Blocking without a stack (sched/handoff.c): the IPC fast path's thread
+ * Blocking without a stack (sched/handoff.h): the IPC fast path's thread
  * blocks leaving a resume frame instead of its kernel stack, and a partner
  * that did the same is switched straight back to user mode. The queue lock
  * is held from the claim of the partner to the end of the switch, as here.
@@ -193,6 +193,15 @@ static void switch_finish(void)
 void sched_switch_finish(void)
 {
 	switch_finish();
+}
+
+/*
+ * Switched to by switch_leave_to_frame, straight from the IPC fast path:
+ * switch_finish, knowing that the thread we replaced only blocked.
+ */
+void switch_finish_to_frame(void)
+{
+	switch_finish_unlock(this_rq());
 }
 
 /*

@@ -56,7 +56,7 @@ void sched_handoff_locked(struct thread *next, struct spinlock *release);
  * Whether sched_handoff_locked switches to next (blocked) directly, on
  * this CPU (cpu): next last ran here and may run here. A blocked thread's
  * CPU cannot change, so the answer holds until next is woken. The IPC fast
- * path asks it before it claims next (sched_handoff_claim).
+ * path asks it before it claims next (sched/handoff.h).
  */
 static inline bool sched_handoff_direct(const struct thread *next, unsigned cpu)
 {
@@ -65,39 +65,11 @@ static inline bool sched_handoff_direct(const struct thread *next, unsigned cpu)
 }
 
 /*
- * Blocking without a kernel stack (sched/handoff.c): the IPC fast path's
- * switch, in two steps. The claim is the last of its checks; the switch
- * comes after its point of no return.
- *
- * A thread that leaves its stack leaves code to resume at instead: code
- * entered by a return or a jump, never called from C (stackless_code).
+ * A thread that blocks without its kernel stack (sched/handoff.h) leaves
+ * code to resume at instead: code entered by a return or a jump, never
+ * called from C.
  */
 typedef void stackless_code(void);
-
-/*
- * Takes this CPU's run-queue lock and returns true with it held if the
- * running thread may block now (no wake-up is pending for it) and next is
- * blocked, and not sleeping: nobody else can wake either while the lock is
- * held. Otherwise drops the lock and returns false, and the caller goes the
- * general way. The caller checked sched_handoff_direct(next, this CPU).
- */
-bool sched_handoff_claim(struct thread *next);
-
-/*
- * Then, the claim held: blocks the running thread (its saved user
- * registers are frame) without keeping its kernel stack, and runs next.
- * With next_frame, next's saved user registers, its system call's results
- * already written: next goes out by `exit`, entered with RSP at next_frame
- * and the switch done. With next_frame NULL, next resumes where it left
- * off. Anything that switches to the blocked thread later returns into
- * `resume`, with R12 holding frame and interrupts off; resume ends the
- * switch (sched_switch_finish) before anything else.
- */
-__noreturn void sched_handoff_stackless(struct thread *next,
-					struct trap_frame *next_frame,
-					struct trap_frame *frame,
-					stackless_code *resume,
-					stackless_code *exit);
 
 /* The end of a switch, for a thread's resume code (above). */
 void sched_switch_finish(void);

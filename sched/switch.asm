@@ -53,7 +53,7 @@ thread_start:
 ;                            stackless_code *resume,
 ;                            struct trap_frame *next_frame,
 ;                            stackless_code *exit)
-;   Never return. prev leaves its kernel stack (sched/handoff.c): what it
+;   Never return. prev leaves its kernel stack (sched/handoff.h): what it
 ;   leaves is a resume frame, shaped like the one switch_context saves,
 ;   with frame (prev's saved user registers) as its R12 and resume as its
 ;   return address. Then switch_leave goes into next as switch_context

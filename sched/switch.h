@@ -2,9 +2,9 @@
 /*
  * The thread switch, inside the scheduler: the steps every switch takes,
  * whether sched/sched.c switches (switch_to_locked) or a thread hands the
- * CPU on without keeping its kernel stack (sched/handoff.c), and the
+ * CPU on without keeping its kernel stack (sched/handoff.h), and the
  * assembly they end in (sched/switch.asm). Only the scheduler's own files
- * include this.
+ * include this, and the IPC fast path through sched/handoff.h.
  */
 #ifndef SCHED_SWITCH_H
 #define SCHED_SWITCH_H
@@ -65,7 +65,8 @@ __noreturn void switch_leave_to_frame(struct thread *prev,
 				      struct trap_frame *next_frame,
 				      stackless_code *exit);
 
-/* From sched/switch.asm, on next_frame's stack: the end of the switch. */
+/* From sched/switch.asm, on next_frame's stack: the end of the switch
+ * (sched/sched.c). */
 void switch_finish_to_frame(void);
 
 #endif
