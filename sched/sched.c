@@ -89,10 +89,12 @@ static void enqueue_locked(struct runqueue *rq, struct thread *t)
 
 static struct thread *dequeue_locked(struct runqueue *rq)
 {
-	struct thread *t = thread_queue_pop(&rq->runnable, THREAD_LINK_RUN);
+	struct thread *t = thread_queue_first(&rq->runnable);
 
-	if (t)
-		rq->length--;
+	if (!t)
+		return NULL;
+	thread_queue_remove_first(&rq->runnable, t, THREAD_LINK_RUN);
+	rq->length--;
 	return t;
 }
 
