@@ -482,12 +482,17 @@ HOST_TEST(long_choice_lists)
 /* --- cmdline_format_value ------------------------------------------------ */
 
 /*
- * The text for value v of option o, checked at every buffer size from 0 to
- * past its length (exactly-sized heap blocks): same length returned, a
- * prefix written, always terminated.
+ * What a snprintf-like writer makes of one option, checked at every buffer
+ * size from 0 to past its length (exactly-sized heap blocks): the same
+ * length returned, a prefix written, always terminated. write gets the
+ * option's description d and the value v (which it may ignore).
  */
-static void formats_as(const char *file, int line, int o, struct option_value v,
-		       const char *want)
+typedef size_t (*writer)(const struct option_desc *d,
+			 const struct option_value *v, char *buf, size_t size);
+
+static void writes(const char *file, int line, writer write,
+		   const struct option_desc *d, const struct option_value *v,
+		   const char *want)
 {
 	size_t len = strlen(want);
 
@@ -498,19 +503,25 @@ static void formats_as(const char *file, int line, int o, struct option_value v,
 
 		if (size)
 			memset(buf, '~', size);
-		n = cmdline_format_value(&options[o], &v, buf, size);
+		n = write(d, v, buf, size);
 		host_check(n == len, "length", file, line,
-			   "%s as %s in %zu bytes: returned %zu",
-			   options[o].name, host_quote(want), size, n);
+			   "%s as %s in %zu bytes: returned %zu", d->name,
+			   host_quote(want), size, n);
 		if (size)
 			host_check(!memcmp(buf, want, keep) &&
 					   buf[keep] == '\0',
 				   "text", file, line,
 				   "%s in %zu bytes: %s, want a prefix of %s",
-				   options[o].name, size,
-				   host_quote_n(buf, size), host_quote(want));
+				   d->name, size, host_quote_n(buf, size),
+				   host_quote(want));
 		free(buf);
 	}
+}
+
+static void formats_as(const char *file, int line, int o, struct option_value v,
+		       const char *want)
+{
+	writes(file, line, cmdline_format_value, &options[o], &v, want);
 }
 
 #define FORMATS_AS(o, want, ...)            \
@@ -540,36 +551,18 @@ HOST_TEST(format_value)
 
 /* --- cmdline_format_help ------------------------------------------------- */
 
-/*
- * The table row for desc, checked at every buffer size as formats_as
- * does: same length returned, a prefix written, always terminated.
- */
+/* cmdline_format_help as a writer: a row depends on the description alone. */
+static size_t help_row(const struct option_desc *d,
+		       const struct option_value *v, char *buf, size_t size)
+{
+	(void)v;
+	return cmdline_format_help(d, buf, size);
+}
+
 static void help_is(const char *file, int line, const struct option_desc *d,
 		    const char *want)
 {
-	size_t len = strlen(want);
-
-	for (size_t size = 0; size <= len + 2; size++) {
-		char *buf = size ? malloc(size) : NULL;
-		size_t keep = size ? MIN(size - 1, len) : 0;
-		size_t n;
-
-		if (size)
-			memset(buf, '~', size);
-		n = cmdline_format_help(d, buf, size);
-		host_check(n == len, "length", file, line,
-			   "%s's row in %zu bytes: returned %zu, want %zu",
-			   d->name, size, n, len);
-		if (size)
-			host_check(!memcmp(buf, want, keep) &&
-					   buf[keep] == '\0',
-				   "text", file, line,
-				   "%s's row in %zu bytes: %s, want a prefix "
-				   "of %s",
-				   d->name, size, host_quote_n(buf, size),
-				   host_quote(want));
-		free(buf);
-	}
+	writes(file, line, help_row, d, NULL, want);
 }
 
 #define HELP_IS(desc, want) help_is(__FILE__, __LINE__, (desc), (want))
