@@ -1,5 +1,5 @@
 """The benchmark charts (`make plots`, and the charts of `make report`):
-gnuplot scripts built from a results JSON (tools/bench.py, docs/bench.md),
+gnuplot scripts built from a results JSON (tools/bench/bench.py, docs/bench.md),
 drawn to PNG and SVG in <results dir>/plots.
 
 Every chart shows each row's median with its p10-p90 spread as an error

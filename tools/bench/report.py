@@ -1,6 +1,6 @@
 """One results JSON as one self-contained HTML page (`make report`): the
 environment, the headline summary, the policies in force, the charts
-(tools/bench_plots.py, embedded as PNG data: URIs) and every benchmark's
+(tools/plots.py, embedded as PNG data: URIs) and every benchmark's
 table, all rows, n/a rows with their reason. No external file, link or
 script: the page opens anywhere, mailed or copied alone.
 
@@ -14,7 +14,7 @@ import base64
 import html
 from pathlib import Path
 
-import bench_plots
+from tools.bench import plots
 
 # --- The summary -----------------------------------------------------------------------
 
@@ -121,18 +121,18 @@ def benchmark_table(bench: dict, record: dict) -> str:
             f"<table data-benchmark='{esc(name)}'><tr>{head}</tr>{rows}</table>{extra}</section>")
 
 
-def chart_html(chart: bench_plots.Chart, png: Path) -> str:
+def chart_html(chart: plots.Chart, png: Path) -> str:
     data = base64.b64encode(png.read_bytes()).decode("ascii")
     return (f"<figure data-chart='{esc(chart.name)}'><img alt='{esc(chart.title)}' "
             f"src='data:image/png;base64,{data}'><figcaption>{esc(chart.title)} "
             f"({esc(chart.source)})</figcaption></figure>")
 
 
-def page(record: dict, source: Path, charts: list[tuple[bench_plots.Chart, Path]],
+def page(record: dict, source: Path, charts: list[tuple[plots.Chart, Path]],
          chart_notes: list[str]) -> str:
     """The whole report; charts: [(chart, its PNG)], chart_notes: lines
     about them (the shootdown curve's source, gnuplot missing)."""
-    label = bench_plots.platform_label(record)
+    label = plots.platform_label(record)
     problems = "".join(f"<li class='problem'>{esc(p)}</li>" for p in record.get("problems", []))
     sentences = "".join(f"<li>{esc(s)}</li>" for s in summary(record))
     notes = "".join(f"<p class='note'>{esc(n)}</p>" for n in chart_notes)
@@ -162,9 +162,9 @@ def write(record: dict, source: Path, directory: Path, out: Path,
     """Draws the charts (when gnuplot is there) and writes the page to out:
     (rows, charts, notes). newest: source is the newest in directory."""
     notes = []
-    charts: list[tuple[bench_plots.Chart, Path]] = []
-    if bench_plots.have_gnuplot():
-        charts, note = bench_plots.draw_all(record, source, directory, newest)
+    charts: list[tuple[plots.Chart, Path]] = []
+    if plots.have_gnuplot():
+        charts, note = plots.draw_all(record, source, directory, newest)
         if note:
             notes.append(note)
     else:

@@ -1,12 +1,11 @@
-#!/usr/bin/env python3
 """`make compare-linux`: some of shootdown's benchmarks beside their Linux
 analogues, in the same emulated machine.
 
-    tools/compare_linux.py <kernel.elf> <lbench> [--scale P]
+    python3 -m tools.bench.compare_linux <kernel.elf> <lbench> [--scale P]
 
 Boots shootdown with the benchmarks of ROWS, then Debian's stock kernel
-(tools/linux_kernel.py) with an initramfs whose /init is <lbench>
-(tools/linux-bench/lbench.c, built static by the Makefile), which prints
+(tools/bench/linux_kernel.py) with an initramfs whose /init is <lbench>
+(tools/bench/linux_bench/lbench.c, built static by the Makefile), which prints
 its rows in the kernel's format. Both run under QEMU TCG, in the machine of
 `make bench` (the same variables: MEM, CPU, QEMU_ARGS, TIMEOUT, ...; ACCEL
 defaults to tcg here), twice (PASSES): the one-CPU rows on one CPU with
@@ -14,13 +13,13 @@ icount (ICOUNT=0: without), the cross-CPU rows on SMP CPUs (default: the
 host's, at least 2) without icount, as Linux does not bring up a second CPU
 under QEMU 7.2's icount. Prints one table of medians with shootdown/Linux
 per row, and writes into <build>/compare-linux: shootdown-PASS.json and
-linux-PASS.json (the results JSON of `make bench`, tools/bench.py),
+linux-PASS.json (the results JSON of `make bench`, tools/bench/bench.py),
 compare.txt (the table) and ratios.png/.svg/.gp (one chart, gnuplot).
 
 --scale P (percent, default 100) scales both sides' samples and time
 budgets (the kernel's bench_scale=); the test uses a small one. The exit
 status is 1 when a row of ROWS has no value (missing or n/a) on either
-side, or a run has a problem (tools/bench.py's check).
+side, or a run has a problem (tools/bench/bench.py's check).
 Python 3.11 standard library.
 """
 
@@ -32,12 +31,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench  # noqa: E402  (tools/bench.py)
-import bench_plots  # noqa: E402  (tools/bench_plots.py)
-import boot  # noqa: E402  (tools/boot.py)
-import linux_kernel  # noqa: E402  (tools/linux_kernel.py)
+from tools.bench import bench
+from tools.bench import plots
+from tools.run import boot
+from tools.bench import linux_kernel
 
 # What is compared with what: (what, shootdown's row, Linux's row), each row
 # (benchmark, parameters) as both sides print it; the rows of CROSS_CPU come
@@ -125,7 +122,7 @@ def initramfs(lbench: Path, path: Path) -> None:
 def boot_linux(s: boot.Settings, vmlinuz: Path, initrd: Path, scale: int,
                run_dir: Path) -> tuple[bench.Run, dict]:
     """Linux with the benchmark program as /init; its output parsed as the
-    kernel's. Runs QEMU as tools/boot.py does, with -kernel for the ISO."""
+    kernel's. Runs QEMU as tools/run/boot.py does, with -kernel for the ISO."""
     run_dir.mkdir(parents=True, exist_ok=True)
     serial = run_dir / "serial.log"
     serial.unlink(missing_ok=True)
@@ -211,23 +208,23 @@ def table(runs: dict) -> tuple[list[str], list[tuple[str, float]], list[str]]:
     return lines, ratios, missing
 
 
-def ratio_chart(ratios: list[tuple[str, float]], title: str) -> bench_plots.Chart:
+def ratio_chart(ratios: list[tuple[str, float]], title: str) -> plots.Chart:
     bars = [(i, what, value) for i, (what, value) in enumerate(ratios)]
-    script = bench_plots.datablock("bars", bars)
-    script += bench_plots.header(title, "compare-linux", "", "shootdown / Linux (median)")
-    script += bench_plots.y_axis([v for _, _, v in bars])
+    script = plots.datablock("bars", bars)
+    script += plots.header(title, "compare-linux", "", "shootdown / Linux (median)")
+    script += plots.y_axis([v for _, _, v in bars])
     script += ("set style fill solid 0.5 border\nset boxwidth 0.7\nset grid noxtics ytics\n"
                "set xtics rotate by 35 right font ',8' noenhanced\n"
                f"set xrange [-0.7:{len(bars) - 0.3}]\nset bmargin 12\nset lmargin 12\n"
                "set key right top\n"
                "plot $bars using 1:3:xtic(2) with boxes title 'shootdown / Linux', "
                "1 with lines dt 2 lc rgb 'black' title 'equal'\n")
-    return bench_plots.Chart("ratios", title, script, "compare-linux")
+    return plots.Chart("ratios", title, script, "compare-linux")
 
 
 def main(argv: list[str]) -> int:
     boot.interrupt_on_sigterm()
-    parser = argparse.ArgumentParser(prog="tools/compare_linux.py",
+    parser = argparse.ArgumentParser(prog="python3 -m tools.bench.compare_linux",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("kernel")
     parser.add_argument("lbench", help="the static Linux benchmark program")
@@ -269,9 +266,9 @@ def main(argv: list[str]) -> int:
     (out / "compare.txt").write_text("\n".join(lines) + "\n")
     print("\n" + "\n".join(lines))
     made = ""
-    if ratios and bench_plots.have_gnuplot():
+    if ratios and plots.have_gnuplot():
         chart = ratio_chart(ratios, f"shootdown / Linux (medians): {EMULATOR_NOTE}")
-        made = f", {bench_plots.draw(chart, out, bench_plots.png_terminal())[1]}"
+        made = f", {plots.draw(chart, out, plots.png_terminal())[1]}"
     print(f"\ncompare-linux: {out}/{{shootdown,linux}}-{{local,cross}}.json, "
           f"{out / 'compare.txt'}{made}")
     problems = [f"{side} ({name} rows): {p}" for name, records in runs.items()

@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
 """The functional checks of the benchmark labs (L1, L6, L8), for the grader
-(tools/grade.py, docs/labs.md) and by hand:
+(tools/labs/grade.py, docs/labs.md) and by hand:
 
-    tools/lab_checks.py reach LOG        L1: the tlb_reach rows of a boot's serial log
-    tools/lab_checks.py crossover LOG    L6: flush_local's crossover line
-    tools/lab_checks.py hwcompare [ROOT] L8: tools/hwcompare.py on its fixtures
-    tools/lab_checks.py selftest         these checks on made-up logs
+    python3 -m tools.labs.lab_checks reach LOG        L1: the tlb_reach rows of a boot's serial log
+    python3 -m tools.labs.lab_checks crossover LOG    L6: flush_local's crossover line
+    python3 -m tools.labs.lab_checks hwcompare [ROOT] L8: tools/bench/hwcompare.py on its fixtures
+    python3 -m tools.labs.lab_checks selftest         these checks on made-up logs
 
 Each check returns the problems it found, one line each; none is a pass.
 The CLI prints them and exits 1 if there are any. No check ever applies a
@@ -21,10 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-TOOLS = Path(__file__).resolve().parent
-sys.path.insert(0, str(TOOLS))
-import bench  # noqa: E402  (tools/bench.py: the serial log's parser)
+from tools import ROOT
+from tools.bench import bench
 
 # The harness's least sample count for a row (bench/harness.c:
 # BENCH_SAMPLES_MIN, BENCH_SAMPLES_FLOOR), scaled by bench_scale= as
@@ -189,17 +186,17 @@ def check_crossover(serial_text: str) -> list[str]:
 
 
 def check_hwcompare(repo_root: str | Path) -> list[str]:
-    """L8: the tree's tools/hwcompare.py prints, on the fixtures in
+    """L8: the tree's tools/bench/hwcompare.py prints, on the fixtures in
     tests/labs/, exactly the expected output."""
     root = Path(repo_root)
-    tool = root / "tools" / "hwcompare.py"
+    tool = root / "tools" / "bench" / "hwcompare.py"
     if not tool.is_file():
         return [f"{tool}: missing"]
     problems = []
     for args, expected_path in HW_CASES:
-        shown = " ".join(["tools/hwcompare.py", *args])
+        shown = " ".join(["python3 -m tools.bench.hwcompare", *args])
         try:
-            result = subprocess.run([sys.executable, str(tool), *args], cwd=root,
+            result = subprocess.run([sys.executable, "-m", "tools.bench.hwcompare", *args], cwd=root,
                                     capture_output=True, text=True, timeout=HW_TIMEOUT)
         except subprocess.TimeoutExpired:
             problems.append(f"{shown}: still running after {HW_TIMEOUT} s")
@@ -323,7 +320,7 @@ def selftest() -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    usage = ("usage: tools/lab_checks.py reach LOG | crossover LOG | hardware LOG | "
+    usage = ("usage: tools/labs/lab_checks.py reach LOG | crossover LOG | hardware LOG | "
              "hwcompare [ROOT] | selftest")
     if len(argv) < 2:
         print(usage, file=sys.stderr)
@@ -334,7 +331,7 @@ def main(argv: list[str]) -> int:
     if command in checks and len(args) == 1:
         problems = checks[command](Path(args[0]).read_text(errors="replace"))
     elif command == "hwcompare" and len(args) <= 1:
-        problems = check_hwcompare(args[0] if args else TOOLS.parent)
+        problems = check_hwcompare(args[0] if args else ROOT)
     elif command == "selftest" and not args:
         problems = selftest()
     else:

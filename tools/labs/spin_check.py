@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Model-check the L7 TLB model with SPIN (labs/L7-model.md).
 
 For each configuration, the model without a bug and the model with each
@@ -15,9 +14,9 @@ that breaks one of the model's properties (P1-P4), not a deadlock, and not
 the assert(false) of an unwritten LAB(L7) region. Searches with a bug are
 breadth-first, so their trails are the shortest there are.
 
-    tools/spin-check.py [--model PATH] [--bug NAME]... [--cpus N]
-    tools/spin-check.py --list
-    tools/spin-check.py --trail NAME [--steps]
+    python3 -m tools.labs.spin_check [--model PATH] [--bug NAME]... [--cpus N]
+    python3 -m tools.labs.spin_check --list
+    python3 -m tools.labs.spin_check --trail NAME [--steps]
 
 --bug none selects the model without a bug; without --bug every
 configuration runs. --trail prints one bug's counterexample as the model's
@@ -37,9 +36,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = ROOT / "labs" / "L7" / "tlb.pml"
 BUILD_DIR = ROOT / "build" / "spin"
 NO_BUG = "none"
@@ -182,7 +180,7 @@ def check(model: Path, bug: str, cpus: int | None) -> Result:
         why = (f"assertion violated {assertion.group(1).strip()}" if assertion
                else "an invalid end state (a deadlock)")
         return Result(False, f"violation: {why}",
-                      [f"see it: tools/spin-check.py --model {model} --trail none"])
+                      [f"see it: tools/labs/spin_check.py --model {model} --trail none"])
     if errors == 0:
         return Result(False, f"no counterexample ({states} states searched)", incomplete)
     if not assertion:

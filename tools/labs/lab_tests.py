@@ -4,7 +4,7 @@ check tied to the stubbed code failing, and this tree's grade is full.
 
 Grades run with GRADE_QUICK=1 (repeated checks once, a third of the
 simulator cases); `make grade` itself runs the full counts. Used by
-tools/run-tests.py; results are named labs/<lab>/<what>.
+tools/test/run_tests.py; results are named labs/<lab>/<what>.
 """
 
 from __future__ import annotations
@@ -17,13 +17,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import boot  # noqa: E402  (tools/boot.py)
-import grade  # noqa: E402  (tools/grade.py: the checks of every lab)
-from ktap import Result  # noqa: E402  (tools/ktap.py)
+from tools.run import boot
+from tools.labs import grade
+from tools.test.ktap import Result
 
 ROOT = boot.ROOT
-LAB_TREE = ROOT / "tools" / "lab-tree.py"
 GRADE_TIMEOUT = 1200  # seconds for one grade, the student tree's build included
 # Labs whose student tree is also solved (the stubbed files put back as the
 # reference has them) and graded again, which must give full marks: one of
@@ -80,7 +78,7 @@ def student_results(lab: str, work: Path, log: Path, rel: str) -> list[Result]:
     name = f"labs/{lab}"
     tree = work / "tree"
     shutil.rmtree(tree, ignore_errors=True)
-    text, status = run([sys.executable, str(LAB_TREE), lab, str(tree)], ROOT, log)
+    text, status = run([sys.executable, "-m", "tools.labs.lab_tree", lab, str(tree)], ROOT, log)
     if status != 0:
         return [Result(f"{name}/tree", "FAIL", f"make lab-tree failed: {text.strip()[-200:]}", rel)]
     results = [Result(f"{name}/tree", "ok")]
@@ -140,7 +138,7 @@ def full_marks(name: str, text: str, status: int | None, rel: str) -> Result:
 
 
 def reference_results(lab: str, log: Path, rel: str) -> list[Result]:
-    text, status = run([sys.executable, str(ROOT / "tools" / "grade.py"), lab], ROOT, log)
+    text, status = run([sys.executable, "-m", "tools.labs.grade", lab], ROOT, log)
     return [full_marks(f"labs/{lab}/reference-full-marks", text, status, rel)]
 
 
@@ -148,7 +146,7 @@ def catches(lab: str, bug: str, log: Path, rel: str) -> Result:
     """The reference with tlb_bug=bug must score below full marks: one
     failed check shows it, so the grade stops there."""
     name = f"labs/{lab}/catches-{bug}"
-    text, status = run([sys.executable, str(ROOT / "tools" / "grade.py"), lab], ROOT, log,
+    text, status = run([sys.executable, "-m", "tools.labs.grade", lab], ROOT, log,
                        GRADE_BUG=bug, GRADE_FIRST_FAILURE="1")
     got = score(text)
     if got and got[0] < got[1] and status == 1:

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Write the boot image to a USB stick: `make usb DEV=/dev/sdX`.
 
-    tools/usb.py <image> <device>
+    python3 -m tools.run.usb <image> <device>
 
 Before anything is written, the device must be a whole disk (not a
 partition) that is removable or on a USB bus, with nothing of it in use:
@@ -372,7 +371,7 @@ def file_digest(path: Path) -> str:
 
 
 def usage() -> int:
-    print("usage: make usb DEV=/dev/sdX   (or tools/usb.py <image> <device>)\n"
+    print("usage: make usb DEV=/dev/sdX   (or tools/run/usb.py <image> <device>)\n"
           "  writes the boot image to the whole USB stick or removable disk DEV, after\n"
           "  checking that it is one and that nothing on it is in use, and verifies it;\n"
           "  lsblk -o NAME,TRAN,RM,SIZE,MODEL lists the disks. YES=1: do not ask.",

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Check the kernel's results screen (bench/screen.c) against its serial log.
 
 A machine with only a screen shows the summary, every row in pages, then QR
@@ -9,10 +8,10 @@ screendump as the kernel announces it on serial (`screen: summary`,
   summary  every `bench: summary` sentence is on the summary screen;
   pages    every row (`@ name params ...`) is on one of the pages, and every
            page announced was photographed;
-  qr       the codes, read with zbarimg and decoded as `tools/bench.py
+  qr       the codes, read with zbarimg and decoded as `tools/bench/bench.py
            import-qr` does, give the same results JSON as the serial log.
 
-Used by tools/run-tests.py (kind "screendump"); python3 standard library.
+Used by tools/test/run_tests.py (kind "screendump"); python3 standard library.
 """
 from __future__ import annotations
 
@@ -21,12 +20,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.dont_write_bytecode = True
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench  # noqa: E402  (tools/bench.py)
+from tools import ROOT
+from tools.bench import bench
 
-ROOT = Path(__file__).resolve().parent.parent
-CHECK_SCREENDUMP = ROOT / "tools" / "check-screendump.py"
 # What a page shows of a row before its figures (bench/screen.c show_row).
 NAME_COLUMNS, PARAMS_COLUMNS = 16, 31
 # The parts of a results JSON that come from the kernel (not from the host).
@@ -49,15 +45,15 @@ def shot_name(line: str) -> str | None:
 def screen_lines(ppm: Path, font: Path) -> list[str]:
     """The text of each row of character cells, as fbcon drew it: read from
     the screendump in our font, or, on a text screen, from the characters
-    tools/boot.py read from video memory beside it (SHOT.txt)."""
+    tools/run/boot.py read from video memory beside it (SHOT.txt)."""
     text = ppm.with_suffix(".txt")
     if text.is_file():
         return text.read_text().splitlines()
-    done = subprocess.run([sys.executable, str(CHECK_SCREENDUMP), "--list", "--origin", "0,0",
-                           str(ppm), str(font)], stdout=subprocess.PIPE,
+    done = subprocess.run([sys.executable, "-m", "tools.test.check_screendump", "--list", "--origin", "0,0",
+                           str(ppm), str(font)], cwd=ROOT, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=120)
     if done.returncode:
-        raise OSError(done.stderr.strip() or f"{CHECK_SCREENDUMP.name} failed on {ppm}")
+        raise OSError(done.stderr.strip() or f"check_screendump failed on {ppm}")
     return [line.rstrip() for line in done.stdout.splitlines()]
 
 

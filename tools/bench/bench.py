@@ -1,30 +1,27 @@
-#!/usr/bin/env python3
 """Run the in-kernel benchmarks (bench/) and keep, compare and plot their
 results: `make bench`, `make bench-compare`, `make plots`, `make report`.
 
-    tools/bench.py run <kernel.elf>            boot once, show the run, write
-                                               <build>/bench/<timestamp>.json
-    tools/bench.py compare <kernel.elf> A B    boot with kernel options A, then
-                                               B; print both side by side with
-                                               B/A ratios (and keep both JSONs);
-                                               A and B naming two results JSONs
-                                               compare those, without a boot
-    tools/bench.py plots [--dir D] [results.json]
-                                               PNG and SVG charts with gnuplot (in
-                                               D/plots), from the newest results in
-                                               D (default build/bench)
-    tools/bench.py report [--dir D] [-o OUT] [results.json]
-                                               the same results as one HTML page,
-                                               D/report.html (tools/bench_report.py)
-    tools/bench.py check <serial.log>          parse a run's output; say what is
-                                               missing (exit status 1 if any)
-    tools/bench.py import <serial.log>         a serial log from elsewhere as a
-                                               results JSON
-    tools/bench.py import-qr <file|dir|->...   the screen's QR codes (photos or
-                                               screenshots, read with zbarimg, or
-                                               their decoded text) as a results JSON
+    python3 -m tools.bench.bench run <kernel.elf>
+            boot once, show the run, write <build>/bench/<timestamp>.json
+    python3 -m tools.bench.bench compare <kernel.elf> A B
+            boot with kernel options A, then B; print both side by side with
+            B/A ratios (and keep both JSONs); A and B naming two results
+            JSONs compare those, without a boot
+    python3 -m tools.bench.bench plots [--dir D] [results.json]
+            PNG and SVG charts with gnuplot (in D/plots), from the newest
+            results in D (default build/bench)
+    python3 -m tools.bench.bench report [--dir D] [-o OUT] [results.json]
+            the same results as one HTML page, D/report.html
+            (tools/bench/report.py)
+    python3 -m tools.bench.bench check <serial.log>
+            parse a run's output; say what is missing (exit status 1 if any)
+    python3 -m tools.bench.bench import <serial.log>
+            a serial log from elsewhere as a results JSON
+    python3 -m tools.bench.bench import-qr <file|dir|->...
+            the screen's QR codes (photos or screenshots, read with zbarimg,
+            or their decoded text) as a results JSON
 
-The machine comes from the same variables as tools/boot.py (EMU SMP MEM
+The machine comes from the same variables as tools/run/boot.py (EMU SMP MEM
 ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT TIMEOUT). ICOUNT=1
 also passes `icount` to the kernel, so that it labels its results as counted
 instructions. Without `bench=` in the options the kernel runs its default
@@ -50,11 +47,9 @@ import time
 import zlib
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import boot  # noqa: E402  (tools/boot.py)
-import bench_plots  # noqa: E402  (tools/bench_plots.py)
-import bench_report  # noqa: E402  (tools/bench_report.py)
+from tools.run import boot
+from tools.bench import plots
+from tools.bench import report
 
 SCHEMA = 1
 # Fields of a result row after `@ name params`, in order (bench/harness.c).
@@ -382,23 +377,23 @@ def cmd_compare(kernel: str, a_opts: str, b_opts: str) -> int:
 
 def chosen_results(path: str | None, directory: Path) -> tuple[Path, dict]:
     """The results file to draw or report: path, else the newest in
-    directory; bench_plots.PlotError with a clear message when none."""
-    source = Path(path) if path else bench_plots.newest_results(directory)
+    directory; plots.PlotError with a clear message when none."""
+    source = Path(path) if path else plots.newest_results(directory)
     if source is None:
-        raise bench_plots.PlotError(f"no results in {directory}: run make bench first")
+        raise plots.PlotError(f"no results in {directory}: run make bench first")
     if not source.is_file():
-        raise bench_plots.PlotError(f"{source}: no such results file (make bench writes "
+        raise plots.PlotError(f"{source}: no such results file (make bench writes "
                                     f"them in {directory})")
-    return source, bench_plots.load(source)
+    return source, plots.load(source)
 
 
 def cmd_plots(path: str | None, directory: Path) -> int:
-    if not bench_plots.have_gnuplot():
+    if not plots.have_gnuplot():
         print("bench: gnuplot is missing (apt-get install gnuplot-nox, or make deps)",
               file=sys.stderr)
         return 1
     source, record = chosen_results(path, directory)
-    made, note = bench_plots.draw_all(record, source, directory, newest=path is None)
+    made, note = plots.draw_all(record, source, directory, newest=path is None)
     for chart, png in made:
         print(f"bench: {png} (and .svg, .gp): {chart.title}")
     if note:
@@ -412,7 +407,7 @@ def cmd_plots(path: str | None, directory: Path) -> int:
 def cmd_report(path: str | None, directory: Path, out: str | None) -> int:
     source, record = chosen_results(path, directory)
     target = Path(out) if out else directory / "report.html"
-    rows, charts, notes = bench_report.write(record, source, directory, target,
+    rows, charts, notes = report.write(record, source, directory, target,
                                              newest=path is None)
     for note in notes:
         print(f"bench: {note}")
@@ -421,7 +416,7 @@ def cmd_report(path: str | None, directory: Path, out: str | None) -> int:
     return 0
 
 
-# --- Tests (tools/run-tests.py) ----------------------------------------------------
+# --- Tests (tools/test/run_tests.py) ----------------------------------------------------
 
 def verdicts(run: Run, result: boot.RunResult) -> list[tuple[str, bool, str]]:
     """(benchmark, ok, why) for every selected benchmark, then the run's
@@ -621,7 +616,7 @@ def cmd_import_qr(sources: list[str], out: str | None) -> int:
 
 def main(argv: list[str]) -> int:
     boot.interrupt_on_sigterm()
-    parser = argparse.ArgumentParser(prog="tools/bench.py", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 -m tools.bench.bench", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="boot once and keep the results")
     p.add_argument("kernel")
@@ -663,7 +658,7 @@ def main(argv: list[str]) -> int:
         if args.command == "import-qr":
             return cmd_import_qr(args.sources, args.output)
         return cmd_check(args.log)
-    except (boot.ConfigError, bench_plots.PlotError) as e:
+    except (boot.ConfigError, plots.PlotError) as e:
         print(f"bench: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Where a code path's instructions go: `make profile-path`.
 
 Boots the kernel under QEMU TCG with -icount (one CPU) and a benchmark
@@ -10,7 +9,7 @@ one hit to the next is one iteration: this prints how many of its
 instructions ran in each function, the largest first, and with --flow the
 order in which the functions came.
 
-    tools/path_profile.py [--bench ipc] [--after server_thread]
+    python3 -m tools.run.path_profile [--bench ipc] [--after server_thread]
                           [--at round_trip] [--skip 100] [--steps 3000]
                           [--cmdline "ipc_fastpath=off"] [--flow]
                           [--json FILE] [KERNEL]
@@ -36,11 +35,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-sys.dont_write_bytecode = True
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import boot  # noqa: E402
+from tools import ROOT
+from tools.run import boot
 
-ROOT = Path(__file__).resolve().parent.parent
 USER_ELF = ROOT / "build" / "user" / "bench.elf"
 RUN_DIR = ROOT / "build" / "profile-path"
 GDB_SECONDS = 600  # single-stepping over gdb's remote protocol is slow

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Compile the console font drawn in kernel/font.txt into a PSF2 file.
 
 Usage: mkfont.py kernel/font.txt build/kernel/font.psf

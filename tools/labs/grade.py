@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """The lab grader: `make grade LAB=Ln` (labs/README.md, docs/labs.md).
 
-    tools/grade.py LAB [--build DIR] [--log SERIAL_LOG] [--list]
+    python3 -m tools.labs.grade LAB [--build DIR] [--log SERIAL_LOG] [--list]
 
 Builds this tree (the reference or a student's), runs the lab's checks,
 prints one line per check with its points and `Score: N/M` last, and exits
@@ -31,9 +30,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import boot  # noqa: E402  (tools/boot.py)
-from ktap import clean_lines, ktap_results  # noqa: E402  (tools/ktap.py)
+from tools.run import boot
+from tools.test.ktap import clean_lines, ktap_results
 
 ROOT = boot.ROOT
 UNWRITTEN = "is not written yet"  # how a lab tree's stub stops (lib/lab.h)
@@ -324,9 +322,9 @@ class Grader:
         return problems_verdict(problems)
 
     def check_spin(self, c: Check) -> Verdict:
-        """cases: configurations of tools/spin-check.py ("bugs": every one
+        """cases: configurations of tools/labs/spin_check.py ("bugs": every one
         but none)."""
-        checker = [sys.executable, str(ROOT / "tools" / "spin-check.py")]
+        checker = [sys.executable, "-m", "tools.labs.spin_check"]
         names = c.cases
         if names == ("bugs",):
             listed, _ = run_program([*checker, "--list"], HOST_TIMEOUT, self.env())
@@ -346,8 +344,8 @@ def problems_verdict(problems: list[str], more: str = "") -> Verdict:
 
 
 def lab_check(name: str):
-    """A functional check of tools/lab_checks.py, imported when first used."""
-    import lab_checks  # noqa: E402  (tools/lab_checks.py)
+    """A functional check of tools/labs/lab_checks.py, imported when first used."""
+    from tools.labs import lab_checks
     return getattr(lab_checks, name)
 
 

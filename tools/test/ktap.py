@@ -1,6 +1,6 @@
 """KTAP as the kernel (tests/ktest.c) and the host tests
 (tests/host/host_test.h) print it, read into results: shared by
-tools/run-tests.py and the lab grader (tools/grade.py); and Cases, which
+tools/test/run_tests.py and the lab grader (tools/labs/grade.py); and Cases, which
 writes it for the host test scripts (tests/*/test_*.py)."""
 
 from __future__ import annotations

@@ -1,22 +1,21 @@
-#!/usr/bin/env python3
 """Run every test: the host test binaries, the kernel in each machine
 configuration of CONFIGS, judged by its kind (JUDGES), and the labs' grades;
 two steps at a time, the longest first, each printed when it ends. One line
 per result, then exactly `N passed, N failed` (skips count as passed); exits 1
 on failure. Each step's seconds go to build/test/times.json.
 
-    tools/run-tests.py [--only PATTERNS] <kernel.elf> [host test binaries...]
-    tools/run-tests.py --list
+    python3 -m tools.test.run_tests [--only PATTERNS] <kernel.elf> [host test binaries...]
+    python3 -m tools.test.run_tests --list
 
 Both print KTAP (as Linux KUnit does): every leaf case is one result,
 host/<binary>/<case> or <config>/<suite>.<case>; the cases a crash cut off
-fail. With the TLB simulator among the host binaries, tools/mutants.py
+fail. With the TLB simulator among the host binaries, tools/test/mutants.py
 checks that every mutant applies and that a few are killed; with any host
 binary, the host scripts (HOST_SCRIPTS: the tests of the timeline renderer,
 the lab tools, the QR encoder, the results screen, the report, the USB
 stick writer, the check that shared variables open only through
 smp/shared.h, and what a QEMU run that times out says of its CPUs) run
-too, and the labs are graded (tools/lab_tests.py: results
+too, and the labs are graded (tools/labs/lab_tests.py: results
 labs/<lab>/...), and `make compare-linux` runs, reduced, to its end
 (compare-linux/rows). ONLY=PATTERNS works as --only. Setting any of EMU SMP
 MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT runs one
@@ -42,13 +41,11 @@ import traceback
 import typing
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import boot  # noqa: E402  (tools/boot.py)
-import bench  # noqa: E402  (tools/bench.py)
-import results_screen  # noqa: E402  (tools/results_screen.py)
-from ktap import Result, clean_lines, has_failure, ktap_results  # noqa: E402  (tools/ktap.py)
-import lab_tests  # noqa: E402  (tools/lab_tests.py)
+from tools.run import boot
+from tools.bench import bench
+from tools.test import results_screen
+from tools.test.ktap import Result, clean_lines, has_failure, ktap_results
+from tools.labs import lab_tests
 
 ROOT = boot.ROOT
 TEST_DIR = ROOT / "build" / "test"
@@ -61,14 +58,14 @@ HOST_TIMEOUT = 120  # seconds for one host test binary
 # The TLB simulator searches for minutes (about 2.5 under ASan on an idle
 # 2-core host, more beside the emulator runs): its own limit.
 HOST_TIMEOUTS = {"tlb_sim": 1200}
-MUTANTS = ROOT / "tools" / "mutants.py"
+MUTANTS = "tools.test.mutants"
 # Host tests written in Python, run like the binaries (KTAP on stdout):
-# host/<name>: the renderer of tools/timeline.py draws a known trace; the
+# host/<name>: the renderer of tools/run/timeline.py draws a known trace; the
 # lab tools; qr: the QR encoder, zlib and base64 of lib/ read back by
 # zbarimg and Python (through the host tool qr_tool, found in $HOST_BIN_DIR:
 # the directory of the host binaries); the results screen's QR decoder and
 # checks; the report and charts on fixture results; the USB stick writer
-# (tools/usb.py) refuses what it must, on fake sysfs trees; make
+# (tools/run/usb.py) refuses what it must, on fake sysfs trees; make
 # profile-path finds the IPC fast path, and the general one with it off;
 # tlb_trace=on traces the fast path's switches; a plain access of a variable
 # shared without a lock does not compile (smp/shared.h); a QEMU run that
@@ -89,8 +86,8 @@ HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
 # collides with the kernel's.
 TEST_MUTANTS = ["no-wait", "batch-free-before-flush", "pcid-equals-asid"]
 MUTANTS_TIMEOUT = 300  # seconds for the check and for the named mutants
-# make compare-linux, reduced (tools/compare_linux.py: 4 boots, some 45 s).
-COMPARE_LINUX = ROOT / "tools" / "compare_linux.py"
+# make compare-linux, reduced (tools/bench/compare_linux.py: 4 boots, some 45 s).
+COMPARE_LINUX = "tools.bench.compare_linux"
 COMPARE_LINUX_SCALE = 10
 COMPARE_LINUX_TIMEOUT = 400
 COMPARE_LINUX_COST = 60
@@ -380,10 +377,13 @@ def tail(text: str) -> str:
 # --- Host tests and mutants --------------------------------------------------------
 
 def _run(cmd: list[str], timeout: float) -> tuple[str, int | None]:
-    """Output and exit status (None: timed out) of a host command."""
+    """Output and exit status (None: timed out) of a host command, run from
+    the repository root with the tools package importable."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     try:
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=timeout)
+                              stderr=subprocess.STDOUT, timeout=timeout, cwd=ROOT,
+                              env=dict(os.environ, PYTHONPATH=path))
         return proc.stdout.decode("utf-8", "replace"), proc.returncode
     except subprocess.TimeoutExpired as e:
         return (e.output or b"").decode("utf-8", "replace"), None
@@ -450,8 +450,8 @@ def run_mutants() -> Outcome:
 
     def mutants(*args: str) -> tuple[str, int | None]:
         nonlocal output
-        text, status = _run([sys.executable, str(MUTANTS), *args], MUTANTS_TIMEOUT)
-        output += f"$ {' '.join([str(MUTANTS), *args])}\n{text}"
+        text, status = _run([sys.executable, "-m", MUTANTS, *args], MUTANTS_TIMEOUT)
+        output += f"$ {' '.join(['python3', '-m', MUTANTS, *args])}\n{text}"
         log_path.write_text(output)
         return text, status
 
@@ -602,7 +602,7 @@ class ScreendumpJudge(Judge):
     """"screendump": the default job with its results screen shown once
     (results_screen=once, bench/screen.c), a screendump of the summary, of
     every page of rows and of every QR code as the kernel announces each on
-    serial; tools/results_screen.py checks them against the serial log: the
+    serial; tools/test/results_screen.py checks them against the serial log: the
     summary's sentences, every row on a page, the codes decoding (zbarimg) to
     the serial log's results JSON. Three results."""
 
@@ -695,7 +695,7 @@ class BugJudge(Judge):
 
 class BenchJudge(Judge):
     """"bench": boot with bench=all: every benchmark must run to its end and
-    print results that parse (tools/bench.py), and the kernel end the run
+    print results that parse (tools/bench/bench.py), and the kernel end the run
     cleanly: one result per benchmark."""
     log_dir = ""
 
@@ -962,7 +962,7 @@ def compare_linux_step(kernel: str) -> Outcome:
     lbench = Path(kernel).resolve().parent / "compare-linux" / "lbench"
     log_path = out / "output.log"
     out.mkdir(parents=True, exist_ok=True)
-    text, status = _run([sys.executable, str(COMPARE_LINUX), kernel, str(lbench),
+    text, status = _run([sys.executable, "-m", COMPARE_LINUX, kernel, str(lbench),
                          "--scale", str(COMPARE_LINUX_SCALE), "--out", str(out)],
                         COMPARE_LINUX_TIMEOUT)
     log_path.write_text(text)

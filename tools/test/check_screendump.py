@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Check that a QEMU screendump shows some text drawn in our console font.
 
 Usage:

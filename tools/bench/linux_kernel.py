@@ -1,5 +1,5 @@
 """Debian's stock Linux kernel for `make compare-linux`
-(tools/compare_linux.py): the linux-image-cloud-amd64 package and the
+(tools/bench/compare_linux.py): the linux-image-cloud-amd64 package and the
 versioned image it depends on, downloaded with apt-get and unpacked into
 <build>/linux without installing them on the host.
 

@@ -1,9 +1,11 @@
-#!/usr/bin/env python3
 """Boot the kernel in QEMU or Bochs: `make run` / `make qemu-gdb`, and the
-library of tools/run-tests.py and tools/bench.py. Python 3.11 stdlib only.
+library of tools/test/run_tests.py and tools/bench/bench.py. Python 3.11
+stdlib only.
 
-    tools/boot.py run build/shootdown.elf     boot, stream serial, map the exit
-    tools/boot.py gdb build/shootdown.elf     boot halted, wait for gdb on :1234
+    python3 -m tools.run.boot run build/shootdown.elf   boot, stream serial,
+                                                        map the exit
+    python3 -m tools.run.boot gdb build/shootdown.elf   boot halted, wait for
+                                                        gdb on :1234
 
 Settings come from environment variables (all optional; see Settings):
 EMU SMP MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT
@@ -30,8 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-MKISO = ROOT / "tools" / "mkiso.sh"
+from tools import ROOT
+
+MKISO = ROOT / "tools" / "build" / "mkiso.sh"
 
 QEMU = "qemu-system-x86_64"
 EXIT_SUCCESS = 33  # isa-debug-exit: the kernel wrote 0x10

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Mutation testing of the TLB simulator (docs/tlb-simulator.md).
 
 A mutant is one realistic mistake in the kernel's sources, written as a
@@ -24,10 +23,11 @@ scenarios first, stopping at the first that fails:
     ERROR     the mutant is wrong, not the simulator: a format error, old
               text missing or not unique, or it does not compile
 
-    tools/mutants.py [NAME...]      run them (all, or those named); table,
-                                    then `mutants: K killed, S survived of N`
-    tools/mutants.py --check [NAME...]
-                                    only check that each one applies
+    python3 -m tools.test.mutants [NAME...]
+            run them (all, or those named); table, then
+            `mutants: K killed, S survived of N`
+    python3 -m tools.test.mutants --check [NAME...]
+            only check that each one applies
 
 Exit status: 0 if every mutant was killed (or, with --check, applies), 1
 otherwise, 2 for bad usage. Results also go to build/mutants/results.json;
@@ -51,9 +51,8 @@ import threading
 import time
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 MUTANT_DIR = ROOT / "tests" / "mutants"
 WORK_DIR = ROOT / "build" / "mutants"
 SIM = "build/host/tlb_sim"  # inside each copy

@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """Writes a student tree for one lab from the reference (docs/labs.md).
 
-    tools/lab-tree.py LAB DEST      the tree for LAB (L0..L8) in DEST
-    tools/lab-tree.py --list        each lab's marked regions
-    tools/lab-tree.py --check       every marker in the tree well formed
+    python3 -m tools.labs.lab_tree LAB DEST      the tree for LAB (L0..L8) in DEST
+    python3 -m tools.labs.lab_tree --list        each lab's marked regions
+    python3 -m tools.labs.lab_tree --check       every marker in the tree well formed
 
 The lab's marked regions become stubs that stop with a message naming the
 lab and the function; every other lab's code stays as the reference.
@@ -25,7 +24,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tools import ROOT
+
 LABS = tuple(f"L{n}" for n in range(9))
 TEACHER_DIR = "labs/teacher/"
 MUTANT_DIR = "tests/mutants/"

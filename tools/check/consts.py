@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Check that every %define in boot/consts.inc has the same value in
 boot/consts.h, so the assembly and C sides of the kernel agree."""
 import re

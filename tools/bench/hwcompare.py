@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """Compare two benchmark runs, row by row: the real-hardware day (lab L8).
 
-    tools/hwcompare.py [--published] A.json B.json
+    python3 -m tools.bench.hwcompare [--published] A.json B.json
 
-A and B are results files as `make bench` writes them (tools/bench.py:
+A and B are results files as `make bench` writes them (tools/bench/bench.py:
 build/bench/<timestamp>.json), typically one under TCG and one under KVM
 or on bare metal. For every row both runs have (same benchmark, same
 parameters) it prints the two medians and B/A; then the rows only one run
@@ -21,7 +20,6 @@ import json
 import sys
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 
 # Published costs in ns of operations some rows measure alone, keyed by
 # (benchmark, parameters). Each was measured on one machine, by someone
@@ -143,7 +141,7 @@ def table(a_path: str, a: dict, b_path: str, b: dict, published: bool) -> list[s
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="tools/hwcompare.py",
+    parser = argparse.ArgumentParser(prog="python3 -m tools.bench.hwcompare",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--published", action="store_true",
                         help="add B in ns and published figures, with sources")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Draw a tlb_trace log as a timeline: one lane per CPU, the address space
 each one has loaded (coloured spans, labelled with mm and ASID, hatched while
 LAZY), every event as a mark whose shape and colour tell its kind, the
@@ -6,15 +5,15 @@ slot's generation against the mm's at each event (red when the slot is
 behind), and an arrow from each flush request to every target's handling
 of it. Writes NAME.svg and NAME.png with gnuplot: `make timeline`.
 
-    tools/timeline.py [LOG] [-o NAME] [--from T] [--to T] [--first N]
+    python3 -m tools.run.timeline [LOG] [-o NAME] [--from T] [--to T] [--first N]
                       [--spacing even|time] [--title TEXT]
-    tools/timeline.py --boot <kernel.elf> [-o NAME] [...]
+    python3 -m tools.run.timeline --boot <kernel.elf> [-o NAME] [...]
 
 LOG is a serial log (default: standard input) in which the kernel's
 `tlb: t=...` lines may be mixed with any other output, or the simulator's
 trace (build/host/tlb_sim ... -v), whose lines carry the same text after its
 own prefix. --boot boots the kernel first, with the machine from the
-variables of tools/boot.py (SMP, CMDLINE, TIMEOUT, ...; CMDLINE must hold
+variables of tools/run/boot.py (SMP, CMDLINE, TIMEOUT, ...; CMDLINE must hold
 tlb_trace), keeps its serial log beside NAME and draws it.
 
 The trace format is docs/tlb.md's ("Watching it"). Python 3.11 standard
@@ -31,9 +30,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import boot  # noqa: E402  (tools/boot.py)
+from tools.run import boot
 
 
 # --- Reading the trace ---------------------------------------------------------------
@@ -441,7 +438,7 @@ def boot_log(kernel: str, stem: Path) -> str:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="timeline.py", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python3 -m tools.run.timeline", description=__doc__.split("\n\n")[0])
     p.add_argument("log", nargs="?", help="serial log or simulator trace (default: stdin)")
     p.add_argument("--boot", metavar="KERNEL", help="boot this kernel first and draw its log")
     p.add_argument("-o", "--output", default="build/timeline/timeline", metavar="NAME",
@@ -478,7 +475,7 @@ def main(argv: list[str]) -> int:
                                  "build/run/serial.log after make run CMDLINE='... tlb_trace')")
             text, source = path.read_text(errors="replace"), args.log
         elif sys.stdin.isatty():
-            raise TraceError("give a serial log, or pipe a trace in (tools/timeline.py --help)")
+            raise TraceError("give a serial log, or pipe a trace in (tools/run/timeline.py --help)")
         else:
             text, source = sys.stdin.read(), "standard input"
         events = read_trace(text)

@@ -2,8 +2,8 @@
 # Check that everything building, `make run` and `make test` need is here;
 # install what is missing.
 #
-#   tools/deps.sh             check; install the missing packages (apt-get)
-#   tools/deps.sh --packages  print every package needed, one line, with
+#   tools/build/deps.sh             check; install the missing packages (apt-get)
+#   tools/build/deps.sh --packages  print every package needed, one line, with
 #                             those only CI needs (.ci/run: clang, lld)
 #
 # It runs before every `make run` and `make test`, so the check uses shell
@@ -44,14 +44,14 @@ requirements() {
 	need bochsbios path /usr/share/bochs/BIOS-bochs-latest
 	# A symlink from bochs into vgabios: -e follows it.
 	need vgabios path /usr/share/bochs/VGABIOS-lgpl-latest
-	# Debian's Bochs has no headless display; tools/boot.py uses `term`.
+	# Debian's Bochs has no headless display; tools/run/boot.py uses `term`.
 	need bochs-term path "/usr/lib/*/bochs/plugins/libbx_term_gui.so*"
 	need bsdutils cmd script # gives Bochs's term display a terminal
 	need clang-format cmd clang-format
 	need cppcheck cmd cppcheck
 	need gnuplot-nox cmd gnuplot # make plots, make timeline
-	need spin cmd spin # lab L7's model checker (tools/spin-check.py)
-	need gdb cmd gdb # make profile-path single-steps QEMU (tools/path_profile.py)
+	need spin cmd spin # lab L7's model checker (tools/labs/spin_check.py)
+	need gdb cmd gdb # make profile-path single-steps QEMU (tools/run/path_profile.py)
 	need zbar-tools cmd zbarimg # decodes the QR codes of host/qr (tests/qr/)
 	# CI (.ci/run) builds and boots everything with clang as well, so that
 	# make CC=clang keeps working; make run and make test need neither.
