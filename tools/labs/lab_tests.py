@@ -17,17 +17,39 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.run import boot
+from tools import ROOT
 from tools.labs import grade
 from tools.test.ktap import Result
 
-ROOT = boot.ROOT
 GRADE_TIMEOUT = 1200  # seconds for one grade, the student tree's build included
 # Labs whose student tree is also solved (the stubbed files put back as the
 # reference has them) and graded again, which must give full marks: one of
 # each kind of lab (simulator and oracle, benchmark, SPIN), to bound the time.
 SOLVED_LABS = ("L1", "L3", "L7")
 SCORE = re.compile(r"^Score: (\d+)/(\d+)$", re.M)
+
+
+def this_tree() -> tuple[str, set[str]]:
+    """In a lab tree (docs/labs.md), its lab and the tlb_bug= switches whose
+    hooks were in the code the student writes: tests that inject those skip."""
+    try:
+        text = (ROOT / ".lab").read_text()
+    except OSError:
+        return "", set()
+    fields = dict(line.split("=", 1) for line in text.splitlines()
+                  if "=" in line and not line.startswith("#"))
+    return fields.get("lab", "").strip(), set(fields.get("bugs", "").split())
+
+
+def skip_reason(cmdline: list[str]) -> str:
+    """Why a configuration with these kernel options skips in this tree
+    (empty: it runs)."""
+    lab, bugs = this_tree()
+    for word in cmdline:
+        if word.startswith("tlb_bug=") and word.split("=", 1)[1] in bugs:
+            return (f"lab tree {lab}: the code carrying {word} is yours to write "
+                    "(.lab); the reference tree runs it")
+    return ""
 
 
 def selected(lab: str, patterns: list[str]) -> bool:
