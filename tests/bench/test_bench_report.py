@@ -34,8 +34,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tools import ROOT
-from tools.bench import plots
-from tools.bench import report
+from tools.bench import plots, report
 from tools.test.ktap import Cases
 
 HERE = Path(__file__).resolve().parent

@@ -29,7 +29,8 @@ from tools.test.ktap import Cases
 
 HERE = Path(__file__).resolve().parent
 
-# Where run-tests.py found the host programs: the kernel is beside them.
+# Where the runner (tools/test/run_tests.py) found the host programs: the
+# kernel is beside them.
 BUILD = Path(os.environ.get("HOST_BIN_DIR", HERE.parent.parent / "build" / "host")).parent
 KERNEL = BUILD / "shootdown.elf"
 CPUS = 3

@@ -20,12 +20,7 @@ import traceback
 from pathlib import Path
 
 from tools import ROOT
-from tools.labs import grade
-from tools.labs import lab_tree
-from tools.labs import lab_checks
-
-
-
+from tools.labs import grade, lab_checks, lab_tree
 
 C_SOURCE = """\
 #include "lib/types.h"

@@ -23,11 +23,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tools import ROOT
 from tools.test.ktap import Cases
 
 HERE = Path(__file__).resolve().parent
 
-# Where run-tests.py found the host programs: the kernel is beside them.
+# Where the runner (tools/test/run_tests.py) found the host programs: the
+# kernel is beside them.
 BUILD = Path(os.environ.get("HOST_BIN_DIR", HERE.parent.parent / "build" / "host")).parent
 KERNEL = BUILD / "shootdown.elf"
 TIMEOUT = 300
@@ -39,7 +41,8 @@ GENERAL = ("syscall_long_call", "wait_locked", "sched_handoff_locked")
 def profile(*args: str) -> tuple[int, str, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "profile.json"
-        r = subprocess.run([sys.executable, "-m", "tools.run.path_profile", str(KERNEL), "--json", str(out), *args],
+        r = subprocess.run([sys.executable, "-m", "tools.run.path_profile", str(KERNEL),
+                            "--json", str(out), *args], cwd=ROOT,
                            capture_output=True, text=True, timeout=TIMEOUT)
         counts = json.loads(out.read_text()) if out.exists() else {}
     return r.returncode, r.stdout + r.stderr, counts

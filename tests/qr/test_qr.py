@@ -16,7 +16,7 @@ codes), random data stays under ZLIB_BOUND.
 base64 cases: random lengths 0..300 equal base64.b64encode.
 
 Prints KTAP, one result per case (tools/test/run_tests.py runs it as
-host/qr). qr_tool is found in $HOST_BIN_DIR (run-tests sets it to the
+host/qr). qr_tool is found in $HOST_BIN_DIR (the runner sets it to the
 host binaries' directory), else build/host; make host-tests builds it.
 QR_TEST_SEED=N repeats a run's random choices. Python 3 standard library.
 """

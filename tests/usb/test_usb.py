@@ -119,8 +119,8 @@ def writer(image: Path, dev: Path | str, sysroot: Path | None, stdin=subprocess.
     if sysroot is not None:
         environ["SHOOTDOWN_USB_SYSROOT"] = str(sysroot)
     environ.update(env)
-    return subprocess.run([sys.executable, "-m", "tools.run.usb", str(image), str(dev)], cwd=ROOT, stdin=stdin,
-                          capture_output=True, text=True, timeout=60, env=environ)
+    return subprocess.run([sys.executable, "-m", "tools.run.usb", str(image), str(dev)], cwd=ROOT,
+                          stdin=stdin, capture_output=True, text=True, timeout=60, env=environ)
 
 
 def with_answer(image: Path, dev: Path, sysroot: Path, answer: str,
@@ -315,7 +315,8 @@ def check_make(cases: Cases, scratch: Path) -> None:
         why = f"built {build} although there is no DEV to write to"
     cases.check("make_usb_without_DEV_prints_usage", not why, why)
 
-    proc = subprocess.run([sys.executable, "-m", "tools.run.usb"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-m", "tools.run.usb"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
     why = "" if proc.returncode == 2 and "usage:" in proc.stderr else \
         f"exit status {proc.returncode}; output:\n{proc.stderr}"
     cases.check("no_arguments_print_usage", not why, why)

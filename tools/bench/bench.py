@@ -47,9 +47,8 @@ import time
 import zlib
 from pathlib import Path
 
+from tools.bench import plots, report
 from tools.run import boot
-from tools.bench import plots
-from tools.bench import report
 
 SCHEMA = 1
 # Fields of a result row after `@ name params`, in order (bench/harness.c).

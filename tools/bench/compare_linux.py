@@ -31,10 +31,8 @@ import sys
 import time
 from pathlib import Path
 
-from tools.bench import bench
-from tools.bench import plots
+from tools.bench import bench, linux_kernel, plots
 from tools.run import boot
-from tools.bench import linux_kernel
 
 # What is compared with what: (what, shootdown's row, Linux's row), each row
 # (benchmark, parameters) as both sides print it; the rows of CROSS_CPU come

@@ -30,10 +30,10 @@ import sys
 import time
 from pathlib import Path
 
+from tools import ROOT
 from tools.run import boot
 from tools.test.ktap import clean_lines, ktap_results
 
-ROOT = boot.ROOT
 UNWRITTEN = "is not written yet"  # how a lab tree's stub stops (lib/lab.h)
 SIM_TIMEOUT = 600
 SIM_USAGE_ERROR = 2  # tlb_sim's exit status for a scenario or policy set it does not know  # seconds for one simulator invocation

@@ -196,8 +196,9 @@ def check_hwcompare(repo_root: str | Path) -> list[str]:
     for args, expected_path in HW_CASES:
         shown = " ".join(["python3 -m tools.bench.hwcompare", *args])
         try:
-            result = subprocess.run([sys.executable, "-m", "tools.bench.hwcompare", *args], cwd=root,
-                                    capture_output=True, text=True, timeout=HW_TIMEOUT)
+            result = subprocess.run([sys.executable, "-m", "tools.bench.hwcompare", *args],
+                                    cwd=root, capture_output=True, text=True,
+                                    timeout=HW_TIMEOUT)
         except subprocess.TimeoutExpired:
             problems.append(f"{shown}: still running after {HW_TIMEOUT} s")
             continue

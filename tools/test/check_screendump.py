@@ -1,10 +1,10 @@
 """Check that a QEMU screendump shows some text drawn in our console font.
 
 Usage:
-    check-screendump.py SCREEN.ppm FONT.psf TEXT
+    python3 -m tools.test.check_screendump SCREEN.ppm FONT.psf TEXT
         exit 0 if TEXT appears on one line of the screen, else explain and
         exit 1 (2 for bad input files)
-    check-screendump.py --list [--origin X,Y] SCREEN.ppm FONT.psf
+    python3 -m tools.test.check_screendump --list [--origin X,Y] SCREEN.ppm FONT.psf
         print the text read from each row of character cells
 
 SCREEN.ppm is a binary PPM (P6), as QEMU's `screendump` monitor command
