@@ -108,109 +108,44 @@ else ifneq ($(INJECT),0)
 endif
 
 # --- Sources ---------------------------------------------------------------
+# One list per folder, and a folder is a layer: bottom first, as in
+# docs/architecture.layers. Link order within a folder is the order here
+# (the test and benchmark registries keep it). boot/header.asm links first:
+# the multiboot2 header must sit in the first 32 KiB of the image.
 BOOT_ASM := boot/header.asm boot/entry.asm
-KERNEL_ASM := kernel/isr.asm kernel/probe.asm smp/trampoline.asm \
-	sched/switch.asm proc/syscall_entry.asm
-KERNEL_C := \
-	kernel/main.c \
-	lib/string.c \
-	lib/format.c \
-	kernel/kprintf.c \
-	kernel/console.c \
-	kernel/serial.c \
-	kernel/fbcon.c \
-	kernel/font.c \
-	lib/cmdline.c \
-	lib/qr.c \
-	lib/deflate.c \
-	lib/base64.c \
-	kernel/option_registry.c \
-	kernel/multiboot2.c \
-	kernel/boot_modules.c \
-	kernel/cpu.c \
-	kernel/cpu_decode.c \
-	kernel/cpu_quirks.c \
-	kernel/gdt.c \
-	kernel/idt.c \
-	kernel/trap.c \
-	kernel/extable.c \
-	kernel/panic.c \
-	kernel/symbols.c \
-	kernel/platform.c \
-	kernel/crash.c \
-	acpi/acpi.c \
-	acpi/tables.c \
-	apic/lapic.c \
-	apic/xapic.c \
-	apic/x2apic.c \
-	apic/pic.c \
-	apic/ioapic.c \
-	apic/tsc.c \
-	apic/timer.c \
-	smp/percpu.c \
-	sched/fpu.c \
-	sched/thread.c \
-	sched/sched.c \
-	sched/wait.c \
-	proc/task.c \
-	proc/elf.c \
-	proc/uaccess.c \
-	proc/syscall.c \
-	proc/handle.c \
-	proc/ipc.c \
-	mm/mm.c \
-	mm/fault.c \
-	smp/smp.c \
-	smp/call.c \
-	smp/call_queue.c \
-	mm/kstack.c \
-	mm/memmap.c \
-	mm/frame_alloc.c \
-	mm/pmm.c \
-	mm/pagetable.c \
-	mm/kmap.c \
-	mm/heap.c \
-	mm/tlb.c \
-	mm/tlb_batch.c \
-	mm/tlb_hw.c \
-	mm/tlb_options.c \
-	mm/tlb_stats.c \
-	bench/harness.c \
-	bench/results.c \
-	bench/summary.c \
-	bench/screen.c \
-	bench/qr_codes.c \
-	bench/tlb_view.c \
-	bench/fixture.c \
-	bench/prim.c \
-	bench/reach.c \
-	bench/switch.c \
-	bench/flush.c \
-	bench/scale.c \
-	bench/revoke.c \
-	tests/ktest.c \
-	tests/kernel/test_format.c \
-	tests/kernel/test_mm.c \
-	tests/kernel/test_trap.c \
-	tests/kernel/test_boot.c \
-	tests/kernel/test_time.c \
-	tests/kernel/test_acpi.c \
-	tests/kernel/test_smp.c \
-	tests/kernel/test_sched.c \
-	tests/kernel/test_user.c \
-	tests/kernel/test_race.c \
-	tests/kernel/test_tlb.c \
-	tests/kernel/test_revoke.c \
-	tests/kernel/test_pending.c \
-	tests/kernel/test_pending_mix.c \
-	tests/kernel/test_pending_fail.c \
-	tests/kernel/test_fault.c \
-	tests/kernel/tlb_oracle.c \
-	tests/kernel/tlb_oracle_threads.c \
-	tests/kernel/threads.c
+KERNEL_FOLDERS := lib arch console cpu trap boot mm acpi apic smp sched proc bench tests init
+lib_c := string.c format.c cmdline.c qr.c deflate.c base64.c
+arch_c := extable.c
+arch_asm := probe.asm
+console_c := kprintf.c console.c serial.c fbcon.c font.c
+cpu_c := cpu.c cpu_decode.c cpu_quirks.c gdt.c platform.c percpu.c
+trap_c := idt.c trap.c panic.c symbols.c crash.c
+trap_asm := isr.asm
+boot_c := multiboot2.c boot_modules.c options.c
+mm_c := mm.c fault.c kstack.c memmap.c frame_alloc.c pmm.c pagetable.c \
+	kmap.c heap.c tlb.c tlb_batch.c tlb_hw.c tlb_options.c tlb_stats.c
+acpi_c := acpi.c tables.c
+apic_c := lapic.c xapic.c x2apic.c pic.c ioapic.c tsc.c timer.c
+smp_c := call.c call_queue.c
+sched_c := fpu.c thread.c sched.c wait.c
+sched_asm := switch.asm
+proc_c := task.c elf.c uaccess.c syscall.c handle.c ipc.c
+proc_asm := syscall_entry.asm
+bench_c := harness.c results.c summary.c screen.c qr_codes.c tlb_view.c \
+	fixture.c prim.c reach.c switch.c flush.c scale.c revoke.c
+tests_c := ktest.c kernel/test_format.c kernel/test_mm.c kernel/test_trap.c \
+	kernel/test_boot.c kernel/test_time.c kernel/test_acpi.c kernel/test_smp.c \
+	kernel/test_sched.c kernel/test_user.c kernel/test_race.c kernel/test_tlb.c \
+	kernel/test_revoke.c kernel/test_pending.c kernel/test_pending_mix.c \
+	kernel/test_pending_fail.c kernel/test_fault.c kernel/tlb_oracle.c \
+	kernel/tlb_oracle_threads.c kernel/threads.c
+init_c := main.c smp_boot.c
+init_asm := trampoline.asm
+KERNEL_C := $(foreach d,$(KERNEL_FOLDERS),$(addprefix $(d)/,$($(d)_c)))
+KERNEL_ASM := $(foreach d,$(KERNEL_FOLDERS),$(addprefix $(d)/,$($(d)_asm)))
 
 KERNEL_OBJS := $(BOOT_ASM:%.asm=$(BUILD)/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/%.o) \
-	$(KERNEL_C:%.c=$(BUILD)/%.o) $(BUILD)/kernel/font_psf.o
+	$(KERNEL_C:%.c=$(BUILD)/%.o) $(BUILD)/console/font_psf.o
 
 KERNEL_ELF := $(BUILD)/shootdown.elf
 
@@ -260,7 +195,7 @@ $(BUILD)/%.o: %.c Makefile
 	$(call cmd,cc)
 
 # NASM's own dependency output misses %include files: list them here.
-ASM_INCLUDES := boot/consts.inc kernel/trap_frame.inc
+ASM_INCLUDES := arch/consts.inc trap/trap_frame.inc
 
 quiet_cmd_as = AS $<
 tools_as := NASM
@@ -269,25 +204,25 @@ $(BUILD)/%.o: %.asm $(ASM_INCLUDES) Makefile
 	$(Q)mkdir -p $(@D)
 	$(call cmd,as)
 
-# The console font: drawn as text in kernel/font.txt, compiled to PSF2 and
+# The console font: drawn as text in console/font.txt, compiled to PSF2 and
 # embedded with NASM's incbin (symbols font_psf_start/font_psf_end).
 quiet_cmd_mkfont = GEN $@
 tools_mkfont := PYTHON
 cmd_mkfont = $(PYTHON) -m tools.build.mkfont $< $@
-$(BUILD)/kernel/font.psf: kernel/font.txt tools/build/mkfont.py
+$(BUILD)/console/font.psf: console/font.txt tools/build/mkfont.py
 	$(Q)mkdir -p $(@D)
 	$(call cmd,mkfont)
 
 quiet_cmd_incbin = GEN $@
 cmd_incbin = printf 'section .rodata\nglobal font_psf_start\nglobal font_psf_end\nfont_psf_start: incbin "%s"\nfont_psf_end:\n' $< > $@
-$(BUILD)/kernel/font_psf.asm: $(BUILD)/kernel/font.psf Makefile
+$(BUILD)/console/font_psf.asm: $(BUILD)/console/font.psf Makefile
 	$(call cmd,incbin)
 
 # Generated assembly (the font, the symbol tables): no %includes.
 quiet_cmd_as_gen = AS $<
 tools_as_gen := NASM
 cmd_as_gen = $(NASM) -f elf64 $< -o $@
-$(BUILD)/kernel/font_psf.o: $(BUILD)/kernel/font_psf.asm
+$(BUILD)/console/font_psf.o: $(BUILD)/console/font_psf.asm
 	$(call cmd,as_gen)
 
 # The kernel is linked twice: the first link gives the addresses of the
@@ -485,11 +420,11 @@ HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
 $(BUILD)/host/test_format: tests/host/test_format.c lib/format.c lib/string.c tests/host/host_test.h
 $(BUILD)/host/test_cmdline: tests/host/test_cmdline.c lib/cmdline.c lib/string.c tests/host/host_test.h
-$(BUILD)/host/test_multiboot2: tests/host/test_multiboot2.c kernel/multiboot2.c lib/string.c tests/host/host_test.h
+$(BUILD)/host/test_multiboot2: tests/host/test_multiboot2.c boot/multiboot2.c lib/string.c tests/host/host_test.h
 $(BUILD)/host/test_memmap: tests/host/test_memmap.c mm/memmap.c tests/host/host_test.h
 $(BUILD)/host/test_frame_alloc: tests/host/test_frame_alloc.c mm/frame_alloc.c tests/host/host_test.h
 $(BUILD)/host/test_acpi_tables: tests/host/test_acpi_tables.c acpi/tables.c tests/host/host_test.h
-$(BUILD)/host/test_cpu_quirks: tests/host/test_cpu_quirks.c kernel/cpu_decode.c kernel/cpu_quirks.c \
+$(BUILD)/host/test_cpu_quirks: tests/host/test_cpu_quirks.c cpu/cpu_decode.c cpu/cpu_quirks.c \
 	lib/cmdline.c lib/format.c lib/string.c tests/host/host_test.h
 # test_elf also checks the real user programs, so they must be built first.
 $(BUILD)/host/test_elf: tests/host/test_elf.c proc/elf.c tests/host/host_test.h $(USER_ELFS)
@@ -503,10 +438,10 @@ $(BUILD)/host/test_deflate: tests/host/test_deflate.c lib/deflate.c \
 	lib/deflate.h tests/host/host_test.h
 $(BUILD)/host/test_deflate: HOST_TEST_INCLUDED := lib/deflate.c
 # test_heap includes mm/heap.c to start each case from an empty heap; the
-# simulator's kernel/x86.h stands in for CLI and STI (SHOOTDOWN_SIM).
+# simulator's arch/x86.h stands in for CLI and STI (SHOOTDOWN_SIM).
 $(BUILD)/host/test_heap: tests/host/test_heap.c mm/heap.c mm/heap.h \
 	lib/format.c lib/string.c tests/host/host_test.h \
-	tests/host/sim_include/kernel/x86.h
+	tests/host/sim_include/arch/x86.h
 $(BUILD)/host/test_heap: HOST_TEST_INCLUDED := mm/heap.c
 $(BUILD)/host/test_heap: HOST_TEST_CFLAGS := -Itests/host/sim_include \
 	-DSHOOTDOWN_SIM $(HOST_TEST_CFLAGS)
@@ -532,7 +467,7 @@ $(BUILD)/host/qr_tool: tests/host/qr_tool.c lib/qr.c lib/qr.h lib/deflate.c \
 # mm/tlb_batch.c, mm/pagetable.c, mm/fault.c, and mm/mm.c, mm/kmap.c,
 # mm/kstack.c (included by tlb_sim_mmfile.c and tlb_sim_kfiles.c, which
 # reset their state between runs). tests/host/sim_include comes first on the include
-# path: its kernel/x86.h is the simulated CPU's. mm_get/mm_put are wrapped
+# path: its arch/x86.h is the simulated CPU's. mm_get/mm_put are wrapped
 # (--wrap) so the simulator checks every reference taken and dropped.
 TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
 	tests/host/tlb_sim_mmu.c tests/host/tlb_sim_kernel.c \
@@ -543,11 +478,11 @@ TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
 	tests/host/tlb_sim_mmfile.c mm/tlb.c mm/tlb_batch.c mm/pagetable.c \
 	mm/fault.c smp/call_queue.c \
 	mm/tlb_options.c lib/cmdline.c lib/format.c
-TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/kernel/x86.h \
+TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/arch/x86.h \
 	mm/mm.c mm/kmap.c mm/kstack.c mm/tlb.h mm/tlb_options.h mm/tlb_hw.h \
-	mm/fault.h mm/tlb_batch.h mm/mm.h mm/pagetable.h mm/layout.h mm/kmap.h \
-	mm/kstack.h smp/shared.h smp/spinlock.h smp/cpumask.h smp/call.h \
-	smp/call_hw.h smp/call_queue.h kernel/option_registry.h kernel/trap.h
+	mm/fault.h mm/tlb_batch.h mm/mm.h mm/pagetable.h arch/layout.h mm/kmap.h \
+	mm/kstack.h sync/shared.h sync/spinlock.h sync/cpumask.h smp/call.h \
+	smp/call_hw.h smp/call_queue.h boot/options.h trap/trap.h
 # The simulator's compiler flags: the host tests' (sanitizers on) unless
 # told otherwise. Mutation testing (tools/test/mutants.py) builds each mutant
 # with the same warnings, -O2 and no sanitizers: several times faster.
@@ -602,16 +537,16 @@ format:
 	$(call cmd,format)
 
 # check: each checker one step (CHECK and what it checks).
-quiet_cmd_check_consts = CHECK boot/consts.inc
+quiet_cmd_check_consts = CHECK arch/consts.inc
 tools_check_consts := PYTHON
 cmd_check_consts = $(PYTHON) -m tools.check.consts
 # The layers (docs/architecture.layers) and headers that compile alone.
 CHECK_HEADERS = --headers kernel "$(CC) $(KERNEL_CFLAGS)" \
 	--headers user "$(CC) $(USER_CFLAGS)" \
 	--headers host "$(HOSTCC) -Itests/host/sim_include $(HOST_TEST_CFLAGS) -DSHOOTDOWN_SIM"
-quiet_cmd_check_layers = CHECK layers, headers alone
+quiet_cmd_check_layers = CHECK layers, symbols, headers alone
 tools_check_layers := PYTHON
-cmd_check_layers = $(PYTHON) tools/check-layers.py $(CHECK_HEADERS)
+cmd_check_layers = $(PYTHON) tools/check-layers.py --objects $(BUILD) $(CHECK_HEADERS)
 quiet_cmd_check_format = CHECK clang-format
 tools_check_format := CLANG_FORMAT
 cmd_check_format = $(CLANG_FORMAT) --dry-run -Werror $(FORMAT_FILES)
@@ -620,7 +555,7 @@ tools_cppcheck := CPPCHECK
 cmd_cppcheck = $(CPPCHECK) --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 	--enable=warning,performance,portability \
 	--suppress=missingIncludeSystem -I. $(KERNEL_C) proc/elf.c $(USER_C)
-check:
+check: $(KERNEL_OBJS)
 	$(call cmd,check_consts)
 	$(call cmd,check_layers)
 	$(call cmd,check_format)

@@ -12,13 +12,13 @@
  * and never used.
  */
 #include "acpi/acpi.h"
-#include "kernel/cpu.h"
+#include "cpu/cpu.h"
 #include "lib/errno.h"
 #include "lib/format.h"
-#include "kernel/kprintf.h"
+#include "console/kprintf.h"
 #include "lib/string.h"
 #include "mm/kmap.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/pagetable.h"
 
 /* Where the BIOS leaves the RSDP (ACPI 6.5, 5.2.5.1). */

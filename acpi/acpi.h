@@ -12,7 +12,7 @@
 #define ACPI_ACPI_H
 
 #include "acpi/tables.h"
-#include "kernel/multiboot2.h"
+#include "boot/multiboot2.h"
 #include "lib/types.h"
 
 #define ACPI_MAX_TABLES	      64

@@ -13,7 +13,7 @@
 #define ACPI_TABLES_H
 
 #include "lib/types.h"
-#include "smp/cpumask.h"
+#include "sync/cpumask.h"
 
 typedef void (*acpi_report)(void *ctx, const char *fmt, ...) __printf(2, 3);
 

@@ -11,7 +11,7 @@
  */
 #include "apic/ioapic.h"
 #include "acpi/tables.h"
-#include "kernel/kprintf.h"
+#include "console/kprintf.h"
 #include "mm/kmap.h"
 #include "mm/pagetable.h"
 

@@ -10,12 +10,12 @@
  */
 #include "apic/lapic.h"
 #include "apic/lapic_backend.h"
-#include "kernel/cpu.h"
-#include "kernel/kprintf.h"
-#include "kernel/option_registry.h"
-#include "kernel/panic.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
+#include "cpu/cpu.h"
+#include "console/kprintf.h"
+#include "lib/option.h"
+#include "trap/panic.h"
+#include "trap/trap.h"
+#include "arch/x86.h"
 #include "mm/kmap.h"
 #include "mm/pagetable.h"
 
@@ -138,7 +138,6 @@ void lapic_init_boot_cpu(uint64_t lapic_phys)
 	}
 	trap_set_handler(VECTOR_APIC_ERROR, apic_error_interrupt);
 	trap_set_spurious(VECTOR_SPURIOUS, NULL);
-	trap_set_eoi(lapic_eoi);
 	enable_this_cpu();
 	kprintf("apic: %s, boot CPU APIC ID %u, version %#x\n", backend->name,
 		lapic_id(), lapic_read(LAPIC_VERSION) & 0xff);

@@ -6,8 +6,8 @@
  * is remapped to vectors where that is harmless before being masked.
  */
 #include "apic/pic.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
+#include "trap/trap.h"
+#include "arch/x86.h"
 
 #define PIC1_COMMAND 0x20
 #define PIC1_DATA    0x21

@@ -18,10 +18,10 @@
 #include "apic/timer.h"
 #include "apic/lapic.h"
 #include "apic/tsc.h"
-#include "kernel/cpu.h"
-#include "kernel/kprintf.h"
-#include "kernel/panic.h"
-#include "kernel/x86.h"
+#include "cpu/cpu.h"
+#include "console/kprintf.h"
+#include "trap/panic.h"
+#include "arch/x86.h"
 
 /* IA32_TSC_DEADLINE (SDM Vol. 4, table 2-2): 0 disarms. */
 #define MSR_TSC_DEADLINE 0x000006e0U

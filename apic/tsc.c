@@ -26,10 +26,10 @@
  */
 #include "apic/tsc.h"
 #include "acpi/acpi.h"
-#include "kernel/cpu.h"
+#include "cpu/cpu.h"
 #include "lib/format.h"
-#include "kernel/kprintf.h"
-#include "kernel/x86.h"
+#include "console/kprintf.h"
+#include "arch/x86.h"
 #include "mm/kmap.h"
 #include "mm/pagetable.h"
 

@@ -15,7 +15,7 @@
 #define APIC_TSC_H
 
 #include "lib/types.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 
 #define NSEC_PER_SEC  1000000000ULL
 #define NSEC_PER_MSEC 1000000ULL

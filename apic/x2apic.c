@@ -6,7 +6,7 @@
  */
 #include "apic/lapic.h"
 #include "apic/lapic_backend.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 
 #define X2APIC_MSR_BASE 0x800U
 #define X2APIC_MSR_ICR	0x830U

@@ -6,8 +6,8 @@
  */
 #include "apic/lapic.h"
 #include "apic/lapic_backend.h"
-#include "kernel/kprintf.h"
-#include "kernel/x86.h"
+#include "console/kprintf.h"
+#include "arch/x86.h"
 
 /* Bounded wait for the ICR: an APIC that never goes idle must not hang us. */
 #define ICR_IDLE_SPINS 1000000

@@ -2,17 +2,17 @@
 #include "bench/fixture.h"
 #include "bench/bench.h"
 #include "apic/timer.h"
-#include "kernel/cpu.h"
-#include "kernel/panic.h"
-#include "kernel/x86.h"
+#include "cpu/cpu.h"
+#include "trap/panic.h"
+#include "arch/x86.h"
 #include "lib/format.h"
 #include "mm/heap.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
-#include "smp/shared.h"
+#include "sync/shared.h"
 #include "smp/call.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 /*
  * Where benchmark pages go in their own address spaces: nothing else is

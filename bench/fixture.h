@@ -8,10 +8,10 @@
 #define BENCH_FIXTURE_H
 
 #include "lib/types.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/tlb.h"
 #include "sched/wait.h"
-#include "smp/cpumask.h"
+#include "sync/cpumask.h"
 
 struct mm;
 

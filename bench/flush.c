@@ -19,17 +19,17 @@
 #include "bench/bench.h"
 #include "bench/fixture.h"
 #include "bench/results.h"
-#include "kernel/cpu.h"
-#include "kernel/kprintf.h"
+#include "cpu/cpu.h"
+#include "console/kprintf.h"
 #include "lib/format.h"
 #include "lib/string.h"
-#include "kernel/x86.h"
-#include "mm/layout.h"
+#include "arch/x86.h"
+#include "arch/layout.h"
 #include "mm/mm.h"
 #include "mm/tlb.h"
 #include "sched/sched.h"
-#include "smp/percpu.h"
-#include "smp/shared.h"
+#include "cpu/percpu.h"
+#include "sync/shared.h"
 
 #define SWITCHES_PER_RTT 2
 /* The 2019 measurements (Linux 5.2) flushed a single page: the request

@@ -45,15 +45,16 @@
 #include "bench/results.h"
 #include "bench/summary.h"
 #include "bench/tlb_view.h"
-#include "kernel/cpu.h"
+#include "cpu/cpu.h"
 #include "lib/format.h"
-#include "kernel/kprintf.h"
-#include "kernel/option_registry.h"
-#include "kernel/panic.h"
-#include "kernel/platform.h"
+#include "console/kprintf.h"
+#include "boot/options.h"
+#include "lib/option.h"
+#include "trap/panic.h"
+#include "cpu/platform.h"
 #include "lib/string.h"
-#include "kernel/x86.h"
-#include "smp/percpu.h"
+#include "arch/x86.h"
+#include "cpu/percpu.h"
 
 /*
  * Rows sample up to BENCH_SAMPLES_DEFAULT times within BENCH_BUDGET_NS, but

@@ -12,11 +12,11 @@
  */
 #include "bench/bench.h"
 #include "bench/fixture.h"
-#include "kernel/cpu.h"
-#include "kernel/x86.h"
+#include "cpu/cpu.h"
+#include "arch/x86.h"
 #include "mm/tlb_hw.h"
 #include "smp/call.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 static const unsigned refill_pages[] = {1, 8, 64, BENCH_SPACE_PAGES_MAX};
 

@@ -9,13 +9,13 @@
  * loses is a glint or a moire band, not a torn corner; Q would take a
  * third more codes for damage a screen does not have. The codes are as
  * large as the screen allows with modules of at least four pixels
- * (kernel/fbcon.h), so that there are few of them; the data is spread
+ * (console/fbcon.h), so that there are few of them; the data is spread
  * evenly, so the last code is not a sliver.
  */
 #include "bench/qr_codes.h"
 #include "bench/results.h"
-#include "kernel/console.h"
-#include "kernel/kprintf.h"
+#include "console/console.h"
+#include "console/kprintf.h"
 #include "lib/base64.h"
 #include "lib/deflate.h"
 #include "lib/format.h"

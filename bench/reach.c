@@ -19,8 +19,8 @@
  */
 #include "bench/bench.h"
 #include "bench/fixture.h"
-#include "kernel/cpu.h"
-#include "kernel/x86.h"
+#include "cpu/cpu.h"
+#include "arch/x86.h"
 
 #define CACHE_LINE     64
 #define LINES_PER_PAGE (PAGE_SIZE / CACHE_LINE)

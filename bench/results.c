@@ -3,8 +3,8 @@
  * The benchmarks' results, kept for the end of the job (bench/results.h).
  */
 #include "bench/results.h"
-#include "kernel/console.h"
-#include "kernel/kprintf.h"
+#include "console/console.h"
+#include "console/kprintf.h"
 #include "lib/format.h"
 #include "lib/string.h"
 #include "mm/heap.h"
@@ -119,7 +119,7 @@ static bool line_kept(const char *line, size_t length)
 	return false;
 }
 
-/* Under the console lock (kernel/console.h), for every write to serial. */
+/* Under the console lock (console/console.h), for every write to serial. */
 static void record_tap(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n && !record.overflowed; i++) {

@@ -21,13 +21,13 @@
  */
 #include "bench/bench.h"
 #include "bench/fixture.h"
-#include "kernel/cpu.h"
-#include "kernel/extable.h"
-#include "kernel/x86.h"
+#include "cpu/cpu.h"
+#include "arch/extable.h"
+#include "arch/x86.h"
 #include "mm/mm.h"
 #include "mm/tlb.h"
 #include "sched/sched.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 #define REVOKE_PAGES 8 /* the object: a range below the flush ceiling */
 #define REVOKE_VA    0x60000000ULL /* clear of BENCH_SPACE_BASE's pages */

@@ -17,7 +17,7 @@
 #include "bench/fixture.h"
 #include "mm/tlb.h"
 #include "sched/sched.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 /* Long enough for hundreds of switches per CPU even under Bochs. */
 #define WINDOW_NS (5 * NSEC_PER_MSEC)

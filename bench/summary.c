@@ -10,14 +10,14 @@
  */
 #include "bench/summary.h"
 #include "bench/results.h"
-#include "kernel/console.h"
-#include "kernel/cpu.h"
-#include "kernel/kprintf.h"
-#include "kernel/platform.h"
+#include "console/console.h"
+#include "cpu/cpu.h"
+#include "console/kprintf.h"
+#include "cpu/platform.h"
 #include "lib/format.h"
 #include "lib/string.h"
 #include "mm/tlb.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 /* The screen's width for prose, whatever the screen: an 80x25 text mode. */
 #define SUMMARY_COLUMNS 80

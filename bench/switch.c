@@ -8,20 +8,20 @@
  * that nothing else runs or preempts them; one sample is a round trip (two
  * switches) and the row reports one switch. The user-mode rows (system call, IPC)
  * run the user program `bench` (user/bench.c), which times itself and
- * sends its samples to the kernel over IPC (bench/user_abi.h).
+ * sends its samples to the kernel over IPC (uapi/bench.h).
  */
 #include "bench/bench.h"
 #include "bench/fixture.h"
-#include "bench/user_abi.h"
-#include "kernel/boot_modules.h"
+#include "uapi/bench.h"
+#include "boot/boot_modules.h"
 #include "lib/format.h"
 #include "proc/handle.h"
 #include "proc/ipc.h"
-#include "kernel/kprintf.h"
+#include "console/kprintf.h"
 #include "mm/tlb.h"
 #include "sched/sched.h"
 #include "proc/task.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 #define USER_PROGRAM	 "bench"
 #define SWITCHES_PER_RTT 2

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "bench/tlb_view.h"
 #include "lib/format.h"
-#include "kernel/kprintf.h"
+#include "console/kprintf.h"
 #include "lib/string.h"
 #include "mm/tlb_options.h"
 

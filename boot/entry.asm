@@ -18,7 +18,7 @@
 ;
 ; Every address used before step 3 is physical: symbol - KERNEL_VMA.
 
-%include "boot/consts.inc"
+%include "arch/consts.inc"
 
 %define PHYS(sym) ((sym) - KERNEL_VMA)
 
@@ -215,7 +215,7 @@ fail_early:
 ; Draws the message at EBX in the top-left corner of the multiboot2
 ; framebuffer, white on red, if the boot information (ESI, when EDI holds the
 ; magic) describes a direct-colour 32-bit framebuffer below 4 GiB. The font
-; is the kernel's PSF2 file (kernel/font.txt): a 32-byte header, then 16
+; is the kernel's PSF2 file (console/font.txt): a 32-byte header, then 16
 ; bytes per glyph, one byte per row, bit 7 leftmost.
 MB2_TAG_FRAMEBUFFER	equ 8
 MB2_FB_RGB		equ 1
@@ -301,7 +301,7 @@ msg_not_multiboot2:
 msg_no_long_mode:
 	db "shootdown: this CPU has no 64-bit long mode; shootdown needs an x86-64 CPU. Halted.", 13, 10, 0
 
-; A minimal GDT for the jump to 64-bit code; kernel/gdt.c replaces it.
+; A minimal GDT for the jump to 64-bit code; cpu/gdt.c replaces it.
 	align 16
 boot_gdt:
 	dq 0					; null

@@ -3,7 +3,7 @@
 ; GRUB then exits boot services and enters us in 32-bit protected mode with
 ; paging off, the same hand-off under BIOS and UEFI.
 
-%include "boot/consts.inc"
+%include "arch/consts.inc"
 
 MB2_ARCH_I386			equ 0
 MB2_TAG_END			equ 0

@@ -3,7 +3,7 @@
  * The kernel command-line parser: typed options, every problem reported.
  * Pure logic (no hardware, no globals), so host unit tests run it on crafted
  * input. The kernel's options are declared by the subsystems they steer
- * (kernel/option_registry.h) and collected by kernel/option_registry.c.
+ * (lib/option.h) and collected by boot/options.c.
  *
  * Syntax: options separated by spaces or tabs; each is `name=value`, or
  * `name` alone for a flag. A value is one word: no quoting, no spaces.

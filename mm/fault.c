@@ -45,12 +45,12 @@
  * the next fault's business (a real one, if it took rights away).
  */
 #include "mm/fault.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/mm.h"
 #include "mm/pagetable.h"
 #include "mm/tlb.h"
-#include "smp/shared.h"
-#include "smp/spinlock.h"
+#include "sync/shared.h"
+#include "sync/spinlock.h"
 
 /* Step 1: what the leaf entry pte allows, against what was tried. */
 static bool pte_allows(uint64_t pte, unsigned access)

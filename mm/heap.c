@@ -33,14 +33,14 @@
  * kmalloc and kfree pay one predictable branch.
  */
 #include "mm/heap.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/pmm.h"
-#include "kernel/option_registry.h"
-#include "kernel/panic.h"
-#include "kernel/symbols.h"
+#include "lib/option.h"
+#include "trap/panic.h"
+#include "trap/symbols.h"
 #include "lib/format.h"
 #include "lib/string.h"
-#include "smp/spinlock.h"
+#include "sync/spinlock.h"
 
 #define HEAP_MAGIC_LIVE	      0x4c495645U /* "LIVE" */
 #define HEAP_MAGIC_FREE	      0x46524545U /* "FREE" */

@@ -3,7 +3,7 @@
  * Building the kernel page tables.
  *
  * 1. One PML4 and all 256 kernel-half PDPTs, allocated now and never freed,
- *    so every address space can share them (mm/layout.h).
+ *    so every address space can share them (arch/layout.h).
  * 2. The direct map: each RAM region of the memory map (available, ACPI,
  *    NVS), widened to 2 MiB, with 1 GiB pages where a whole aligned GiB is
  *    covered and the CPU has them. Read-write, not executable, global.
@@ -17,18 +17,18 @@
  *    (write-back) and 3 (uncached) keep their power-on values.
  */
 #include "mm/kmap.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/kstack.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
-#include "kernel/cpu.h"
+#include "cpu/cpu.h"
 #include "lib/errno.h"
-#include "kernel/kprintf.h"
-#include "kernel/panic.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
-#include "smp/spinlock.h"
+#include "console/kprintf.h"
+#include "trap/panic.h"
+#include "trap/trap.h"
+#include "arch/x86.h"
+#include "sync/spinlock.h"
 
 extern char kernel_text_start[], kernel_text_end[];
 extern char kernel_rodata_start[], kernel_rodata_end[];
@@ -181,8 +181,6 @@ void kmap_init_this_cpu(void)
 void kmap_activate(void)
 {
 	tlb_boot_init(kernel_root);
-	/* Fault reports can now tell a stack overflow (kernel/trap.h). */
-	trap_set_stack_guard_check(kmap_is_stack_guard);
 }
 
 void *ioremap(uint64_t phys, uint64_t size, uint64_t cache)

@@ -7,7 +7,7 @@
 #define MM_KMAP_H
 
 #include "lib/types.h"
-#include "kernel/multiboot2.h"
+#include "boot/multiboot2.h"
 #include "mm/pagetable.h"
 
 /* Physical address of the kernel's PML4; user roots copy its upper half. */

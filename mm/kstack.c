@@ -20,14 +20,14 @@
  */
 #include "mm/kstack.h"
 #include "mm/kmap.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
-#include "kernel/cpu.h"
-#include "kernel/panic.h"
+#include "cpu/cpu.h"
+#include "trap/panic.h"
 #include "lib/errno.h"
-#include "smp/spinlock.h"
+#include "sync/spinlock.h"
 
 #define KSTACK_SLOTS_END (KSTACK_BASE + KSTACK_MAX * KSTACK_SLOT_SIZE)
 

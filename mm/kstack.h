@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Kernel stacks with guard pages. Each stack gets a fixed slot in the
- * kernel-stack window (mm/layout.h): KSTACK_SIZE bytes mapped at the top of
+ * kernel-stack window (arch/layout.h): KSTACK_SIZE bytes mapped at the top of
  * the slot, the rest of the slot left unmapped, so running off the bottom
  * of a stack faults instead of overwriting the stack below.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "mm/memmap.h"
-#include "boot/consts.h"
+#include "arch/consts.h"
 
 static void sort_ranges(struct phys_range *r, size_t n)
 {

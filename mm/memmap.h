@@ -7,7 +7,7 @@
 #define MM_MEMMAP_H
 
 #include "lib/types.h"
-#include "kernel/multiboot2.h"
+#include "boot/multiboot2.h"
 
 struct phys_range {
 	uint64_t start; /* inclusive */

@@ -129,14 +129,14 @@
  *   reserve (mm/pmm.c) bounds what all tasks together may take.
  */
 #include "mm/mm.h"
-#include "kernel/cpu.h"
-#include "kernel/x86.h"
+#include "cpu/cpu.h"
+#include "arch/x86.h"
 #include "lib/errno.h"
-#include "kernel/panic.h"
+#include "trap/panic.h"
 #include "lib/string.h"
 #include "mm/heap.h"
 #include "mm/kmap.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"

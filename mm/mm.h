@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Address spaces. Each has its own PML4 whose upper half points at the
- * kernel's PDPTs (shared by all: mm/layout.h) and whose lower half holds the
+ * kernel's PDPTs (shared by all: arch/layout.h) and whose lower half holds the
  * task's user mappings, built from 4 KiB pages.
  *
  * The TLB fields are the protocol's (mm/tlb.c): a context id that is never
@@ -12,11 +12,11 @@
 #define MM_MM_H
 
 #include "lib/types.h"
-#include "smp/cpumask.h"
-#include "smp/shared.h"
-#include "smp/spinlock.h"
+#include "sync/cpumask.h"
+#include "sync/shared.h"
+#include "sync/spinlock.h"
 
-/* Protection bits, as user programs pass them (proc/syscall_abi.h). */
+/* Protection bits, as user programs pass them (uapi/syscall.h). */
 #define MM_PROT_READ  0x1
 #define MM_PROT_WRITE 0x2
 #define MM_PROT_EXEC  0x4

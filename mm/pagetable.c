@@ -6,12 +6,12 @@
  * Tables are reached through the direct map.
  */
 #include "mm/pagetable.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/mm.h"
 #include "mm/pmm.h"
 #include "mm/tlb_batch.h"
 #include "lib/errno.h"
-#include "kernel/panic.h"
+#include "trap/panic.h"
 
 #define LEVELS		   4
 #define ENTRIES		   512

@@ -27,12 +27,12 @@
  */
 #include "mm/pmm.h"
 #include "mm/frame_alloc.h"
-#include "mm/layout.h"
-#include "kernel/kprintf.h"
-#include "kernel/panic.h"
+#include "arch/layout.h"
+#include "console/kprintf.h"
+#include "trap/panic.h"
 #include "lib/string.h"
 #include "lib/errno.h"
-#include "smp/spinlock.h"
+#include "sync/spinlock.h"
 
 #define MAX_USABLE_RANGES 128
 #define MAX_RESERVED	  (MB2_MAX_MODULES + 4)

@@ -7,7 +7,7 @@
 #define MM_PMM_H
 
 #include "lib/types.h"
-#include "kernel/multiboot2.h"
+#include "boot/multiboot2.h"
 #include "mm/memmap.h"
 
 /*

@@ -107,21 +107,21 @@
  *   is_lazy = false, fences, loads gen; the flusher bumps gen, loads is_lazy.
  *   Each is a store followed by a load of another variable, the one order
  *   x86 does not keep by itself: a locked operation or MFENCE keeps it.
- *   Every shared access goes through smp/shared.h and names its order for
+ *   Every shared access goes through sync/shared.h and names its order for
  *   the compiler as well: the stores of loaded_mm are releases (the state
  *   before them is visible first), the flusher's load of it an acquire.
  *   tests/host/tlb_sim runs this file on x86-TSO store buffers, with
  *   relaxed stores free to pass each other as the compiler may make them.
  */
 #include "mm/tlb.h"
-#include "kernel/cpu.h"
-#include "kernel/kprintf.h"
-#include "kernel/panic.h"
+#include "cpu/cpu.h"
+#include "console/kprintf.h"
+#include "trap/panic.h"
 #include "lib/format.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/mm.h"
 #include "mm/tlb_hw.h"
-#include "smp/shared.h"
+#include "sync/shared.h"
 
 _Static_assert(TLB_ASID_SLOTS_MAX + 1 <= CR3_PCID_MASK,
 	       "every slot needs a PCID (ASID + 1) that CR3 can carry");
@@ -161,7 +161,7 @@ static struct tlb_cpu *this_tlb(void)
 
 /*
  * This CPU's own loaded_mm and is_lazy. Only the owner writes them, but
- * other CPUs read them, so every access goes through smp/shared.h (and
+ * other CPUs read them, so every access goes through sync/shared.h (and
  * the owner sees its own latest store).
  */
 static struct mm *loaded_mm(const struct tlb_cpu *c)
@@ -1217,7 +1217,7 @@ void tlb_mm_teardown(struct mm *mm)
  * pages: kernel entries must survive CR3 loads, and INVLPG must reach them
  * in every PCID (Kernel mappings, above). INVPCID only with PCID: without
  * it there is one context, and INVLPG or a CR3 load does the job. Usable
- * means in CPUID and not taken away by a known erratum (kernel/cpu_quirks.c:
+ * means in CPUID and not taken away by a known erratum (cpu/cpu_quirks.c:
  * on some Alder and Raptor Lake parts INVLPG misses global entries while
  * PCID is on, which is exactly what the second rule relies on).
  */

@@ -13,8 +13,8 @@
 
 #include "lib/types.h"
 #include "mm/tlb_hw_cpu.h"
-#include "smp/cpumask.h"
-#include "smp/shared.h"
+#include "sync/cpumask.h"
+#include "sync/shared.h"
 
 struct cpu_features;
 struct mm;

@@ -14,8 +14,8 @@
  * any of the spaces' old translations has dropped them.
  */
 #include "mm/tlb_batch.h"
-#include "kernel/panic.h"
-#include "mm/layout.h"
+#include "trap/panic.h"
+#include "arch/layout.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
 #include "mm/tlb_hw.h"

@@ -6,10 +6,10 @@
  * sit above mm/ (they need the local APIC, which needs ioremap).
  */
 #include "mm/tlb_hw.h"
-#include "kernel/cpu.h"
-#include "kernel/x86.h"
+#include "cpu/cpu.h"
+#include "arch/x86.h"
 #include "mm/tlb.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 const struct cpumask *tlb_hw_online(void)
 {

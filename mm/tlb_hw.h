@@ -14,7 +14,7 @@
 
 #include "lib/types.h"
 #include "mm/tlb_hw_cpu.h" /* inline here, functions there */
-#include "smp/cpumask.h"
+#include "sync/cpumask.h"
 
 /* CR3 = page-table root | PCID (bits 11:0) | no-flush (bit 63, with PCID). */
 #define CR3_PCID_MASK 0xfffULL

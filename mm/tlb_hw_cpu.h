@@ -9,8 +9,8 @@
 #ifndef MM_TLB_HW_CPU_H
 #define MM_TLB_HW_CPU_H
 
-#include "kernel/x86.h"
-#include "smp/percpu.h"
+#include "arch/x86.h"
+#include "cpu/percpu.h"
 
 /* This CPU's index (0 .. MAX_CPUS-1). Preemption off or interrupts off. */
 static inline unsigned tlb_hw_cpu(void)

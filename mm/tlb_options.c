@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "mm/tlb_options.h"
-#include "kernel/option_registry.h"
+#include "lib/option.h"
 #include "lib/format.h"
 
 /* A CHOICE defaults to its first word, so "on" comes first. */

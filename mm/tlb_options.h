@@ -2,7 +2,7 @@
 /*
  * The TLB policies as command-line options (README.md lists them): one
  * table for the kernel's command line (registered in the option registry,
- * kernel/option_registry.h, by mm/tlb_options.c), the simulator's policy
+ * lib/option.h, by mm/tlb_options.c), the simulator's policy
  * words (tests/host/tlb_sim_policy.c) and the reports that say which
  * policies produced a result. Pure logic, compiled for the host too (where
  * the registry entry is built but nothing walks it).

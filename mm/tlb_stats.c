@@ -5,8 +5,8 @@
  * which is exact once the CPUs are quiet (benchmarks read between runs).
  */
 #include "lib/format.h"
-#include "kernel/kprintf.h"
-#include "kernel/option_registry.h"
+#include "console/kprintf.h"
+#include "lib/option.h"
 #include "lib/string.h"
 #include "mm/tlb.h"
 #include "mm/tlb_hw.h"

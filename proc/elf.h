@@ -23,7 +23,7 @@
 #define ELF_MAX_SEGMENTS 16
 
 /*
- * The first address above user space: USER_TOP in mm/layout.h, repeated
+ * The first address above user space: USER_TOP in arch/layout.h, repeated
  * here because that header also holds kernel-only code (the host unit test
  * checks that the two agree).
  */
@@ -39,7 +39,7 @@
 #define ELF_PAGE_SIZE 4096ULL
 
 /*
- * Segment protections: the same bits as SYS_PROT_* in proc/syscall_abi.h
+ * Segment protections: the same bits as SYS_PROT_* in uapi/syscall.h
  * (not the ELF PF_* bits, which are in the opposite order).
  */
 #define ELF_PROT_READ  0x1

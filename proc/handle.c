@@ -8,7 +8,7 @@
  * knowing about handles. Endpoints embed their kobject (proc/ipc.c).
  */
 #include "proc/handle.h"
-#include "kernel/panic.h"
+#include "trap/panic.h"
 #include "lib/errno.h"
 #include "mm/heap.h"
 #include "mm/mm.h"

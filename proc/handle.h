@@ -13,7 +13,7 @@
  *
  * 2. Tables. Each task has one handle table of HANDLE_SLOTS slots. A slot
  *    holds an object reference, the rights this task has on it
- *    (SYS_RIGHT_*, proc/syscall_abi.h) and a generation. The handle value
+ *    (SYS_RIGHT_*, uapi/syscall.h) and a generation. The handle value
  *    user code sees is generation << SYS_HANDLE_SLOT_BITS | slot. Two ID
  *    spaces meet here and stay apart: a handle means something only in
  *    its own task's table, and no global object number ever reaches user
@@ -45,8 +45,8 @@
 #define PROC_HANDLE_H
 
 #include "lib/types.h"
-#include "proc/syscall_abi.h"
-#include "smp/spinlock.h"
+#include "uapi/syscall.h"
+#include "sync/spinlock.h"
 
 #define HANDLE_SLOTS	 SYS_HANDLE_SLOTS
 #define HANDLE_GEN_BITS	 24

@@ -101,19 +101,19 @@
  * waker is done with it.
  */
 #include "proc/ipc.h"
-#include "kernel/option_registry.h"
+#include "lib/option.h"
 #include "lib/errno.h"
 #include "proc/handle.h"
 #include "proc/syscall.h"
-#include "kernel/panic.h"
-#include "kernel/x86.h"
+#include "trap/panic.h"
+#include "arch/x86.h"
 #include "sched/handoff.h"
 #include "sched/sched.h"
 #include "proc/task.h"
 #include "sched/thread.h"
-#include "smp/percpu.h"
-#include "smp/shared.h"
-#include "smp/spinlock.h"
+#include "cpu/percpu.h"
+#include "sync/shared.h"
+#include "sync/spinlock.h"
 
 enum ipc_wait {
 	IPC_WAIT_NONE,

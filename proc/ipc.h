@@ -5,7 +5,7 @@
  * the receiver's reply; reply-and-receive answers the last call and waits
  * for the next message in one step. Messages are a label and
  * IPC_WORDS words and travel in registers (struct ipc_message,
- * proc/syscall_abi.h); a message may carry one object besides (struct
+ * uapi/syscall.h); a message may carry one object besides (struct
  * handle_grant, proc/handle.h), which the receiver then holds.
  *
  * An endpoint is a kernel object (struct kobject): user code reaches it
@@ -14,7 +14,7 @@
 #ifndef PROC_IPC_H
 #define PROC_IPC_H
 
-#include "proc/syscall_abi.h"
+#include "uapi/syscall.h"
 #include "lib/types.h"
 
 #define IPC_WORDS     SYS_IPC_WORDS

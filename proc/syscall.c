@@ -10,23 +10,23 @@
  * checking type and rights.
  */
 #include "proc/syscall.h"
-#include "boot/consts.h"
+#include "arch/consts.h"
 #include "apic/tsc.h"
-#include "kernel/console.h"
-#include "kernel/cpu.h"
+#include "console/console.h"
+#include "cpu/cpu.h"
 #include "lib/errno.h"
-#include "kernel/gdt.h"
+#include "cpu/gdt.h"
 #include "proc/handle.h"
 #include "proc/ipc.h"
-#include "proc/syscall_abi.h"
-#include "kernel/trap.h"
+#include "uapi/syscall.h"
+#include "trap/trap.h"
 #include "proc/uaccess.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
 #include "proc/task.h"
 #include "sched/thread.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 /* SYSCALL configuration (SDM Vol. 3A, 5.8.8). */
 #define MSR_STAR	  0xc0000081U
@@ -61,7 +61,7 @@ void syscall_init_this_cpu(void)
 	wrmsr(MSR_STAR, ((uint64_t)GDT_KERNEL_CODE << STAR_KERNEL_SHIFT) |
 				((uint64_t)GDT_USER_CODE32 << STAR_USER_SHIFT));
 	wrmsr(MSR_LSTAR, (uint64_t)syscall_entry);
-	/* No user code runs in compatibility mode (kernel/gdt.c has no
+	/* No user code runs in compatibility mode (cpu/gdt.c has no
 	 * 32-bit user segment), but should a SYSCALL come from there it
 	 * must not land at address 0 in ring 0: its entry kills the task. */
 	wrmsr(MSR_CSTAR, (uint64_t)syscall_entry_compat);
@@ -77,11 +77,6 @@ void syscall_init_this_cpu(void)
 	 * and SMAP enforced (AC clear) until we choose to open it. */
 	wrmsr(MSR_FMASK,
 	      RFLAGS_IF | RFLAGS_DF | RFLAGS_TF | RFLAGS_AC | RFLAGS_NT);
-	/* Ring 3 can be entered from here on: the trap path learns what a
-	 * user fault and a return to user mode mean (the same functions on
-	 * every CPU). */
-	trap_set_user_handlers(task_user_page_retry, task_user_fault,
-			       task_check_killed);
 }
 
 /*
@@ -411,7 +406,7 @@ __noinline void syscall_long_call(struct trap_frame *f)
  * instructions, and an interrupt that arrives meanwhile is taken once
  * SYSRET restores the user's RFLAGS (IF set), in user mode, where its way
  * out preempts and checks for a kill as after any interrupt from ring 3
- * (kernel/trap.c). Only SYS_CPU_ID qualifies (with interrupts off, the
+ * (trap/trap.c). Only SYS_CPU_ID qualifies (with interrupts off, the
  * index cannot go stale by a migration before it is read); SYS_TIME_NS
  * would but for its call to tsc_to_ns. The IPC calls never come here:
  * the SYSCALL entry sends them to ipc_fast_syscall, which also starts with
@@ -420,7 +415,7 @@ __noinline void syscall_long_call(struct trap_frame *f)
  */
 _Static_assert(SYS_IPC_CALL == SYSCALL_FAST_FIRST &&
 		       SYS_IPC_REPLY_RECV == SYSCALL_FAST_LAST,
-	       "boot/consts.h: the calls the SYSCALL entry sends to the fast "
+	       "arch/consts.h: the calls the SYSCALL entry sends to the fast "
 	       "path");
 void syscall_dispatch(struct trap_frame *f)
 {

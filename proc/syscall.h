@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* System calls (numbers and registers: proc/syscall_abi.h). */
+/* System calls (numbers and registers: uapi/syscall.h). */
 #ifndef PROC_SYSCALL_H
 #define PROC_SYSCALL_H
 
-#include "kernel/trap.h"
-#include "kernel/x86.h"
-#include "proc/syscall_abi.h"
+#include "trap/trap.h"
+#include "arch/x86.h"
+#include "uapi/syscall.h"
 #include "proc/task.h"
 
 /* Points this CPU's SYSCALL instruction at the kernel (every CPU). */

@@ -4,11 +4,11 @@
 ; SWAPGS discipline: in the kernel, GS base is this CPU's struct percpu; in
 ; user mode it is the user's (always 0: shootdown gives user programs no
 ; GS). Every path from ring 3 swaps on the way in and back on the way out;
-; kernel/isr.asm does the same for interrupts and exceptions.
+; trap/isr.asm does the same for interrupts and exceptions.
 ;
 ; SYSCALL leaves RSP as the user's: the entry must not touch the stack
 ; before loading the thread's kernel stack from percpu. It builds the same
-; struct trap_frame as an interrupt (kernel/trap.h), with vector
+; struct trap_frame as an interrupt (trap/trap.h), with vector
 ; SYSCALL_FRAME_VECTOR, so system calls read arguments and write results in
 ; one place. The way out is SYSRET to a user address (bits 63:47 clear).
 ; Any other return address ends the task instead: SYSRET to a
@@ -21,10 +21,10 @@
 ;
 ; SYSCALL from compatibility mode enters at MSR_CSTAR: syscall_entry_compat
 ; ends the task as for the #UD Intel processors raise there. No user code
-; can reach compatibility mode (kernel/gdt.c), so it is a second line.
+; can reach compatibility mode (cpu/gdt.c), so it is a second line.
 
-%include "boot/consts.inc"
-%include "kernel/trap_frame.inc"
+%include "arch/consts.inc"
+%include "trap/trap_frame.inc"
 
 SYSCALL_FRAME_VECTOR	equ 0x100	; not a hardware vector
 USER_RFLAGS		equ 0x202	; IF, and the always-one bit 1

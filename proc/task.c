@@ -16,22 +16,22 @@
  * running thread is interrupted at least once per time slice) and exits.
  */
 #include "proc/task.h"
-#include "kernel/boot_modules.h"
+#include "boot/boot_modules.h"
 #include "proc/elf.h"
 #include "lib/errno.h"
 #include "proc/ipc.h"
-#include "kernel/kprintf.h"
-#include "kernel/panic.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
+#include "console/kprintf.h"
+#include "trap/panic.h"
+#include "trap/trap.h"
+#include "arch/x86.h"
 #include "lib/string.h"
 #include "mm/fault.h"
 #include "mm/heap.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 #define USER_STACK_TOP	0x00007ffffff00000ULL
 #define USER_STACK_SIZE 0x10000ULL /* 64 KiB */
@@ -423,9 +423,10 @@ bool task_user_page_retry(struct trap_frame *f, uint64_t cr2)
 	unsigned access = MM_FAULT_READ;
 	enum mm_fault_verdict verdict;
 
-	/* A kernel thread has no user pages to retry (its copies fail), and
-	 * a reserved bit or a protection key is never a stale entry. */
-	if (!t->mm || (e & (PF_RSVD | PF_PK)))
+	/* Before the scheduler runs there is no thread, and a kernel thread
+	 * has no user pages to retry (its copies fail); a reserved bit or a
+	 * protection key is never a stale entry. */
+	if (!t || !t->mm || (e & (PF_RSVD | PF_PK)))
 		return false;
 	if (e & PF_WRITE)
 		access |= MM_FAULT_WRITE;

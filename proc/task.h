@@ -9,10 +9,10 @@
 
 #include "lib/types.h"
 #include "proc/handle.h"
-#include "proc/syscall_abi.h"
+#include "uapi/syscall.h"
 #include "sched/thread.h"
 #include "sched/wait.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 struct mm;
 struct trap_frame;
@@ -115,7 +115,7 @@ void task_check_killed(void);
 
 /*
  * A page fault at the user address cr2, in ring 3 or in a user copy
- * (kernel/trap.c asks, registered with SYSCALL): true when the page tables
+ * (trap/trap.c asks, registered with SYSCALL): true when the page tables
  * of the thread's address space allow the access, which then runs again
  * (mm_fault_check, mm/fault.h; the thread's fault_history bounds the
  * retries). Interrupts off, as the trap path runs.
@@ -123,7 +123,7 @@ void task_check_killed(void);
 bool task_user_page_retry(struct trap_frame *frame, uint64_t cr2);
 
 /*
- * A user program faulted (kernel/trap.c calls it, registered with
+ * A user program faulted (trap/trap.c calls it, registered with
  * SYSCALL): reports the fault and ends its task. The kernel and the other
  * tasks go on.
  */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "proc/uaccess.h"
-#include "kernel/cpu.h"
+#include "cpu/cpu.h"
 #include "lib/errno.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 #include "mm/mm.h"
 
 int copy_user_bytes(void *dst, const void *src, size_t n);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "sched/fpu.h"
-#include "kernel/cpu.h"
-#include "kernel/kprintf.h"
-#include "kernel/panic.h"
+#include "cpu/cpu.h"
+#include "console/kprintf.h"
+#include "trap/panic.h"
 #include "lib/string.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 #include "mm/heap.h"
 
 #define CPUID_LEAF_XSAVE     0x0d

@@ -10,7 +10,7 @@
 #ifndef SCHED_FPU_H
 #define SCHED_FPU_H
 
-#include "kernel/x86.h"
+#include "arch/x86.h"
 #include "lib/types.h"
 
 #define FPU_AREA_ALIGN 64

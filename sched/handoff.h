@@ -20,8 +20,8 @@
 #ifndef SCHED_HANDOFF_H
 #define SCHED_HANDOFF_H
 
-#include "kernel/gdt.h"
-#include "kernel/trap.h"
+#include "cpu/gdt.h"
+#include "trap/trap.h"
 #include "mm/tlb.h"
 #include "sched/fpu.h"
 #include "sched/runqueue.h"

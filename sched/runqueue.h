@@ -8,8 +8,8 @@
 #define SCHED_RUNQUEUE_H
 
 #include "lib/types.h"
-#include "smp/percpu.h"
-#include "smp/spinlock.h"
+#include "cpu/percpu.h"
+#include "sync/spinlock.h"
 
 struct thread;
 

@@ -16,15 +16,15 @@
  * proc/ipc.c "Lifetimes") is done with it by then.
  */
 #include "sched/thread.h"
-#include "kernel/panic.h"
+#include "trap/panic.h"
 #include "lib/string.h"
 #include "mm/heap.h"
 #include "mm/kstack.h"
 #include "mm/mm.h"
 #include "sched/fpu.h"
 #include "sched/sched.h"
-#include "smp/percpu.h"
-#include "smp/spinlock.h"
+#include "cpu/percpu.h"
+#include "sync/spinlock.h"
 
 #define INITIAL_FRAME_WORDS 9 /* 6 registers, return address, padding */
 #define FRAME_R12	    3 /* word indexes from saved_rsp (switch.asm) */

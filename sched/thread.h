@@ -10,9 +10,9 @@
 
 #include "lib/types.h"
 #include "mm/fault.h"
-#include "proc/syscall_abi.h" /* struct ipc_message: the message registers */
-#include "smp/cpumask.h"
-#include "smp/shared.h"
+#include "uapi/syscall.h" /* struct ipc_message: the message registers */
+#include "sync/cpumask.h"
+#include "sync/shared.h"
 
 struct mm;
 struct task;
@@ -79,7 +79,7 @@ struct thread {
 	 * writes (under that lock) and reads; and except that the fast path
 	 * reads its own ipc_wait (and, once that says done, what it was
 	 * given) without the lock, paired with a release store (wait_done).
-	 * So ipc_wait and ipc_error are SHARED (smp/shared.h): relaxed under
+	 * So ipc_wait and ipc_error are SHARED (sync/shared.h): relaxed under
 	 * the lock, the fast path's acquire without it.
 	 */
 	struct ipc_message ipc_msg;  /* to send, or just received */

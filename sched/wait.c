@@ -2,7 +2,7 @@
 #include "sched/wait.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 void wait_queue_init(struct wait_queue *wq)
 {

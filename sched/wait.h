@@ -16,7 +16,7 @@
 #define SCHED_WAIT_H
 
 #include "lib/types.h"
-#include "smp/spinlock.h"
+#include "sync/spinlock.h"
 
 struct thread;
 

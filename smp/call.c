@@ -11,14 +11,14 @@
 #include "smp/call_queue.h"
 #include "apic/lapic.h"
 #include "apic/tsc.h"
-#include "kernel/option_registry.h"
-#include "kernel/panic.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
-#include "mm/layout.h"
+#include "lib/option.h"
+#include "trap/panic.h"
+#include "trap/trap.h"
+#include "arch/x86.h"
+#include "arch/layout.h"
 #include "mm/pmm.h"
 #include "mm/tlb_hw.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 #define CACHE_LINE 64 /* bytes: requests and queues each have their own */
 

@@ -7,7 +7,7 @@
 #define SMP_CALL_H
 
 #include "lib/types.h"
-#include "smp/cpumask.h"
+#include "sync/cpumask.h"
 
 struct percpu;
 

@@ -10,7 +10,7 @@
 #define SMP_CALL_HW_H
 
 #include "lib/types.h"
-#include "smp/cpumask.h"
+#include "sync/cpumask.h"
 
 struct call_request;
 

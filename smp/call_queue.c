@@ -3,7 +3,7 @@
  * smp_call_function_many: per-CPU request queues and one IPI vector.
  *
  * This file is the protocol alone: every shared access goes through
- * smp/shared.h and everything else through smp/call_hw.h, so the TLB
+ * sync/shared.h and everything else through smp/call_hw.h, so the TLB
  * simulator compiles it unchanged (tests/host/tlb_sim_sched.c) and runs it
  * on store-buffered simulated CPUs. smp/call.c is the kernel's glue: the
  * local APIC, the trap vector, the TSC watchdog, the options.
@@ -74,7 +74,7 @@
  */
 #include "smp/call_queue.h"
 #include "smp/call_hw.h"
-#include "smp/shared.h"
+#include "sync/shared.h"
 
 /* Generous: a vCPU of an overcommitted emulator can stall for seconds. */
 #define CALL_TIMEOUT_NS 10000000000ULL

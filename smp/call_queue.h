@@ -8,7 +8,7 @@
 
 #include "lib/types.h"
 #include "smp/call.h"
-#include "smp/shared.h"
+#include "sync/shared.h"
 
 /*
  * One request, in the sender's slot for one target. fn, arg and next are

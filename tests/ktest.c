@@ -2,9 +2,9 @@
 #include "tests/ktest.h"
 #include "apic/tsc.h"
 #include "lib/format.h"
-#include "kernel/kprintf.h"
-#include "kernel/option_registry.h"
-#include "kernel/panic.h"
+#include "console/kprintf.h"
+#include "lib/option.h"
+#include "trap/panic.h"
 #include "lib/string.h"
 
 extern const struct ktest ktest_start[], ktest_end[];

@@ -2,16 +2,23 @@
 # SPDX-License-Identifier: MIT
 """Checks the kernel's layering (docs/architecture.md).
 
-Reads the layers from docs/architecture.layers, builds the include graph of
-the kernel's C files (#include "..." lines; a module is foo.c with foo.h)
-and fails, naming the file, the include and both layers, on:
-  - an include of a file in a higher layer (unless listed with `allow`);
+Reads the layers from docs/architecture.layers (a layer is one folder),
+builds the include graph of the kernel's C and assembly files (#include and
+%include lines; a module is foo.c with foo.h) and, from the compiled
+objects, which file's symbols each file uses (calls and jumps from assembly
+included), and fails, naming the files and both layers, on:
+  - a layer line that names anything but one whole folder;
+  - an include of a file in a higher layer;
+  - a use of a symbol defined in a higher layer, unless a `provide` line
+    declares it;
   - an include cycle between modules of different folders;
-  - a kernel file that no layer claims, or a module split over two layers;
+  - a kernel file that no layer claims;
   - a `register` or `provide` line the sources no longer bear out;
   - docs/architecture.dot differing from what the layers draw.
 
-  tools/check-layers.py              the checks above
+  tools/check-layers.py [--objects BUILD]
+                                     the checks above; the symbol check
+                                     reads BUILD's objects (make's BUILD)
   tools/check-layers.py --render     rewrite docs/architecture.dot and .svg
   tools/check-layers.py --headers SET "CC FLAGS..."
                                      also compile each header of SET alone
@@ -37,13 +44,14 @@ SVG = "docs/architecture.svg"
 # Not layered: own flags, and the host tests compile kernel files on purpose;
 # tools/ holds programs for other systems (the Linux side of compare-linux).
 UNLAYERED = ("tests/host/", "user/", "tools/")
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+INCLUDE = re.compile(r'^\s*[#%]\s*include\s+"([^"]+)"', re.M)
+FOLDER = re.compile(r"^[a-z_]+/\*$")
 
 
 class Layers:
     def __init__(self, path):
         self.names, self.patterns, self.notes = [], [], {}
-        self.hooks, self.allowed = [], set()
+        self.hooks = []
         self.problems = []
         with open(os.path.join(ROOT, path)) as f:
             for number, line in enumerate(f, 1):
@@ -60,33 +68,29 @@ class Layers:
             if not name.strip() or not globs.split():
                 self.problems.append("%s: 'layer NAME: PATTERN...'" % where)
                 return
+            if len(globs.split()) != 1 or not FOLDER.match(globs.strip()):
+                self.problems.append("%s: a layer is one folder, 'FOLDER/*'"
+                                     % where)
+                return
             self.names.append(name.strip())
             self.notes[name.strip()] = note.strip()
-            for glob in globs.split():
-                self.patterns.append((glob, len(self.names) - 1))
+            self.patterns.append((globs.strip(), len(self.names) - 1))
         elif word in ("register", "provide") and len(rest.split()) == 3:
             self.hooks.append((word, *rest.split(), where))
-        elif word == "allow" and len(rest.split()) == 3 and \
-                rest.split()[1] == "->":
-            self.allowed.add((rest.split()[0], rest.split()[2]))
         else:
             self.problems.append("%s: cannot read '%s'" % (where, line))
 
     def layer_of(self, path):
-        """The layer index of path's most specific pattern, or None."""
-        best = None
+        """The layer index of path's folder, or None."""
         for glob, index in self.patterns:
-            if not fnmatch.fnmatchcase(path, glob):
-                continue
-            rank = (not any(c in glob for c in "*?["), len(glob))
-            if best is None or rank > best[0]:
-                best = (rank, index)
-        return None if best is None else best[1]
+            if fnmatch.fnmatchcase(path, glob):
+                return index
+        return None
 
 
 def kernel_files():
-    out = subprocess.check_output(["git", "ls-files", "*.c", "*.h"],
-                                  cwd=ROOT, text=True)
+    out = subprocess.check_output(["git", "ls-files", "*.c", "*.h", "*.asm",
+                                   "*.inc"], cwd=ROOT, text=True)
     files = [f for f in out.split() if not f.startswith(UNLAYERED)]
     return [f for f in files if os.path.exists(os.path.join(ROOT, f))]
 
@@ -163,25 +167,18 @@ def cycle_through(graph, members):
 
 def check_includes(layers, files, problems):
     names = layers.names
-    graph, edge_files, module_layer = {}, {}, {}
+    graph, edge_files = {}, {}
     for path in files:
         mine = layers.layer_of(path)
         if mine is None:
             problems.append("%s: in no layer of %s" % (path, LAYERS))
             continue
-        other = module_layer.setdefault(module(path), (mine, path))
-        if other[0] != mine:
-            problems.append("%s (layer %s) and %s (layer %s): one module, "
-                            "two layers" % (other[1], names[other[0]], path,
-                                            names[mine]))
         graph.setdefault(module(path), set())
         for inc in INCLUDE.findall(read(path)):
             if not os.path.exists(os.path.join(ROOT, inc)):
                 problems.append("%s -> %s: no such file (includes are "
                                 "relative to the repository root)"
                                 % (path, inc))
-                continue
-            if (path, inc) in layers.allowed:
                 continue
             theirs = layers.layer_of(inc)
             if theirs is None:
@@ -202,7 +199,57 @@ def check_includes(layers, files, problems):
         problems.append("include cycle across folders: %s" % steps)
 
 
+def object_symbols(build, files):
+    """From BUILD's objects: which file defines each global symbol, and
+    which symbols each file uses that it does not define."""
+    defined, used = {}, {}
+    for path in files:
+        if not path.endswith((".c", ".asm")):
+            continue
+        obj = os.path.join(ROOT, build, module(path) + ".o")
+        if not os.path.exists(obj):
+            continue  # not part of the kernel (a host-only file)
+        out = subprocess.check_output(["nm", obj], text=True)
+        for line in out.splitlines():
+            fields = line.split()
+            if len(fields) == 2 and fields[0] == "U":
+                used.setdefault(path, set()).add(fields[1])
+            elif len(fields) == 3 and fields[1].isupper():
+                defined[fields[2]] = path
+    return defined, used
+
+
+def check_symbols(layers, build, files, problems):
+    """Every use of a symbol defined in a higher layer is declared by a
+    `provide LOW FN HIGH` line whose LOW is in the user's layer or below
+    (LOW declares FN; files above it reach FN through that declaration)."""
+    names = layers.names
+    provided = {}  # (FN, HIGH): the lowest layer declaring it
+    for kind, low, fn, high, _ in layers.hooks:
+        if kind == "provide" and layers.layer_of(low) is not None:
+            provided[(fn, high)] = min(layers.layer_of(low),
+                                       provided.get((fn, high), len(names)))
+    defined, used = object_symbols(build, files)
+    if not used:
+        problems.append("no objects in %s: build the kernel first (make)"
+                        % build)
+    for path, symbols in sorted(used.items()):
+        mine = layers.layer_of(path)
+        for symbol in sorted(symbols):
+            definer = defined.get(symbol)
+            if definer is None or mine is None:
+                continue  # the linker script's, or reported elsewhere
+            theirs = layers.layer_of(definer)
+            if theirs is not None and theirs > mine and \
+                    provided.get((symbol, definer), len(names)) > mine:
+                problems.append("%s uses %s of %s: layer %s calls up into "
+                                "layer %s (declare it with a provide line)"
+                                % (path, symbol, definer, names[mine],
+                                   names[theirs]))
+
+
 DEFINITION = r"^[A-Za-z_][^;(]*\b%s\s*\([^;]*$"
+ASM_DEFINITION = r"^%s:"
 
 
 def check_hooks(layers, problems):
@@ -214,7 +261,9 @@ def check_hooks(layers, problems):
         lo, hi = layers.layer_of(low), layers.layer_of(high)
         if lo is None or hi is None or lo >= hi:
             problems.append("%s: %s is not below %s" % (where, low, high))
-        defines = re.compile(DEFINITION % re.escape(function), re.M)
+        definer = low if kind == "register" else high
+        pattern = ASM_DEFINITION if definer.endswith(".asm") else DEFINITION
+        defines = re.compile(pattern % re.escape(function), re.M)
         mentions = re.compile(r"\b%s\b" % re.escape(function))
         definer, user = (low, high) if kind == "register" else (high, low)
         if not defines.search(read(definer)):
@@ -319,6 +368,8 @@ def git_files(pattern):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--objects", metavar="BUILD",
+                        help="also check symbol uses in BUILD's objects")
     parser.add_argument("--render", action="store_true",
                         help="rewrite %s and %s" % (DOT, SVG))
     parser.add_argument("--headers", nargs=2, action="append", default=[],
@@ -339,6 +390,8 @@ def main():
     files = kernel_files()
     check_includes(layers, files, problems)
     check_hooks(layers, problems)
+    if args.objects:
+        check_symbols(layers, args.objects, files, problems)
     try:
         committed = read(DOT)
     except OSError:

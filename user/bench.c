@@ -2,7 +2,7 @@
 /*
  * The user side of the benchmarks (bench/switch.c): what only user mode can
  * measure, timed here with the TSC and reported to the kernel over IPC
- * (the protocol and the argument: bench/user_abi.h).
+ * (the protocol and the argument: uapi/bench.h).
  *
  *   syscall  null system calls (SYS_CPU_ID: a per-CPU load and back), the
  *            floor under every other system call
@@ -19,7 +19,7 @@
  * are then exact instruction counts (times two) of the kernel path.
  */
 #include "apic/tsc.h"
-#include "bench/user_abi.h"
+#include "uapi/bench.h"
 #include "user/lib/ulib.h"
 
 /* Enough for bench_scale=1000 (bench/harness.c: 1001 samples x 10). */

@@ -21,7 +21,7 @@
  */
 #include "user/lib/ulib.h"
 
-#define SELECTOR_USER_CODE32 0x1b /* boot/consts.h GDT_USER_CODE32, RPL 3 */
+#define SELECTOR_USER_CODE32 0x1b /* arch/consts.h GDT_USER_CODE32, RPL 3 */
 #define LAST_USER_PAGE	     0x00007ffffffff000UL
 #define PAGE_BYTES	     4096UL
 #define SYSCALL_BYTES	     2

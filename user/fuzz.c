@@ -12,7 +12,7 @@
  *
  * It exits 1 when an answer is known to be wrong: a number outside the
  * table must give -SYS_ENOSYS, and every error must be one of
- * proc/syscall_abi.h.
+ * uapi/syscall.h.
  *
  * Before the random calls, handles get aimed attacks (check_handles), each
  * of which must meet its one right error: random values, closed handles,

@@ -151,7 +151,7 @@ static __noreturn void wrong(const char *what, long a, long b)
 	sys_exit(STATUS_WRONG);
 }
 
-/* Every answer is a result or one of the errors of proc/syscall_abi.h. */
+/* Every answer is a result or one of the errors of uapi/syscall.h. */
 static long check(long r, const char *call)
 {
 	unsigned long e = r < 0 ? -(unsigned long)r : 0;

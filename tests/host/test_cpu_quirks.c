@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * kernel/cpu_decode.c and kernel/cpu_quirks.c on crafted CPUID leaves: each
+ * cpu/cpu_decode.c and cpu/cpu_quirks.c on crafted CPUID leaves: each
  * model of Intel's INVLPG erratum gets PCID off until its fixed microcode,
  * its neighbours (other models, families, vendors) keep PCID, INVPCID
  * without a usable PCID is not used, cpu_quirks= and cpu_quirks_force= do
@@ -8,9 +8,9 @@
  * decoded. The expected models and revisions are written out here, not
  * read from the table, so a wrong table entry fails.
  */
-#include "kernel/cpu.h"
-#include "kernel/cpu_quirks.h"
-#include "kernel/x86.h"
+#include "cpu/cpu.h"
+#include "cpu/cpu_quirks.h"
+#include "arch/x86.h"
 #include "lib/cmdline.h"
 #include "tests/host/host_test.h"
 

@@ -10,13 +10,13 @@
  */
 #include "proc/elf.h"
 #include "lib/errno.h"
-#include "proc/syscall_abi.h"
-#include "mm/layout.h"
+#include "uapi/syscall.h"
+#include "arch/layout.h"
 #include "tests/host/host_test.h"
 
 #include <dirent.h>
 
-_Static_assert(ELF_USER_TOP == USER_TOP, "elf.h disagrees with mm/layout.h");
+_Static_assert(ELF_USER_TOP == USER_TOP, "elf.h disagrees with arch/layout.h");
 _Static_assert(ELF_PROT_READ == SYS_PROT_READ &&
 		       ELF_PROT_WRITE == SYS_PROT_WRITE &&
 		       ELF_PROT_EXEC == SYS_PROT_EXEC,

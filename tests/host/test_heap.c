@@ -7,7 +7,7 @@
  *
  * mm/heap.c is included, not linked, to reach its state: each test starts
  * from an empty heap. It is built with SHOOTDOWN_SIM and the simulator's
- * kernel/x86.h (tests/host/sim_include), whose CLI and STI are the hooks
+ * arch/x86.h (tests/host/sim_include), whose CLI and STI are the hooks
  * below, and frames come from the host's allocator.
  */
 #include "mm/heap.c"

@@ -8,7 +8,7 @@
  * neither overlapping nor touching).
  */
 #include "mm/memmap.h"
-#include "boot/consts.h"
+#include "arch/consts.h"
 #include "tests/host/host_test.h"
 
 #define AVAIL MB2_MMAP_AVAILABLE

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * kernel/multiboot2.c on crafted boot information. A builder lays out tags
+ * boot/multiboot2.c on crafted boot information. A builder lays out tags
  * byte by byte as the spec (section 3.6) and GRUB do, then copies the
  * result to a heap block of exactly its size, so ASan reports any read past
  * the end; malformed buffers check that each problem is reported once and
  * nothing is read outside the tag that holds it.
  */
-#include "kernel/multiboot2.h"
+#include "boot/multiboot2.h"
 #include "lib/errno.h"
 #include "tests/host/host_test.h"
 

@@ -7,7 +7,7 @@
  *                     scheduler that picks who runs (or whose store
  *                     drains) at each scheduling point; IPIs, interrupts
  *                     and smp/call_hw.h under smp/call_queue.c
- *   tlb_sim_memory.c  x86-TSO store buffers for every smp/shared.h access,
+ *   tlb_sim_memory.c  x86-TSO store buffers for every sync/shared.h access,
  *                     and the compiler's freedom with relaxed stores
  *   tlb_sim_mmu.c     physical memory (frames), CR3, CR4.PCIDE, PCID-tagged
  *                     TLBs and PML4E/PDPTE/PDE caches, the page walker
@@ -34,11 +34,11 @@
 #define TESTS_HOST_TLB_SIM_H
 
 #include "lib/types.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/mm.h"
 #include "mm/tlb.h"
 #include "mm/tlb_hw.h"
-#include "smp/shared.h"
+#include "sync/shared.h"
 
 /* --- Sizes ------------------------------------------------------------------- */
 
@@ -201,7 +201,7 @@ uint64_t sim_memory_version(void);
 /*
  * God's view, for the simulator's own checks and traces: the newest value
  * of [p, p+size) in any store buffer, else in memory. Never a scheduling
- * point. x is a SHARED(T) (smp/shared.h), and SIM_PEEK(&x) is a T.
+ * point. x is a SHARED(T) (sync/shared.h), and SIM_PEEK(&x) is a T.
  */
 uint64_t sim_memory_peek(const void *p, size_t size);
 #define SIM_PEEK(p)                                              \

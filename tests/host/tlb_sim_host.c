@@ -13,27 +13,26 @@
  *                Allocation k of a run's workload can be made to fail
  *                (sim_alloc_fail_at), so that the kernel's error paths
  *                run: pmm_alloc_frame returns 0, kzalloc NULL.
- *   mm/layout.h  phys_to_virt / virt_to_phys over that memory
+ *   arch/layout.h  phys_to_virt / virt_to_phys over that memory
  *   mm/heap.h    kmalloc / kzalloc / kfree over malloc; freeing a struct
  *                mm the simulator tracks checks that no CPU still uses it
  *                and keeps the memory until the run ends, so a late use
  *                is found through the CPUs' state, not by chance
- *   kernel/cpu.h boot_cpu: global pages, NX and PCID present
+ *   cpu/cpu.h boot_cpu: global pages, NX and PCID present
  *   mm/tlb.h     tlb_boot_init / tlb_load_kernel_root (mm/tlb_hw.c on
  *                hardware): the policy is already settled against
  *                boot_cpu (tlb_sim_policy.c, with tlb_policy_settle)
- *   kernel/trap.h trap_set_stack_guard_check: there are no fault reports
  *   linker.ld    the image symbols mm/kmap.c names (kmap_build, which
  *                reads them, never runs here)
  *
  * Each of these is a re-implementation for the host, marked as such:
  * the real ones manage the machine's RAM (mm/pmm.c, mm/heap.c) or are
- * filled by CPUID (kernel/cpu.c), and none of them takes part in the TLB
+ * filled by CPUID (cpu/cpu.c), and none of them takes part in the TLB
  * protocol.
  */
 #include "tests/host/tlb_sim.h"
-#include "kernel/cpu.h"
-#include "kernel/trap.h"
+#include "cpu/cpu.h"
+#include "trap/trap.h"
 #include "mm/heap.h"
 #include "mm/pmm.h"
 
@@ -139,7 +138,7 @@ uint64_t pmm_total_count(void)
 	return SIM_FRAMES_MAX;
 }
 
-/* --- mm/layout.h ----------------------------------------------------------------- */
+/* --- arch/layout.h ----------------------------------------------------------------- */
 
 void *sim_phys_to_virt(uint64_t phys)
 {
@@ -188,11 +187,4 @@ void tlb_boot_init(uint64_t kernel_root)
 void tlb_load_kernel_root(uint64_t kernel_root)
 {
 	tlb_hw_load_cr3(kernel_root);
-}
-
-/* --- kernel/trap.h ------------------------------------------------------------ */
-
-void trap_set_stack_guard_check(bool (*is_stack_guard)(uint64_t va))
-{
-	(void)is_stack_guard; /* no faults are reported here */
 }

@@ -25,9 +25,9 @@
  */
 #include "tests/host/tlb_sim.h"
 #include "lib/errno.h"
-#include "kernel/kprintf.h"
-#include "kernel/x86.h"
-#include "kernel/panic.h"
+#include "console/kprintf.h"
+#include "arch/x86.h"
+#include "trap/panic.h"
 #include "lib/lab.h"
 #include "mm/fault.h"
 #include "mm/kmap.h"

@@ -2,7 +2,7 @@
 /*
  * The simulator's shared memory: x86-TSO with store buffers, plus what the
  * compiler may do with relaxed stores (docs/tlb-simulator.md, "Memory").
- * Every sim_shared_* call (smp/shared.h built with SHOOTDOWN_SIM) lands
+ * Every sim_shared_* call (sync/shared.h built with SHOOTDOWN_SIM) lands
  * here, and each is a scheduling point before it acts.
  *
  *   stores      go into the CPU's FIFO store buffer: entries of up to 8
@@ -40,7 +40,7 @@
  * checks read through sim_memory_peek, which includes buffered stores.
  */
 #include "tests/host/tlb_sim.h"
-#include "smp/shared.h"
+#include "sync/shared.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * INVPCID only with PCID).
  */
 #include "tests/host/tlb_sim.h"
-#include "kernel/cpu.h"
+#include "cpu/cpu.h"
 #include "mm/tlb_options.h"
 
 #include <stdarg.h>

@@ -2,10 +2,10 @@
 /* The ACPI tables the firmware gave this machine, as acpi_init found them. */
 #include "tests/ktest.h"
 #include "acpi/acpi.h"
-#include "kernel/cpu.h"
+#include "cpu/cpu.h"
 #include "lib/format.h"
 #include "lib/string.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 
 #define CPUID_TOPOLOGY	  0xb
 #define APIC_BASE_ADDRESS 0xfffffffffffff000ULL /* MSR bits 12 and up */

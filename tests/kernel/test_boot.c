@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* The state boot leaves behind: control registers, the kernel's mappings. */
 #include "tests/ktest.h"
-#include "kernel/cpu.h"
-#include "kernel/cpu_quirks.h"
-#include "kernel/symbols.h"
-#include "kernel/x86.h"
+#include "cpu/cpu.h"
+#include "cpu/cpu_quirks.h"
+#include "trap/symbols.h"
+#include "arch/x86.h"
 #include "mm/kmap.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
 
 extern char kernel_text_start[], kernel_rodata_start[], kernel_data_start[];
-void kmain(uint32_t magic, uint64_t mbi_phys);
 
 KTEST(BOOT0001, boot, "CR0, CR4 and EFER enable what CPUID reports")
 {
@@ -96,14 +95,14 @@ KTEST(BOOT0004, boot, "the direct map covers every usable frame")
 KTEST(BOOT0005, boot, "symbol table names kernel functions")
 {
 	uint64_t offset = 1;
-	const char *name = symbol_lookup((uint64_t)kmain + 3, &offset);
+	const char *name = symbol_lookup((uint64_t)symbol_lookup + 3, &offset);
 
-	KEXPECT(name && !__builtin_strcmp(name, "kmain") && offset == 3,
-		"kmain+3 resolved to %s+%llu", name ? name : "(none)",
+	KEXPECT(name && !__builtin_strcmp(name, "symbol_lookup") && offset == 3,
+		"symbol_lookup+3 resolved to %s+%llu", name ? name : "(none)",
 		(unsigned long long)offset);
-	KEXPECT(symbol_address("kmain") == (uint64_t)kmain,
-		"symbol_address(kmain) = %#llx",
-		(unsigned long long)symbol_address("kmain"));
+	KEXPECT(symbol_address("symbol_lookup") == (uint64_t)symbol_lookup,
+		"symbol_address(symbol_lookup) = %#llx",
+		(unsigned long long)symbol_address("symbol_lookup"));
 	KEXPECT(!symbol_lookup(0x1000, &offset), "a user address has no name");
 }
 

@@ -27,16 +27,16 @@
 #include "tests/ktest.h"
 #include "tests/kernel/threads.h"
 #include "apic/tsc.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/mm.h"
 #include "mm/pagetable.h"
 #include "mm/tlb.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 #define FAULT_CPU      1
 #define FAULT_VA       0x40000000ULL

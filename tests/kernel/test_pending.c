@@ -36,17 +36,17 @@
 #include "tests/ktest.h"
 #include "tests/kernel/threads.h"
 #include "apic/tsc.h"
-#include "kernel/platform.h"
-#include "kernel/x86.h"
+#include "cpu/platform.h"
+#include "arch/x86.h"
 #include "lib/string.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/mm.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 /*
  * Rounds: each costs a correct kernel one hold, so the pair of cases takes

@@ -16,14 +16,14 @@
  */
 #include "tests/ktest.h"
 #include "apic/tsc.h"
-#include "kernel/boot_modules.h"
-#include "kernel/platform.h"
+#include "boot/boot_modules.h"
+#include "cpu/platform.h"
 #include "mm/heap.h"
 #include "proc/ipc.h"
 #include "proc/task.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 /*
  * Milliseconds of racing per path. The counts the program prints say how

@@ -31,18 +31,18 @@
 #include "tests/ktest.h"
 #include "tests/kernel/threads.h"
 #include "apic/tsc.h"
-#include "kernel/platform.h"
+#include "cpu/platform.h"
 #include "lib/errno.h"
 #include "lib/string.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/mm.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
-#include "smp/percpu.h"
-#include "smp/spinlock.h"
+#include "cpu/percpu.h"
+#include "sync/spinlock.h"
 
 /*
  * Rounds, sized for some 10 s under TCG with 4 CPUs: each costs every

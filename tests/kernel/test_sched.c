@@ -3,14 +3,14 @@
 #include "tests/ktest.h"
 #include "apic/tsc.h"
 #include "lib/string.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 #include "mm/heap.h"
 #include "mm/kstack.h"
 #include "mm/pmm.h"
 #include "sched/sched.h"
 #include "sched/thread.h"
 #include "sched/wait.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 
 #define WAIT_LIMIT_NS 20000000000ULL /* 20 s: emulators are slow */
 

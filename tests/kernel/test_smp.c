@@ -4,12 +4,12 @@
 #include "apic/lapic.h"
 #include "acpi/acpi.h"
 #include "acpi/tables.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 #include "smp/call.h"
-#include "smp/percpu.h"
-#include "smp/spinlock.h"
+#include "cpu/percpu.h"
+#include "sync/spinlock.h"
 #include "apic/tsc.h"
-#include "kernel/trap.h"
+#include "trap/trap.h"
 
 static bool need_cpus(struct ktest_context *t, unsigned n)
 {

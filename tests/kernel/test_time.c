@@ -11,11 +11,11 @@
 #include "apic/lapic.h"
 #include "apic/timer.h"
 #include "sched/sched.h"
-#include "smp/percpu.h"
+#include "cpu/percpu.h"
 #include "apic/tsc.h"
 #include "lib/string.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
+#include "trap/trap.h"
+#include "arch/x86.h"
 
 #define MIN_TSC_HZ	     10000000ULL    /* tsc.c's floor (Bochs: 50 MHz) */
 #define MAX_TSC_HZ	     10000000000ULL /* 10 GHz */
@@ -36,7 +36,7 @@
 #define APIC_TIMER_MAX_HZ    10000000000ULL
 
 /*
- * Until kernel/main.c starts the time sources after acpi_init, the suite
+ * Until init/main.c starts the time sources after acpi_init, the suite
  * starts them itself. tsc_init runs once; apic_timer_init_this_cpu again
  * only masks and stops this CPU's timer.
  */

@@ -40,7 +40,7 @@
  */
 #include "tests/ktest.h"
 #include "tests/kernel/tlb_oracle.h"
-#include "kernel/cpu.h"
+#include "cpu/cpu.h"
 #include "lib/types.h"
 #include "mm/tlb.h"
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Faults taken on purpose through the exception table (kernel/probe.asm):
+ * Faults taken on purpose through the exception table (arch/probe.asm):
  * the kernel survives them and describes them correctly.
  */
 #include "tests/ktest.h"
-#include "kernel/extable.h"
+#include "arch/extable.h"
 #include "lib/string.h"
-#include "kernel/trap.h"
+#include "trap/trap.h"
 #include "mm/kmap.h"
 
 extern char kernel_text_start[];

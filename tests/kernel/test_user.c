@@ -5,12 +5,12 @@
  * task gives back when it ends.
  */
 #include "tests/ktest.h"
-#include "kernel/boot_modules.h"
-#include "kernel/console.h"
+#include "boot/boot_modules.h"
+#include "console/console.h"
 #include "lib/errno.h"
 #include "proc/handle.h"
 #include "proc/ipc.h"
-#include "kernel/platform.h"
+#include "cpu/platform.h"
 #include "lib/string.h"
 #include "mm/kstack.h"
 #include "mm/pmm.h"
@@ -18,8 +18,8 @@
 #include "proc/task.h"
 #include "sched/thread.h"
 #include "apic/tsc.h"
-#include "kernel/x86.h"
-#include "smp/percpu.h"
+#include "arch/x86.h"
+#include "cpu/percpu.h"
 
 /*
  * Round trips and calls per test. Across CPUs every round trip wakes a

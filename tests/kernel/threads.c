@@ -5,13 +5,13 @@
  */
 #include "tests/kernel/threads.h"
 #include "apic/tsc.h"
-#include "kernel/cpu.h"
-#include "kernel/extable.h"
-#include "kernel/panic.h"
-#include "kernel/x86.h"
+#include "cpu/cpu.h"
+#include "arch/extable.h"
+#include "trap/panic.h"
+#include "arch/x86.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
-#include "smp/cpumask.h"
+#include "sync/cpumask.h"
 
 /*
  * How often a join looks at the exit count and reaps: often enough that

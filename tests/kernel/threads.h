@@ -13,7 +13,7 @@
 
 #include "lib/types.h"
 #include "sched/thread.h"
-#include "smp/spinlock.h"
+#include "sync/spinlock.h"
 #include "tests/ktest.h"
 
 struct mm;

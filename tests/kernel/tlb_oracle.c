@@ -11,11 +11,11 @@
 #include "lib/errno.h"
 #include "lib/format.h"
 #include "lib/random.h"
-#include "kernel/panic.h"
-#include "kernel/platform.h"
+#include "trap/panic.h"
+#include "cpu/platform.h"
 #include "lib/string.h"
 #include "mm/kmap.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "mm/mm.h"
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
@@ -23,8 +23,8 @@
 #include "sched/sched.h"
 #include "sched/thread.h"
 #include "sched/wait.h"
-#include "smp/percpu.h"
-#include "smp/spinlock.h"
+#include "cpu/percpu.h"
+#include "sync/spinlock.h"
 
 /*
  * A pattern: a magic in bits 63..48 (never zero, never a plausible page

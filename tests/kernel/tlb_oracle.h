@@ -30,9 +30,9 @@
 #define TESTS_KERNEL_TLB_ORACLE_H
 
 #include "lib/types.h"
-#include "mm/layout.h"
+#include "arch/layout.h"
 #include "sched/wait.h"
-#include "smp/spinlock.h"
+#include "sync/spinlock.h"
 
 struct ktest_context;
 struct mm;

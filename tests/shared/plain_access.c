@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Plain accesses of variables that CPUs share without a lock, which must
- * not compile (smp/shared.h). tests/shared/test_plain_access.py compiles
- * this file once per case, with the kernel's half of smp/shared.h and with
+ * not compile (sync/shared.h). tests/shared/test_plain_access.py compiles
+ * this file once per case, with the kernel's half of sync/shared.h and with
  * the TLB simulator's: -DACCESSORS must compile, each -DPLAIN_* must fail
  * with an error on that case's own line.
  */
@@ -10,8 +10,8 @@
 #include "mm/tlb.h"
 #include "sched/thread.h"
 #include "smp/call_queue.h"
-#include "smp/cpumask.h"
-#include "smp/shared.h"
+#include "sync/cpumask.h"
+#include "sync/shared.h"
 
 uint64_t plain_access(struct mm *mm, struct tlb_cpu *c, struct call_request *r,
 		      struct thread *t);

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Variables that CPUs share without a lock open only through smp/shared.h.
+"""Variables that CPUs share without a lock open only through sync/shared.h.
 
 tests/shared/plain_access.c holds, under -DPLAIN_<NAME>, one plain access
 each (mm->tlb_gen++, if (c->is_lazy), ...), and under -DACCESSORS the same
 variables reached through their accessors. With gcc and with clang, with
-the kernel's half of smp/shared.h and with the TLB simulator's, the
+the kernel's half of sync/shared.h and with the TLB simulator's, the
 accessors must compile and every plain access must fail, with an error on
 that case's own line (not somewhere else, which would say nothing about the
 case). And the wrapped member, shared_raw, is named only where the
-accessors are: smp/shared.h and SIM_PEEK in tests/host/tlb_sim.h.
+accessors are: sync/shared.h and SIM_PEEK in tests/host/tlb_sim.h.
 
 Prints KTAP, one result per case (tools/test/run_tests.py runs it as
 host/plain-access); a compiler that is not installed makes its cases SKIP.
@@ -29,14 +29,14 @@ HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "plain_access.c"
 COMPILERS = ("gcc", "clang")
 COMMON = ["-std=gnu11", "-I.", "-Wall", "-Wextra", "-Werror", "-fsyntax-only"]
-# The two halves of smp/shared.h, with the flags that pick them (the
+# The two halves of sync/shared.h, with the flags that pick them (the
 # simulator's as the Makefile's tlb_sim rule gives them).
 HALVES = {"kernel": ["-ffreestanding"],
           "simulator": ["-Itests/host/sim_include", "-DSHOOTDOWN_SIM", "-DMAX_CPUS=64"]}
 CASE = re.compile(r"^#elif defined\((PLAIN_\w+)\)$")
 # Where the wrapped member may be named: the accessors and SIM_PEEK.
 RAW_MEMBER = "shared_raw"
-RAW_ALLOWED = {"smp/shared.h", "tests/host/tlb_sim.h"}
+RAW_ALLOWED = {"sync/shared.h", "tests/host/tlb_sim.h"}
 TIMEOUT = 60
 
 

@@ -2,7 +2,7 @@
 the second link embeds (section .ksyms), for backtraces and exception
 reports. Only functions (text symbols) are kept, sorted by address.
 
-Layout read by kernel/symbols.c:
+Layout read by trap/symbols.c:
     ksyms_count:   u64 number of entries
     ksyms_entries: count x { u64 address, u64 offset of the name }
     ksyms_names:   NUL-terminated names

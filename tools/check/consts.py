@@ -1,5 +1,5 @@
-"""Check that every %define in boot/consts.inc has the same value in
-boot/consts.h, so the assembly and C sides of the kernel agree."""
+"""Check that every %define in arch/consts.inc has the same value in
+arch/consts.h, so the assembly and C sides of the kernel agree."""
 import re
 import sys
 
@@ -16,8 +16,8 @@ def values(path, pattern):
 
 
 def main():
-    asm = values("boot/consts.inc", r"^%define\s+(\w+)\s+(\w+)")
-    c = values("boot/consts.h", r"^#define\s+(\w+)\s+(\w+)")
+    asm = values("arch/consts.inc", r"^%define\s+(\w+)\s+(\w+)")
+    c = values("arch/consts.h", r"^#define\s+(\w+)\s+(\w+)")
     bad = 0
     for name, value in sorted(asm.items()):
         if name not in c:

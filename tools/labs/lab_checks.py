@@ -220,7 +220,7 @@ def check_hwcompare(repo_root: str | Path) -> list[str]:
     return problems
 
 
-# The boot summary line (kernel/main.c) and the census's CPU table.
+# The boot summary line (init/main.c) and the census's CPU table.
 BOOT_LINE = re.compile(r"^boot: cpus=(\d+) .*\baccel=(\w+)")
 CPU_ROW = re.compile(r"^cpus:\s+(\S+)\s+(\d+)\s+(\S.*)$")
 EMULATORS = ("tcg", "bochs")

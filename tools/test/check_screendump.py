@@ -9,7 +9,7 @@ Usage:
 
 SCREEN.ppm is a binary PPM (P6), as QEMU's `screendump` monitor command
 writes it; FONT.psf is the PSF2 font the kernel draws with
-(build/kernel/font.psf).
+(build/console/font.psf).
 
 Matching is exact, pixel for pixel, but colour blind: within a band of
 text (one glyph high) the most common colour is the background and any
@@ -72,7 +72,7 @@ class Font:
             self.reading.setdefault(glyph, SHOW_REPLACEMENT)
 
     def glyph(self, char):
-        """The bitmap fbcon draws for a character (kernel/font.c rules)."""
+        """The bitmap fbcon draws for a character (console/font.c rules)."""
         c = ord(char)
         if c > 0xFF:
             raise InputError("%r is not a byte the console can print" % char)
@@ -228,7 +228,7 @@ def main():
                         help="with --list: the pixel where the cell grid "
                         "starts (default: found automatically)")
     parser.add_argument("screen", help="binary PPM (P6), e.g. from QEMU")
-    parser.add_argument("font", help="PSF2 font, e.g. build/kernel/font.psf")
+    parser.add_argument("font", help="PSF2 font, e.g. build/console/font.psf")
     parser.add_argument("text", nargs="?", help="text to look for")
     args = parser.parse_args()
     if args.list == (args.text is not None):

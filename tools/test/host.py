@@ -29,7 +29,7 @@ HOST_TIMEOUTS = {"tlb_sim": 1200}
 # (tools/run/usb.py) refuses what it must, on fake sysfs trees; make
 # profile-path finds the IPC fast path, and the general one with it off;
 # tlb_trace=on traces the fast path's switches; a plain access of a variable
-# shared without a lock does not compile (smp/shared.h); a QEMU run that
+# shared without a lock does not compile (sync/shared.h); a QEMU run that
 # times out names where each CPU was (boot.py's Qemu.hang_report).
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",

@@ -23,7 +23,7 @@ from tools.test.pool import Outcome, rel, tail
 # its results screen once, each page this many seconds: time enough for
 # the screendump the page's announcement on serial asks for.
 SCREEN_PAGE_SECONDS = 3
-FONT = ROOT / "build" / "kernel" / "font.psf"
+FONT = ROOT / "build" / "console" / "font.psf"
 
 
 def did_not_start(name: str, e: Exception, log: str, show_tail: bool = True) -> Outcome:

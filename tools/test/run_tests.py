@@ -15,7 +15,7 @@ checks that every mutant applies and that a few are killed; with any host
 binary, the host scripts (tools/test/host.py: the tests of the timeline renderer,
 the lab tools, the QR encoder, the results screen, the report, the USB
 stick writer, the check that shared variables open only through
-smp/shared.h, and what a QEMU run that times out says of its CPUs) run
+sync/shared.h, and what a QEMU run that times out says of its CPUs) run
 too, and the labs are graded (tools/labs/lab_tests.py: results
 labs/<lab>/...), and `make compare-linux` runs, reduced, to its end
 (compare-linux/rows). ONLY=PATTERNS works as --only. Setting any of EMU SMP

@@ -6,7 +6,7 @@
 ; starts, which is what a CALL from an aligned RSP produces; so _start
 ; calls main right away and needs no other set-up. The exit status goes
 ; through sys_exit (user/lib/syscall.c), which keeps the system-call
-; numbers in one place, proc/syscall_abi.h.
+; numbers in one place, uapi/syscall.h.
 
 bits 64
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * System calls for user programs: one inline-assembly helper that executes
- * SYSCALL, and a typed wrapper for each call in proc/syscall_abi.h (the
+ * SYSCALL, and a typed wrapper for each call in uapi/syscall.h (the
  * numbers, registers and errors are explained there). Every wrapper returns
  * what the kernel returned: >= 0 on success, -SYS_E* on failure.
  */
@@ -9,7 +9,7 @@
 #define USER_LIB_SYSCALL_H
 
 #include "lib/types.h"
-#include "proc/syscall_abi.h"
+#include "uapi/syscall.h"
 
 /*
  * Executes SYSCALL number nr with six arguments and returns RAX. When words
@@ -85,7 +85,7 @@ long sys_time_ns(void);
 long sys_write(const void *buf, size_t len);
 long sys_sleep_ns(uint64_t ns);
 
-/* Handles (proc/syscall_abi.h): values, rights, errors. */
+/* Handles (uapi/syscall.h): values, rights, errors. */
 long sys_shm_create(size_t len);
 long sys_shm_map(long shm, void *addr, unsigned prot);
 /* Unmaps the object from every task that maps it; needs SYS_RIGHT_REVOKE. */

@@ -36,7 +36,7 @@ int vprintf(const char *fmt, va_list ap)
 	return format_chunked(write_out, fmt, ap);
 }
 
-/* The variadic front end; kernel/kprintf.c's kprintf is its twin. */
+/* The variadic front end; console/kprintf.c's kprintf is its twin. */
 int printf(const char *fmt, ...)
 {
 	va_list ap;
@@ -77,7 +77,7 @@ long thread_start(void (*fn)(long), void *stack, size_t size, long arg)
 	return sys_thread_create(ulib_thread_entry, ts, (long)ts);
 }
 
-/* The names proc/syscall_abi.h gives its errors, by number. */
+/* The names uapi/syscall.h gives its errors, by number. */
 static const char *const error_names[SYS_ERROR_LIMIT] = {
 	[SYS_EPERM] = "EPERM",	 [SYS_ENOENT] = "ENOENT",
 	[SYS_ESRCH] = "ESRCH",	 [SYS_EBADF] = "EBADF",

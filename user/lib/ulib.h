@@ -42,7 +42,7 @@ int vprintf(const char *fmt, va_list ap);
  */
 long thread_start(void (*fn)(long), void *stack, size_t size, long arg);
 
-/* Every error of proc/syscall_abi.h is a positive number below this. */
+/* Every error of uapi/syscall.h is a positive number below this. */
 #define SYS_ERROR_LIMIT (SYS_EIDRM + 1)
 
 /* The name of error e ("EPERM" for SYS_EPERM), or NULL: no such error. */

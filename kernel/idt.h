@@ -1,9 +1,0 @@
-/* SPDX-License-Identifier: MIT */
-/* The interrupt descriptor table, shared by all CPUs. */
-#ifndef KERNEL_IDT_H
-#define KERNEL_IDT_H
-
-/* Fills the IDT (once) and loads it on this CPU. */
-void idt_load(void);
-
-#endif
