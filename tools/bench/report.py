@@ -1,6 +1,6 @@
 """One results JSON as one self-contained HTML page (`make report`): the
 environment, the headline summary, the policies in force, the charts
-(tools/plots.py, embedded as PNG data: URIs) and every benchmark's
+(tools/bench/plots.py, embedded as PNG data: URIs) and every benchmark's
 table, all rows, n/a rows with their reason. No external file, link or
 script: the page opens anywhere, mailed or copied alone.
 
