@@ -208,8 +208,8 @@ $(BUILD)/%.o: %.asm $(ASM_INCLUDES) Makefile
 # embedded with NASM's incbin (symbols font_psf_start/font_psf_end).
 quiet_cmd_mkfont = GEN $@
 tools_mkfont := PYTHON
-cmd_mkfont = $(PYTHON) -m tools.build.mkfont $< $@
-$(BUILD)/console/font.psf: console/font.txt tools/build/mkfont.py
+cmd_mkfont = $(PYTHON) -m tools.make.mkfont $< $@
+$(BUILD)/console/font.psf: console/font.txt tools/make/mkfont.py
 	$(Q)mkdir -p $(@D)
 	$(call cmd,mkfont)
 
@@ -230,8 +230,8 @@ $(BUILD)/console/font_psf.o: $(BUILD)/console/font_psf.asm
 # linker.ld so it moves nothing) of the second.
 quiet_cmd_mksyms = GEN $@
 tools_mksyms := PYTHON
-cmd_mksyms = $(PYTHON) -m tools.build.mksyms $(or $(filter %.nm,$^),/dev/null) > $@
-$(BUILD)/ksyms.pass1.asm: tools/build/mksyms.py
+cmd_mksyms = $(PYTHON) -m tools.make.mksyms $(or $(filter %.nm,$^),/dev/null) > $@
+$(BUILD)/ksyms.pass1.asm: tools/make/mksyms.py
 	$(Q)mkdir -p $(@D)
 	$(call cmd,mksyms)
 
@@ -247,7 +247,7 @@ cmd_nm_syms = $(NM) -n --defined-only $< > $@
 $(BUILD)/shootdown.pass1.nm: $(BUILD)/shootdown.pass1.elf
 	$(call cmd,nm_syms)
 
-$(BUILD)/ksyms.pass2.asm: $(BUILD)/shootdown.pass1.nm tools/build/mksyms.py
+$(BUILD)/ksyms.pass2.asm: $(BUILD)/shootdown.pass1.nm tools/make/mksyms.py
 	$(call cmd,mksyms)
 
 $(BUILD)/ksyms.%.o: $(BUILD)/ksyms.%.asm
@@ -279,8 +279,8 @@ $(BUILD)/shootdown.map: $(KERNEL_ELF)
 
 # The USB-stick image carries the user programs as boot modules too.
 quiet_cmd_mkiso = ISO $@
-cmd_mkiso = tools/build/mkiso.sh $(USER_ELFS:%=--module %) $@ $(KERNEL_ELF)
-$(ISO): $(KERNEL_ELF) $(USER_ELFS) tools/build/mkiso.sh
+cmd_mkiso = tools/make/mkiso.sh $(USER_ELFS:%=--module %) $@ $(KERNEL_ELF)
+$(ISO): $(KERNEL_ELF) $(USER_ELFS) tools/make/mkiso.sh
 	$(call cmd,mkiso)
 
 # --- User programs ---------------------------------------------------------
@@ -326,7 +326,7 @@ RUN_VARS := EMU SMP MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUN
 RUN_ENV := $(foreach v,$(RUN_VARS),$(if $(filter-out undefined,$(origin $(v))),$(v)="$($(v))"))
 
 deps:
-	@tools/build/deps.sh
+	@tools/make/deps.sh
 
 # ICOUNT=1 also tells the kernel (option icount) that its TSC counts
 # instructions; tools/bench/bench.py does the same for bench and bench-compare.

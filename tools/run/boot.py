@@ -34,7 +34,7 @@ from pathlib import Path
 
 from tools import ROOT
 
-MKISO = ROOT / "tools" / "build" / "mkiso.sh"
+MKISO = ROOT / "tools" / "make" / "mkiso.sh"
 
 QEMU = "qemu-system-x86_64"
 EXIT_SUCCESS = 33  # isa-debug-exit: the kernel wrote 0x10

@@ -1,6 +1,6 @@
 """Compile the console font drawn in console/font.txt into a PSF2 file.
 
-Usage: python3 -m tools.build.mkfont console/font.txt build/console/font.psf
+Usage: python3 -m tools.make.mkfont console/font.txt build/console/font.psf
 
 font.txt holds one block per glyph: a header line `char 0xNN` (the byte the
 glyph draws; the rest of the line is a free label) or `char replacement`,

@@ -2,8 +2,8 @@
 # Check that everything building, `make run` and `make test` need is here;
 # install what is missing.
 #
-#   tools/build/deps.sh             check; install the missing packages (apt-get)
-#   tools/build/deps.sh --packages  print every package needed, one line, with
+#   tools/make/deps.sh             check; install the missing packages (apt-get)
+#   tools/make/deps.sh --packages  print every package needed, one line, with
 #                             those only CI needs (.ci/run: clang, lld)
 #
 # It runs before every `make run` and `make test`, so the check uses shell

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Build a hybrid BIOS+UEFI bootable ISO (GRUB 2, multiboot2) for the kernel.
 #
-#   tools/build/mkiso.sh <out.iso> <kernel.elf>               the USB-stick image:
+#   tools/make/mkiso.sh <out.iso> <kernel.elf>               the USB-stick image:
 #       a GRUB menu (timeout 3) with the default job, all tests, serial-only
 #       and screen-only entries
-#   tools/build/mkiso.sh <out.iso> <kernel.elf> <word>...     boot at once (no menu)
+#   tools/make/mkiso.sh <out.iso> <kernel.elf> <word>...     boot at once (no menu)
 #       with the words as the kernel command line; pass "" for an empty one
 #
 # Before these, any number of `--module <path>` options add files for the
