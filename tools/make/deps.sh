@@ -4,7 +4,7 @@
 #
 #   tools/make/deps.sh             check; install the missing packages (apt-get)
 #   tools/make/deps.sh --packages  print every package needed, one line, with
-#                             those only CI needs (.ci/run: clang, lld)
+#                                  those only CI needs (.ci/run: clang, lld)
 #
 # It runs before every `make run` and `make test`, so the check uses shell
 # builtins only and prints nothing when all is present. Package names are

@@ -45,7 +45,7 @@ kernel=$2
 shift 2
 [[ -f $kernel ]] || { echo "mkiso: no kernel at $kernel" >&2; exit 1; }
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$root/build/tmp" "$(dirname "$out")"
 work=$(mktemp -d "$root/build/tmp/mkiso.XXXXXX")
 trap 'rm -rf "$work"' EXIT
