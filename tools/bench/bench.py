@@ -615,7 +615,8 @@ def cmd_import_qr(sources: list[str], out: str | None) -> int:
 
 def main(argv: list[str]) -> int:
     boot.interrupt_on_sigterm()
-    parser = argparse.ArgumentParser(prog="python3 -m tools.bench.bench", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 -m tools.bench.bench",
+                                     description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="boot once and keep the results")
     p.add_argument("kernel")

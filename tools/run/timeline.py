@@ -438,7 +438,8 @@ def boot_log(kernel: str, stem: Path) -> str:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python3 -m tools.run.timeline", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python3 -m tools.run.timeline",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("log", nargs="?", help="serial log or simulator trace (default: stdin)")
     p.add_argument("--boot", metavar="KERNEL", help="boot this kernel first and draw its log")
     p.add_argument("-o", "--output", default="build/timeline/timeline", metavar="NAME",

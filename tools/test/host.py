@@ -123,7 +123,8 @@ def run_mutants() -> Outcome:
     # A lab tree leaves out the mutants of the files it stubbed (docs/labs.md).
     present = [n for n in TEST_MUTANTS if (ROOT / "tests" / "mutants" / f"{n}.mutant").exists()]
     results += [Result(f"host/mutants/{n}", "skip",
-                       f"lab tree {lab_tests.this_tree()[0]}: left out, its patch shows the code to write")
+                       f"lab tree {lab_tests.this_tree()[0]}: left out, its patch shows the code "
+                       "to write")
                 for n in TEST_MUTANTS if n not in present]
     outcomes = {}
     if present:

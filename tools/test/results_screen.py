@@ -49,8 +49,8 @@ def screen_lines(ppm: Path, font: Path) -> list[str]:
     text = ppm.with_suffix(".txt")
     if text.is_file():
         return text.read_text().splitlines()
-    done = subprocess.run([sys.executable, "-m", "tools.test.check_screendump", "--list", "--origin", "0,0",
-                           str(ppm), str(font)], cwd=ROOT, stdout=subprocess.PIPE,
+    done = subprocess.run([sys.executable, "-m", "tools.test.check_screendump", "--list",
+                           "--origin", "0,0", str(ppm), str(font)], cwd=ROOT, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=120)
     if done.returncode:
         raise OSError(done.stderr.strip() or f"check_screendump failed on {ppm}")

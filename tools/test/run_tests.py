@@ -168,12 +168,14 @@ def main(argv: list[str]) -> int:
         list_configs(configs)
         return 0
     host_bins = [b for b in args.host_bins if matches(f"host/{Path(b).name}", args.patterns)]
-    scripts = [n for n in host.HOST_SCRIPTS if args.host_bins and matches(f"host/{n}", args.patterns)]
+    scripts = [n for n in host.HOST_SCRIPTS
+               if args.host_bins and matches(f"host/{n}", args.patterns)]
     # The labs grade lab trees built from this one: with the host programs.
     labs = [lab for lab in lab_tests.grade.LABS
             if args.host_bins and lab_tests.selected(lab, args.patterns)]
     # make compare-linux, reduced: beside the table, not with one machine.
-    linux = bool(args.kernel) and not overrides_machine() and matches("compare-linux", args.patterns)
+    linux = (bool(args.kernel) and not overrides_machine()
+             and matches("compare-linux", args.patterns))
     if args.patterns and not configs and not host_bins and not scripts and not labs and not linux:
         print(f"run-tests: nothing matches {args.only!r} (--list shows the names)",
               file=sys.stderr)
