@@ -72,6 +72,19 @@ static bool parse_uint(const char *s, uint64_t *out)
 	return true;
 }
 
+/*
+ * Whether d is a subsystem's deliberate-bug switch (lib/inject.h): a
+ * CHOICE named `<subsystem>_bug`, whose words past the first (none) exist
+ * only in the injection kernel.
+ */
+static bool is_bug_option(const struct option_desc *d)
+{
+	size_t len = strlen(d->name);
+
+	return d->type == OPTION_CHOICE && len > 4 &&
+	       !strcmp(d->name + len - 4, "_bug");
+}
+
 /* Parses value for option d into *v; returns false if it is not valid. */
 static bool parse_value(const struct option_desc *d, const char *value,
 			struct option_value *v)
@@ -189,7 +202,7 @@ static int parse_token(char *token, const struct option_desc *desc, size_t n,
 			report_bad_value(&desc[i], value, report, ctx);
 			return 1;
 		}
-		if (desc[i].injected && !INJECT_BUILT && parsed.choice) {
+		if (!INJECT_BUILT && is_bug_option(&desc[i]) && parsed.choice) {
 			report(ctx,
 			       "option %s=%s: this kernel has no deliberate "
 			       "bugs built in; `make inject` builds one "

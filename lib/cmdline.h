@@ -63,7 +63,6 @@ struct option_desc {
 	const char *const *choices; /* CHOICE and LIST: NULL-terminated */
 	uint64_t min, max, def;	    /* UINT */
 	const char *help;	    /* one line, for the boot report */
-	bool injected; /* CHOICE of deliberate bugs: lib/inject.h */
 };
 
 struct option_value {

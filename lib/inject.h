@@ -12,8 +12,9 @@
  * INJECT_BUILT=1 in build/inject/). In the default kernel INJECTED() is a
  * constant false: the compiler still reads the check, then drops it, so no
  * switch, timer tick, cross-CPU call or IPC pays for a bug it cannot have.
- * There the bug options accept only `none` (the option registry refuses the
- * rest with a message that names `make inject`).
+ * There the bug options accept only `none`: the command-line parser knows
+ * them by their name and refuses the rest with a message that names `make
+ * inject`.
  */
 #ifndef LIB_INJECT_H
 #define LIB_INJECT_H

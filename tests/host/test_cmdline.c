@@ -786,3 +786,31 @@ HOST_TEST(tables_are_independent)
 	CHECK_EQ(cmdline_parse("", a, 2, va, capture, &messages), 0);
 	CHECK(!va[0].given && !va[1].given && va[1].number == 5, "reset");
 }
+
+/*
+ * A deliberate-bug switch (a CHOICE named <subsystem>_bug, lib/inject.h)
+ * takes only its first word in a kernel built without the bugs: this host
+ * build is one. The message names the way to a kernel that has them. A
+ * name that merely contains "_bug" is an ordinary option.
+ */
+HOST_TEST(bug_options_need_the_injection_build)
+{
+	static const char *const words[] = {"none", "drop", NULL};
+	const struct option_desc desc[] = {
+		{.name = "call_bug", .type = OPTION_CHOICE, .choices = words},
+		{.name = "bug_report", .type = OPTION_CHOICE, .choices = words},
+	};
+	struct option_value v[2];
+
+	memset(&messages, 0, sizeof(messages));
+	CHECK_EQ(cmdline_parse("call_bug=drop bug_report=drop", desc, 2, v,
+			       capture, &messages),
+		 1);
+	MESSAGE_HAS(0, "call_bug=drop", "make inject");
+	CHECK(!v[0].given && v[0].choice == 0, "call_bug kept at none");
+	CHECK(v[1].given && v[1].choice == 1, "bug_report=drop taken");
+	memset(&messages, 0, sizeof(messages));
+	CHECK_EQ(cmdline_parse("call_bug=none", desc, 2, v, capture, &messages),
+		 0);
+	CHECK(v[0].given && v[0].choice == 0, "call_bug=none taken");
+}

@@ -15,7 +15,7 @@
  *                     kernel: mm/pmm.h, mm/heap.h, phys_to_virt, boot_cpu
  *   tlb_sim_mmfile.c  mm/mm.c, and tlb_sim_kfiles.c mm/kmap.c and
  *                     mm/kstack.c, compiled unchanged, reset between runs
- *   sim_include/kernel/x86.h  the simulated CPU's instructions (interrupts,
+ *   sim_include/arch/x86.h    the simulated CPU's instructions (interrupts,
  *                     spin loops), first on the include path
  *   tlb_sim_kernel.c  the kernel around the protocol: a run's kernel half
  *                     and address spaces, thread switches, workload
