@@ -129,7 +129,8 @@ apic_c := lapic.c xapic.c x2apic.c pic.c ioapic.c tsc.c timer.c
 smp_c := call.c call_queue.c
 sched_c := fpu.c thread.c sched.c wait.c
 sched_asm := switch.asm
-proc_c := task.c elf.c uaccess.c syscall.c handle.c ipc.c
+proc_c := task.c elf.c uaccess.c syscall.c handle.c endpoint.c ipc.c \
+	ipc_fast.c
 proc_asm := syscall_entry.asm
 bench_c := harness.c results.c summary.c screen.c qr_codes.c tlb_view.c \
 	fixture.c prim.c reach.c switch.c flush.c scale.c revoke.c

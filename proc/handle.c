@@ -5,7 +5,7 @@
  * Shared memory keeps its own structure in mm/ (struct shm, with the
  * reference count address spaces use); here it is wrapped in a small
  * object holding one reference to it, so handles can name it without mm/
- * knowing about handles. Endpoints embed their kobject (proc/ipc.c).
+ * knowing about handles. Endpoints embed their kobject (proc/endpoint.h).
  */
 #include "proc/handle.h"
 #include "trap/panic.h"

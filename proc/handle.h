@@ -187,7 +187,7 @@ handle_lookup_locked(struct handle_table *table, uint64_t h)
 /*
  * The object h names in table (locked), if it has this type and these
  * rights, or NULL: handle_get's checks, inline, for the IPC fast path
- * (proc/ipc.c), which takes no reference (it locks the object before it
+ * (proc/ipc_fast.c), which takes no reference (it locks the object before it
  * lets go of the table, and the general path, which it leaves anything
  * else to, says why a handle was refused).
  */

@@ -64,7 +64,7 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
 		      struct handle_grant *got);
 
 /*
- * The fast path (proc/ipc.c, docs/user.md): SYS_IPC_CALL or
+ * The fast path (proc/ipc_fast.c, docs/user.md): SYS_IPC_CALL or
  * SYS_IPC_REPLY_RECV, from the caller's saved registers to the partner's,
  * when the partner waits on this CPU and the message carries no handle.
  * The whole system call, result in f, called by the SYSCALL entry with
@@ -73,7 +73,7 @@ int ipc_reply_receive(struct endpoint *ep, const struct ipc_message *reply,
  * nothing, it hands to the general path (syscall_long_call) and returns,
  * interrupts off. A half that goes fast does not return: the partner runs,
  * and the caller, which left its kernel stack, returns to user mode when
- * its reply is written (proc/ipc.c, "The fast path").
+ * its reply is written (proc/ipc_fast.c).
  */
 struct trap_frame;
 void ipc_fast_syscall(struct trap_frame *f);

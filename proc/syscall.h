@@ -42,7 +42,7 @@ static inline void syscall_exit_if_killed(void)
  * An IPC message in the saved registers: the label in RSI on the way in
  * (RAX, less its top bit, on the way out), the four words in RDX, R10,
  * R8, R9 both ways. Here for the two paths that move messages: the
- * general one (proc/syscall.c) and the fast one (proc/ipc.c).
+ * general one (proc/syscall.c) and the fast one (proc/ipc_fast.c).
  */
 static inline void syscall_message_in(const struct trap_frame *f,
 				      struct ipc_message *m)

@@ -31,10 +31,13 @@ USER_RFLAGS		equ 0x202	; IF, and the always-one bit 1
 
 extern syscall_dispatch
 extern ipc_fast_syscall
+extern ipc_fast_resumed
+extern sched_switch_finish
 extern trap_dispatch
 global syscall_entry
 global syscall_entry_compat
 global syscall_return
+global ipc_fast_resume
 global enter_user_mode
 
 ; The way in from SYSCALL: the user stack swapped for this CPU's kernel
@@ -62,15 +65,16 @@ syscall_entry:
 	mov	rdi, rsp
 	; Interrupts stay off: syscall_dispatch turns them on for the calls
 	; that can block or run long, and returns with them off again. The
-	; IPC calls go to their fast path first (proc/ipc.c), which hands
-	; what it declines to the general path itself.
+	; IPC calls go to their fast path first (proc/ipc_fast.c), which
+	; hands what it declines to the general path itself.
 	lea	rdx, [rax - SYSCALL_FAST_FIRST]
 	cmp	rdx, SYSCALL_FAST_LAST - SYSCALL_FAST_FIRST
 	jbe	syscall_to_fast_path
 	call	syscall_dispatch
-; The way out, with RSP at the saved registers; also from sched/switch.asm
-; (resume_stackless), for a thread that left its kernel stack in the IPC
-; fast path.
+; The way out, with RSP at the saved registers. Also the way out of a
+; thread that blocked in the IPC fast path without its kernel stack: from
+; ipc_fast_resume below, and from sched/switch.asm's switch_leave_to_frame
+; when the fast path sends its partner straight back.
 syscall_return:
 	mov	rcx, [rsp + FRAME_RIP]		; restored by the pops below
 	shr	rcx, USER_CANONICAL_SHIFT
@@ -98,6 +102,20 @@ syscall_return_not_user:
 
 syscall_to_fast_path:
 	call	ipc_fast_syscall
+	jmp	syscall_return
+
+; A thread that blocked in the IPC fast path without its kernel stack runs
+; again: a switch_context into it returned here, into the resume frame it
+; left (sched/switch.asm), with R12 its saved user registers. The switch is
+; not yet done. On a fresh stack just below those registers: the end of
+; the switch, the rest of its system call (proc/ipc_fast.c), and the way
+; out of every system call.
+ipc_fast_resume:
+	mov	rsp, r12
+	xor	ebp, ebp			; a backtrace ends here
+	call	sched_switch_finish
+	mov	rdi, r12
+	call	ipc_fast_resumed
 	jmp	syscall_return
 
 ; SYSCALL from compatibility mode (MSR_CSTAR): the same way in as

@@ -393,9 +393,9 @@ __noreturn void task_exit(long status)
 		/*
 		 * Threads blocked in the kernel wake, see it, and end. Such a
 		 * wake does not come through the wait queue or IPC list the
-		 * thread may be on: it stays listed (its wait_next intact,
+		 * thread may be on: it stays listed (its THREAD_LINK_WAIT intact,
 		 * sched/thread.h) and takes itself off under that list's lock
-		 * once it runs (wait_queue_sleep_locked, ipc.c's wait_locked).
+		 * once it runs (wait_queue_sleep_locked, ipc_wait_locked).
 		 * Taking those locks here instead could deadlock: a thread of
 		 * ours may wait on another task's exit_wait while that task
 		 * exits too and wakes a thread waiting on ours.

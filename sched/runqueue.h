@@ -1,26 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The per-CPU run queue (sched/sched.c explains the scheduler). Only the
- * scheduler's own files include this: sched/sched.c, and sched/handoff.h,
- * the direct switch it inlines into the IPC fast path.
+ * scheduler's own files include this, and the IPC fast path through
+ * sched/handoff.h, the direct switch inline there. The rest of the kernel
+ * reaches a run queue through sched/sched.h.
  */
 #ifndef SCHED_RUNQUEUE_H
 #define SCHED_RUNQUEUE_H
 
 #include "lib/types.h"
 #include "cpu/percpu.h"
+#include "sched/thread_queue.h"
 #include "sync/spinlock.h"
-
-struct thread;
 
 struct runqueue {
 	struct spinlock lock;
-	struct thread *head, *tail; /* runnable, oldest first */
+	struct thread_queue runnable; /* THREAD_LINK_RUN */
 	unsigned length;
 	struct thread *current;
 	struct thread *idle;
-	struct thread *sleepers; /* blocked with a timeout, earliest first */
-	struct thread *switched_from; /* for finish_switch */
+	/* Blocked with a timeout, earliest first, through THREAD_LINK_RUN. */
+	struct thread *sleepers;
+	struct thread *switched_from; /* for switch_finish */
 	uint64_t ticks;
 } __aligned(64);
 

@@ -14,7 +14,7 @@
  *  2. the FPU state is saved and restored and the stacks are swapped
  *     (sched/switch.asm) *with the lock held*: no other CPU can see the
  *     outgoing thread as runnable while it is still on its stack;
- *  3. whichever thread resumes on this CPU (finish_switch) sees, still
+ *  3. whichever thread resumes on this CPU (switch_finish) sees, still
  *     under the lock, whether the thread it replaced died or moves, drops
  *     the lock and then finishes with it: moves it to another CPU's queue,
  *     or hands a dead one to the reaper. (A runnable one is back on the
@@ -47,8 +47,8 @@
  * A failed try costs nothing: the next tick tries again.
  */
 #include "sched/sched.h"
-#include "sched/handoff.h"
 #include "sched/runqueue.h"
+#include "sched/switch.h"
 #include "apic/lapic.h"
 #include "apic/timer.h"
 #include "apic/tsc.h"
@@ -79,51 +79,32 @@ static const struct option_desc timeslice_desc = {
 static struct option_value timeslice_option = {.number = TIMESLICE_US_DEFAULT};
 OPTION(60, timeslice_us, &timeslice_desc, &timeslice_option, NULL, NULL);
 
-void switch_context(struct thread *prev, struct thread *next);
-
 static void enqueue_locked(struct runqueue *rq, struct thread *t)
 {
 	t->state = THREAD_RUNNABLE;
 	t->cpu = rq_cpu(rq);
-	t->next = NULL;
-	if (rq->tail)
-		rq->tail->next = t;
-	else
-		rq->head = t;
-	rq->tail = t;
+	thread_queue_push(&rq->runnable, t, THREAD_LINK_RUN);
 	rq->length++;
 }
 
 static struct thread *dequeue_locked(struct runqueue *rq)
 {
-	struct thread *t = rq->head;
+	struct thread *t = thread_queue_first(&rq->runnable);
 
 	if (!t)
 		return NULL;
-	rq->head = t->next;
-	if (!rq->head)
-		rq->tail = NULL;
+	thread_queue_remove_first(&rq->runnable, t, THREAD_LINK_RUN);
 	rq->length--;
-	t->next = NULL;
 	return t;
 }
 
 /* Removes t (queued on rq) from the middle of the queue. */
 static void unlink_locked(struct runqueue *rq, struct thread *t)
 {
-	struct thread **link = &rq->head, *prev = NULL;
+	bool queued = thread_queue_remove(&rq->runnable, t, THREAD_LINK_RUN);
 
-	while (*link && *link != t) {
-		prev = *link;
-		link = &(*link)->next;
-	}
-	KASSERT(*link == t, "thread %d is not queued on CPU %u", t->id,
-		rq_cpu(rq));
-	*link = t->next;
-	if (rq->tail == t)
-		rq->tail = prev;
+	KASSERT(queued, "thread %d is not queued on CPU %u", t->id, rq_cpu(rq));
 	rq->length--;
-	t->next = NULL;
 }
 
 static void kick_cpu(unsigned cpu)
@@ -168,27 +149,15 @@ static void enqueue_on(unsigned cpu, struct thread *t)
 	spin_unlock(&rq->lock);
 }
 
-/*
- * Every switch ends so, on the thread that got the CPU: the queue lock the
- * previous thread took is dropped, and then, with no lock held, what the
- * address-space switch left to do (it may free an address space,
- * mm/tlb.c).
- */
-static __always_inline void finish_switch_unlock(struct runqueue *rq)
-{
-	spin_unlock(&rq->lock);
-	switch_mm_finish();
-}
-
-/* finish_switch for a thread that died or moves (see there). */
-static __noinline void finish_switch_slow(struct runqueue *rq,
+/* switch_finish for a thread that died or moves (see there). */
+static __noinline void switch_finish_slow(struct runqueue *rq,
 					  struct thread *from)
 {
 	bool dead = from->state == THREAD_DEAD;
 	int move_to = from->migrate_to;
 
 	from->migrate_to = -1;
-	finish_switch_unlock(rq);
+	switch_finish_unlock(rq);
 	if (dead)
 		thread_retire(from);
 	else
@@ -210,23 +179,37 @@ static __noinline void finish_switch_slow(struct runqueue *rq,
  * another CPU set and queue it twice. A dead or moving thread is on no
  * queue: after the unlock only we know of it, and it is ours to finish.
  */
-static void finish_switch(void)
+static void switch_finish(void)
 {
 	struct runqueue *rq = this_rq();
 	struct thread *from = rq->switched_from;
 
 	if (unlikely(from &&
 		     (from->state == THREAD_DEAD || from->migrate_to >= 0))) {
-		finish_switch_slow(rq, from);
+		switch_finish_slow(rq, from);
 		return;
 	}
-	finish_switch_unlock(rq);
+	switch_finish_unlock(rq);
+}
+
+void sched_switch_finish(void)
+{
+	switch_finish();
+}
+
+/*
+ * Switched to by switch_leave_to_frame, straight from the IPC fast path:
+ * switch_finish, knowing that the thread we replaced only blocked.
+ */
+void switch_finish_to_frame(void)
+{
+	switch_finish_unlock(this_rq());
 }
 
 /*
  * Switches from the running thread to next (of this CPU), with rq locked
  * and interrupts off; returns when the running thread runs again, with no
- * lock held. With sched_handoff_leave, the only place a thread switch
+ * lock held. With sched_handoff_stackless, the only place a thread switch
  * happens.
  */
 static __always_inline void switch_to_locked(struct runqueue *rq,
@@ -236,7 +219,7 @@ static __always_inline void switch_to_locked(struct runqueue *rq,
 
 	switch_prepare_locked(this_cpu(), rq, prev, next);
 	switch_context(prev, next);
-	finish_switch();
+	switch_finish();
 }
 
 /*
@@ -293,7 +276,7 @@ __noreturn void thread_first_run(thread_fn fn, void *arg);
 
 __noreturn void thread_first_run(thread_fn fn, void *arg)
 {
-	finish_switch();
+	switch_finish();
 	sti();
 	fn(arg);
 	thread_exit();
@@ -370,38 +353,15 @@ void sched_handoff_locked(struct thread *next, struct spinlock *release)
 		schedule_locked(rq); /* someone else woke it already */
 }
 
-/* --- Leaving a kernel stack (sched/handoff.h) ------------------------------ */
-
-/* From sched/switch.asm: a thread that left its stack runs again. */
-void stackless_resumed(struct trap_frame *frame, stackless_resume resume);
-void sched_handoff_finish(void);
-
-/* Switched to by switch_context (a wake-up by anything else): the rest of
- * the switch, then what the thread would have done on waking. */
-void stackless_resumed(struct trap_frame *frame, stackless_resume resume)
-{
-	finish_switch();
-	resume(frame);
-}
-
-/*
- * Switched to by switch_leave_to_frame, straight from the IPC fast path:
- * finish_switch, knowing that the thread we replaced only blocked.
- */
-void sched_handoff_finish(void)
-{
-	finish_switch_unlock(this_rq());
-}
-
 static void remove_sleeper_locked(struct runqueue *rq, struct thread *t)
 {
 	struct thread **link = &rq->sleepers;
 
 	while (*link && *link != t)
-		link = &(*link)->next;
+		link = &(*link)->link[THREAD_LINK_RUN];
 	if (*link)
-		*link = t->next;
-	t->next = NULL;
+		*link = t->link[THREAD_LINK_RUN];
+	t->link[THREAD_LINK_RUN] = NULL;
 	t->sleeping = false;
 }
 
@@ -466,9 +426,9 @@ void sleep_ns(uint64_t ns)
 	t->wake_at = tsc_read_ordered() + ns_to_tsc(ns);
 	t->sleeping = true;
 	for (link = &rq->sleepers; *link && (*link)->wake_at <= t->wake_at;
-	     link = &(*link)->next)
+	     link = &(*link)->link[THREAD_LINK_RUN])
 		;
-	t->next = *link;
+	t->link[THREAD_LINK_RUN] = *link;
 	*link = t;
 	t->state = THREAD_BLOCKED;
 	schedule_locked(rq);
@@ -532,7 +492,8 @@ static void balance(struct runqueue *rq)
 		spin_unlock(&rq->lock);
 		return;
 	}
-	for (t = from->head; t; t = t->next) {
+	for (t = thread_queue_first(&from->runnable); t;
+	     t = thread_queue_next(t, THREAD_LINK_RUN)) {
 		if (cpumask_test(&t->affinity, self))
 			break;
 	}
@@ -557,7 +518,7 @@ static void tick(struct trap_frame *frame)
 	while (rq->sleepers && rq->sleepers->wake_at <= now) {
 		struct thread *t = rq->sleepers;
 
-		rq->sleepers = t->next;
+		rq->sleepers = t->link[THREAD_LINK_RUN];
 		t->sleeping = false;
 		enqueue_locked(rq, t);
 	}

@@ -12,6 +12,7 @@
 #include "sched/thread.h"
 
 struct spinlock;
+struct trap_frame;
 
 /* timeslice_us= (sched/sched.c declares it). */
 #define TIMESLICE_US_DEFAULT 10000 /* 10 ms: 100 ticks/s per CPU */
@@ -62,6 +63,16 @@ static inline bool sched_handoff_direct(const struct thread *next, unsigned cpu)
 	return __atomic_load_n(&next->cpu, __ATOMIC_RELAXED) == cpu &&
 	       cpumask_test(&next->affinity, cpu);
 }
+
+/*
+ * A thread that blocks without its kernel stack (sched/handoff.h) leaves
+ * code to resume at instead: code entered by a return or a jump, never
+ * called from C.
+ */
+typedef void stackless_code(void);
+
+/* The end of a switch, for a thread's resume code (above). */
+void sched_switch_finish(void);
 
 /* Makes a blocked thread runnable again (any CPU, any context). */
 void sched_wake(struct thread *t);

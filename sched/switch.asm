@@ -16,9 +16,7 @@ global switch_leave
 global switch_leave_to_frame
 global thread_start
 extern thread_first_run
-extern stackless_resumed
-extern sched_handoff_finish
-extern syscall_return
+extern switch_finish_to_frame
 
 section .text
 switch_context:
@@ -50,25 +48,24 @@ thread_start:
 	ud2
 
 ; void switch_leave(struct thread *prev, struct trap_frame *frame,
-;                   stackless_resume resume, struct thread *next)
+;                   stackless_code *resume, struct thread *next)
 ; void switch_leave_to_frame(struct thread *prev, struct trap_frame *frame,
-;                            stackless_resume resume,
-;                            struct trap_frame *next_frame)
+;                            stackless_code *resume,
+;                            struct trap_frame *next_frame,
+;                            stackless_code *exit)
 ;   Never return. prev leaves its kernel stack (sched/handoff.h): what it
 ;   leaves is a resume frame, shaped like the one switch_context saves,
-;   with frame (prev's saved user registers) as its R12, resume as its R13
-;   and resume_stackless as its return address. Then switch_leave goes
-;   into next as switch_context does, and switch_leave_to_frame finishes
-;   the switch on next's stack, just below next_frame, and returns to user
-;   mode with it.
+;   with frame (prev's saved user registers) as its R12 and resume as its
+;   return address. Then switch_leave goes into next as switch_context
+;   does. switch_leave_to_frame instead ends the switch on next's stack,
+;   just below next_frame, and leaves by exit with RSP at next_frame.
+;   resume and exit belong to the caller (proc/syscall_entry.asm).
 
 %macro LEAVE_RESUME_FRAME 0
-	lea	rax, [rel resume_stackless]
-	push	rax				; return address
+	push	rdx				; return address: resume
 	sub	rsp, 16				; rbp, rbx: unused
 	push	rsi				; r12: prev's user registers
-	push	rdx				; r13: its resume function
-	sub	rsp, 16				; r14, r15: unused
+	sub	rsp, 24				; r13, r14, r15: unused
 	mov	[rdi + THREAD_SAVED_RSP], rsp
 %endmacro
 
@@ -81,17 +78,5 @@ switch_leave_to_frame:
 	LEAVE_RESUME_FRAME
 	mov	rsp, rcx
 	xor	ebp, ebp
-	call	sched_handoff_finish
-	jmp	syscall_return
-
-; Where a switch_context into a thread that left its stack returns: on a
-; fresh stack just below its saved user registers (R12), the rest of the
-; switch and its resume function (R13) in stackless_resumed, then the way
-; out of every system call.
-resume_stackless:
-	mov	rsp, r12
-	xor	ebp, ebp
-	mov	rdi, r12
-	mov	rsi, r13
-	call	stackless_resumed
-	jmp	syscall_return
+	push	r8				; switch_finish_to_frame returns to exit
+	jmp	switch_finish_to_frame

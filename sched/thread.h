@@ -14,6 +14,8 @@
 #include "sync/cpumask.h"
 #include "sync/shared.h"
 
+struct endpoint;
+struct kobject;
 struct mm;
 struct task;
 struct trap_frame;
@@ -36,6 +38,59 @@ enum thread_state {
 
 typedef void (*thread_fn)(void *arg);
 
+/*
+ * The queues a thread can be on at once, each through a link of its own
+ * (struct thread_queue, sched/thread_queue.h). They are two because a wake
+ * that does not come through a wait queue or an endpoint (task_exit waking
+ * a killed task's threads) queues the thread to run while it is still on
+ * that list. The list must stay intact until the thread, running again,
+ * takes itself off under the list's lock.
+ */
+enum thread_link {
+	THREAD_LINK_RUN,  /* its CPU's run queue or sleeper list */
+	THREAD_LINK_WAIT, /* a wait queue or an IPC endpoint */
+	THREAD_LINKS,
+};
+
+/* What a thread blocked in IPC waits for (proc/ipc.c). */
+enum ipc_wait {
+	IPC_WAIT_NONE,
+	IPC_WAIT_TAKEN,	  /* a sender: for a receiver to take the message */
+	IPC_WAIT_REPLY,	  /* a caller: for the reply */
+	IPC_WAIT_MESSAGE, /* a receiver: for a message */
+};
+
+/*
+ * A thread's IPC state (proc/ipc.c). Guarded by the lock of the endpoint
+ * the thread waits on, with three exceptions:
+ *  - the reply owed: reply_to and replier (the two ends of one call taken,
+ *    each the other's) are guarded by the lock of the endpoint that call
+ *    came through;
+ *  - reply_endpoint is written only by the thread itself (under that lock)
+ *    and read only by it;
+ *  - the fast path reads its own `wait` (and, once that says done, what it
+ *    was given) without the lock, paired with a release store (wait_done).
+ * So `wait` and `error` are SHARED (sync/shared.h): relaxed under the lock,
+ * the fast path's acquire without it.
+ */
+struct thread_ipc {
+	struct ipc_message msg; /* to send, or just received */
+	struct kobject *grant;	/* with msg: a reference to pass on */
+	uint32_t grant_rights;	/* and the rights it comes with */
+	SHARED(enum ipc_wait) wait;
+	bool is_call;			 /* its message wants a reply */
+	struct thread *reply_to;	 /* the caller it owes a reply */
+	struct endpoint *reply_endpoint; /* where that call came through */
+	struct thread *replier; /* who owes it a reply (it is a caller) */
+	SHARED(int) error;	/* why its wait ended early, or 0 */
+	/* Blocked in the fast path without its kernel stack (else NULL): its
+	 * saved user registers, and the endpoint it holds a reference to. */
+	struct trap_frame *stackless_frame;
+	struct endpoint *stackless_endpoint;
+	/* A dying endpoint's list of threads to wake (proc/endpoint.c). */
+	struct thread *drain_next;
+};
+
 struct thread {
 	uint64_t saved_rsp; /* must stay first: sched/switch.asm */
 
@@ -45,21 +100,13 @@ struct thread {
 	 */
 	enum thread_state state;
 	unsigned cpu;
-	struct thread *next; /* run queue or sleeper list */
-	uint64_t wake_at;    /* TSC, while sleeping */
-	bool sleeping;	     /* on its CPU's sleeper list */
-	int migrate_to;	     /* -1, or a CPU to move to after switching */
-	bool wake_pending;   /* woken while running: its next block is off */
+	uint64_t wake_at;  /* TSC, while sleeping */
+	bool sleeping;	   /* on its CPU's sleeper list */
+	int migrate_to;	   /* -1, or a CPU to move to after switching */
+	bool wake_pending; /* woken while running: its next block is off */
 
-	/*
-	 * Wait queue (sched/wait.c) or IPC endpoint list (proc/ipc.c): guarded
-	 * by that list's lock, never by a run-queue lock. It is not `next`: a
-	 * wake that does not come through the list (task_exit waking a killed
-	 * task's threads) queues the thread to run while it is still on the
-	 * list, and the list must stay intact until the thread, running
-	 * again, takes itself off under the list's lock.
-	 */
-	struct thread *wait_next;
+	/* Each guarded by the lock of the queue it links (enum thread_link). */
+	struct thread *link[THREAD_LINKS];
 
 	/* Set at creation, read by anyone. */
 	int id;
@@ -71,32 +118,8 @@ struct thread {
 	struct mm *mm;	   /* NULL: a kernel thread */
 	struct task *task; /* the user task it belongs to, or NULL */
 
-	/*
-	 * IPC (proc/ipc.c): guarded by the lock of the endpoint the thread
-	 * waits on, except the reply owed: reply_to and replier (the two ends
-	 * of one call taken, each the other's) under the lock of the endpoint
-	 * that call came through, reply_endpoint, which only the thread itself
-	 * writes (under that lock) and reads; and except that the fast path
-	 * reads its own ipc_wait (and, once that says done, what it was
-	 * given) without the lock, paired with a release store (wait_done).
-	 * So ipc_wait and ipc_error are SHARED (sync/shared.h): relaxed under
-	 * the lock, the fast path's acquire without it.
-	 */
-	struct ipc_message ipc_msg;  /* to send, or just received */
-	void *ipc_grant;	     /* with ipc_msg: a kobject reference */
-	uint32_t ipc_grant_rights;   /* and the rights it comes with */
-	SHARED(int) ipc_wait;	     /* what it waits for (enum in ipc.c) */
-	bool ipc_is_call;	     /* its message wants a reply */
-	struct thread *ipc_reply_to; /* the caller it owes a reply */
-	void *ipc_reply_endpoint;    /* where that call came through */
-	struct thread *ipc_replier;  /* who owes it a reply (it is a caller) */
-	SHARED(int) ipc_error;	     /* why its wait ended early, or 0 */
-	/* Blocked in the fast path without its kernel stack (else NULL): its
-	 * saved user registers, and the endpoint it holds a reference to. */
-	struct trap_frame *ipc_stackless_frame;
-	void *ipc_wait_endpoint;
-	struct thread *task_next;	/* its task's thread list */
-	struct thread *task_next_woken; /* proc/ipc.c: a list to wake */
+	struct thread_ipc ipc;
+	struct thread *task_next; /* its task's thread list */
 
 	/* Written by the owner (affinity: under its CPU's run-queue lock). */
 	struct cpumask affinity;

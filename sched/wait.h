@@ -16,18 +16,17 @@
 #define SCHED_WAIT_H
 
 #include "lib/types.h"
+#include "sched/thread_queue.h"
 #include "sync/spinlock.h"
-
-struct thread;
 
 struct wait_queue {
 	struct spinlock lock;
-	struct thread *head, *tail; /* guarded by lock; FIFO */
+	struct thread_queue waiters; /* guarded by lock; THREAD_LINK_WAIT */
 };
 
-#define WAIT_QUEUE_INIT                   \
-	{                                 \
-		SPINLOCK_INIT, NULL, NULL \
+#define WAIT_QUEUE_INIT                          \
+	{                                        \
+		SPINLOCK_INIT, THREAD_QUEUE_INIT \
 	}
 
 void wait_queue_init(struct wait_queue *wq);

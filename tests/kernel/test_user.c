@@ -169,7 +169,7 @@ static void two_task_pingpong(struct ktest_context *t, unsigned server_cpu,
 }
 
 /*
- * The IPC fast path (proc/ipc.c) and the general one each carry every
+ * The IPC fast path (proc/ipc_fast.c) and the general one each carry every
  * ping-pong: a run with ipc_fastpath off, then one with it on, whatever
  * the command line said (restored after). Off, no half may go fast; on,
  * on one CPU, nearly every half must (the first call may find nobody

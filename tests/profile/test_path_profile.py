@@ -33,9 +33,9 @@ HERE = Path(__file__).resolve().parent
 BUILD = Path(os.environ.get("HOST_BIN_DIR", HERE.parent.parent / "build" / "host")).parent
 KERNEL = BUILD / "shootdown.elf"
 TIMEOUT = 300
-FAST = ("syscall_entry", "ipc_fast_syscall", "switch_leave_to_frame", "sched_handoff_finish",
+FAST = ("syscall_entry", "ipc_fast_syscall", "switch_leave_to_frame", "switch_finish_to_frame",
         "syscall_return")
-GENERAL = ("syscall_long_call", "wait_locked", "sched_handoff_locked")
+GENERAL = ("syscall_long_call", "ipc_wait_locked", "sched_handoff_locked")
 
 
 def profile(*args: str) -> tuple[int, str, dict]:

@@ -35,7 +35,7 @@ uint64_t plain_access(struct mm *mm, struct tlb_cpu *c, struct call_request *r,
 	v += cpumask_test(&mask, 0);
 	shared_store(&r->pending, 0, __ATOMIC_RELEASE);
 	v += shared_load(&r->next, __ATOMIC_RELAXED) == r;
-	shared_store(&t->ipc_wait, 0, __ATOMIC_RELAXED);
+	shared_store(&t->ipc.wait, 0, __ATOMIC_RELAXED);
 	shared_write(&c->request, &(struct tlb_flush_request){.mm = mm},
 		     sizeof(struct tlb_flush_request));
 #elif defined(PLAIN_TLB_GEN_INCREMENT)
@@ -60,7 +60,7 @@ uint64_t plain_access(struct mm *mm, struct tlb_cpu *c, struct call_request *r,
 #elif defined(PLAIN_CALL_NEXT)
 	r = r->next;
 #elif defined(PLAIN_IPC_WAIT)
-	t->ipc_wait = 0;
+	t->ipc.wait = 0;
 #elif defined(PLAIN_FLUSH_REQUEST_FIELD)
 	c->request.mm = mm;
 #elif defined(PLAIN_ACCESSOR_ON_PLAIN_VARIABLE)
