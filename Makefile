@@ -77,6 +77,9 @@ NASM ?= nasm
 NM ?= nm
 OBJDUMP ?= objdump
 PYTHON ?= python3
+# The tools run as modules (python3 -m tools.<job>.<tool>) from here, and
+# leave no __pycache__ in the source tree.
+export PYTHONDONTWRITEBYTECODE := 1
 HOSTCC ?= cc
 CLANG_FORMAT ?= clang-format
 CPPCHECK ?= cppcheck
@@ -179,10 +182,10 @@ inject:
 iso: $(ISO)
 
 # make usb DEV=/dev/sdX: the ISO onto a USB stick, checked, confirmed and
-# verified (tools/usb.py); as root, so build the ISO first as yourself.
+# verified (tools/run/usb.py); as root, so build the ISO first as yourself.
 # Without DEV it prints its usage and builds nothing.
 usb: $(if $(strip $(DEV)),$(ISO))
-	@YES="$(YES)" $(PYTHON) tools/usb.py $(ISO) "$(DEV)"
+	@YES="$(YES)" $(PYTHON) -m tools.run.usb $(ISO) "$(DEV)"
 
 # --- Kernel ----------------------------------------------------------------
 quiet_cmd_cc = CC $<
@@ -206,8 +209,8 @@ $(BUILD)/%.o: %.asm $(ASM_INCLUDES) Makefile
 # embedded with NASM's incbin (symbols font_psf_start/font_psf_end).
 quiet_cmd_mkfont = GEN $@
 tools_mkfont := PYTHON
-cmd_mkfont = $(PYTHON) tools/mkfont.py $< $@
-$(BUILD)/console/font.psf: console/font.txt tools/mkfont.py
+cmd_mkfont = $(PYTHON) -m tools.make.mkfont $< $@
+$(BUILD)/console/font.psf: console/font.txt tools/make/mkfont.py
 	$(Q)mkdir -p $(@D)
 	$(call cmd,mkfont)
 
@@ -228,8 +231,8 @@ $(BUILD)/console/font_psf.o: $(BUILD)/console/font_psf.asm
 # linker.ld so it moves nothing) of the second.
 quiet_cmd_mksyms = GEN $@
 tools_mksyms := PYTHON
-cmd_mksyms = $(PYTHON) tools/mksyms.py $(or $(filter %.nm,$^),/dev/null) > $@
-$(BUILD)/ksyms.pass1.asm: tools/mksyms.py
+cmd_mksyms = $(PYTHON) -m tools.make.mksyms $(or $(filter %.nm,$^),/dev/null) > $@
+$(BUILD)/ksyms.pass1.asm: tools/make/mksyms.py
 	$(Q)mkdir -p $(@D)
 	$(call cmd,mksyms)
 
@@ -245,7 +248,7 @@ cmd_nm_syms = $(NM) -n --defined-only $< > $@
 $(BUILD)/shootdown.pass1.nm: $(BUILD)/shootdown.pass1.elf
 	$(call cmd,nm_syms)
 
-$(BUILD)/ksyms.pass2.asm: $(BUILD)/shootdown.pass1.nm tools/mksyms.py
+$(BUILD)/ksyms.pass2.asm: $(BUILD)/shootdown.pass1.nm tools/make/mksyms.py
 	$(call cmd,mksyms)
 
 $(BUILD)/ksyms.%.o: $(BUILD)/ksyms.%.asm
@@ -277,8 +280,8 @@ $(BUILD)/shootdown.map: $(KERNEL_ELF)
 
 # The USB-stick image carries the user programs as boot modules too.
 quiet_cmd_mkiso = ISO $@
-cmd_mkiso = tools/mkiso.sh $(USER_ELFS:%=--module %) $@ $(KERNEL_ELF)
-$(ISO): $(KERNEL_ELF) $(USER_ELFS) tools/mkiso.sh
+cmd_mkiso = tools/make/mkiso.sh $(USER_ELFS:%=--module %) $@ $(KERNEL_ELF)
+$(ISO): $(KERNEL_ELF) $(USER_ELFS) tools/make/mkiso.sh
 	$(call cmd,mkiso)
 
 # --- User programs ---------------------------------------------------------
@@ -324,19 +327,19 @@ RUN_VARS := EMU SMP MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUN
 RUN_ENV := $(foreach v,$(RUN_VARS),$(if $(filter-out undefined,$(origin $(v))),$(v)="$($(v))"))
 
 deps:
-	@tools/deps.sh
+	@tools/make/deps.sh
 
 # ICOUNT=1 also tells the kernel (option icount) that its TSC counts
-# instructions; tools/bench.py does the same for bench and bench-compare.
+# instructions; tools/bench/bench.py does the same for bench and bench-compare.
 ICOUNT_ON := $(filter-out 0 no false off,$(ICOUNT))
 RUN_CMDLINE := $(if $(ICOUNT_ON),CMDLINE="$(strip $(CMDLINE) icount)")
 
 # The kernel's default job is the benchmark suite (bench/).
 run: deps all
-	@env $(RUN_ENV) $(RUN_CMDLINE) $(PYTHON) tools/boot.py run $(KERNEL_ELF)
+	@env $(RUN_ENV) $(RUN_CMDLINE) $(PYTHON) -m tools.run.boot run $(KERNEL_ELF)
 
 qemu-gdb: deps all
-	@env $(RUN_ENV) $(PYTHON) tools/boot.py gdb $(KERNEL_ELF)
+	@env $(RUN_ENV) $(PYTHON) -m tools.run.boot gdb $(KERNEL_ELF)
 
 # --- Benchmarks --------------------------------------------------------------
 # Results: $(BUILD)/bench/<timestamp>.json. A and B: kernel options, e.g.
@@ -344,10 +347,10 @@ qemu-gdb: deps all
 # the report: $(BUILD)/bench/report.html. Both draw the newest results, or
 # RESULTS=path.json (docs/bench.md, "Report and charts").
 bench: deps all
-	@env $(RUN_ENV) $(PYTHON) tools/bench.py run $(KERNEL_ELF)
+	@env $(RUN_ENV) $(PYTHON) -m tools.bench.bench run $(KERNEL_ELF)
 
 bench-compare: deps all
-	@env $(RUN_ENV) $(PYTHON) tools/bench.py compare $(KERNEL_ELF) "$(A)" "$(B)"
+	@env $(RUN_ENV) $(PYTHON) -m tools.bench.bench compare $(KERNEL_ELF) "$(A)" "$(B)"
 
 # Some rows beside their Linux analogues under Debian's stock kernel
 # (linux-image-cloud-amd64, fetched with apt-get into $(BUILD)/linux, not
@@ -357,36 +360,36 @@ LBENCH := $(BUILD)/compare-linux/lbench
 quiet_cmd_lbench = HOSTCC $@ (static, for Linux)
 tools_lbench := HOSTCC
 cmd_lbench = $(HOSTCC) -std=gnu11 -O2 -Wall -Wextra -Werror -static -pthread -o $@ $<
-$(LBENCH): tools/linux-bench/lbench.c Makefile
+$(LBENCH): tools/bench/linux_bench/lbench.c Makefile
 	$(Q)mkdir -p $(@D)
 	$(call cmd,lbench)
 
 compare-linux: deps all $(LBENCH)
-	@env $(RUN_ENV) $(PYTHON) tools/compare_linux.py $(KERNEL_ELF) $(LBENCH) \
+	@env $(RUN_ENV) $(PYTHON) -m tools.bench.compare_linux $(KERNEL_ELF) $(LBENCH) \
 		$(if $(COMPARE_SCALE),--scale $(COMPARE_SCALE))
 
 # Where a path's instructions go, function by function: QEMU single-stepped
 # under gdb with icount (docs/bench.md, "Where the instructions go").
-# PROFILE_ARGS= the tool's options (tools/path_profile.py --help).
+# PROFILE_ARGS= the tool's options (python3 -m tools.run.path_profile --help).
 profile-path: deps all
-	@$(PYTHON) tools/path_profile.py $(KERNEL_ELF) $(PROFILE_ARGS)
+	@$(PYTHON) -m tools.run.path_profile $(KERNEL_ELF) $(PROFILE_ARGS)
 
 plots: deps
-	@$(PYTHON) tools/bench.py plots --dir $(BUILD)/bench $(RESULTS)
+	@$(PYTHON) -m tools.bench.bench plots --dir $(BUILD)/bench $(RESULTS)
 
 report: deps
-	@$(PYTHON) tools/bench.py report --dir $(BUILD)/bench $(RESULTS)
+	@$(PYTHON) -m tools.bench.bench report --dir $(BUILD)/bench $(RESULTS)
 
 # Results from a machine run elsewhere, as a results JSON in $(BUILD)/bench
 # for plots, report and hwcompare: LOG= its serial log, or QR= the screen's
 # QR codes (photos, screenshots or their decoded text; files or directories).
 import: deps
 	$(if $(filter-out 1,$(words $(LOG) $(if $(QR),qr))),$(error make import: give LOG=serial.log or QR="photos..." (one of them)))
-	@$(PYTHON) tools/bench.py $(if $(LOG),import $(LOG),import-qr $(QR)) \
+	@$(PYTHON) -m tools.bench.bench $(if $(LOG),import $(LOG),import-qr $(QR)) \
 		-o $(BUILD)/bench/imported-$(shell date +%Y%m%d-%H%M%S).json
 
 # --- Timeline ------------------------------------------------------------------
-# A picture of the protocol (tools/timeline.py, docs/tlb.md): boots a short
+# A picture of the protocol (tools/run/timeline.py, docs/tlb.md): boots a short
 # scenario with tlb_trace on (TIMELINE_CMDLINE on SMP=2, unless SMP= or
 # CMDLINE= say otherwise; CMDLINE must then hold tlb_trace) and draws its
 # trace to $(BUILD)/timeline/timeline.svg and .png. LOG=path draws that
@@ -401,10 +404,10 @@ TIMELINE_ENV := $(RUN_ENV) $(if $(filter undefined,$(origin SMP)),SMP=2) \
 ifneq ($(LOG),)
 timeline:
 	$(if $(wildcard $(LOG)),,$(error LOG=$(LOG): no such file; give a serial log, e.g. build/run/serial.log after make run CMDLINE='... tlb_trace'))
-	@$(PYTHON) tools/timeline.py $(LOG) -o $(TIMELINE_STEM) $(TIMELINE_ARGS)
+	@$(PYTHON) -m tools.run.timeline $(LOG) -o $(TIMELINE_STEM) $(TIMELINE_ARGS)
 else
 timeline: deps all
-	@env $(TIMELINE_ENV) $(PYTHON) tools/timeline.py --boot $(KERNEL_ELF) \
+	@env $(TIMELINE_ENV) $(PYTHON) -m tools.run.timeline --boot $(KERNEL_ELF) \
 		-o $(TIMELINE_STEM) $(TIMELINE_ARGS)
 endif
 
@@ -482,7 +485,7 @@ TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/arch/x86.h \
 	mm/kstack.h sync/shared.h sync/spinlock.h sync/cpumask.h smp/call.h \
 	smp/call_hw.h smp/call_queue.h boot/options.h trap/trap.h
 # The simulator's compiler flags: the host tests' (sanitizers on) unless
-# told otherwise. Mutation testing (tools/mutants.py) builds each mutant
+# told otherwise. Mutation testing (tools/test/mutants.py) builds each mutant
 # with the same warnings, -O2 and no sanitizers: several times faster.
 TLB_SIM_CFLAGS ?= $(HOST_TEST_CFLAGS)
 TLB_SIM_FLAGS = -Itests/host/sim_include $(TLB_SIM_CFLAGS) \
@@ -500,13 +503,13 @@ $(BUILD)/host/tlb_sim: $(TLB_SIM_C) $(TLB_SIM_DEPS)
 host-tests: $(HOST_TEST_BINS) $(HOST_TOOLS)
 
 test: deps all inject host-tests $(LBENCH)
-	@env $(RUN_ENV) $(PYTHON) tools/run-tests.py $(KERNEL_ELF) $(HOST_TEST_BINS)
+	@env $(RUN_ENV) $(PYTHON) -m tools.test.run_tests $(KERNEL_ELF) $(HOST_TEST_BINS)
 
 # Mutation testing of the simulator (docs/tlb-simulator.md): every mistake
 # in tests/mutants/ (or those named, MUTANTS="a b") must make a case fail.
-# Scratch copies and results: build/mutants/ (tools/mutants.py).
+# Scratch copies and results: build/mutants/ (tools/test/mutants.py).
 mutants:
-	@$(PYTHON) tools/mutants.py $(MUTANTS)
+	@$(PYTHON) -m tools.test.mutants $(MUTANTS)
 
 # --- Labs (labs/README.md, docs/labs.md) ---------------------------------------
 # make lab-tree LAB=L3 DEST=dir: a student tree; make grade LAB=L3: the
@@ -518,11 +521,11 @@ lab-check-var = $(if $(filter $(LAB),$(LAB_NAMES)),,$(error LAB=$(if $(LAB),$(LA
 lab-tree:
 	$(call lab-check-var)
 	$(if $(DEST),,$(error DEST= names the directory to write the lab tree to, e.g. DEST=../my-$(LAB)))
-	@$(PYTHON) tools/lab-tree.py $(LAB) $(DEST)
+	@$(PYTHON) -m tools.labs.lab_tree $(LAB) $(DEST)
 
 grade: deps
 	$(call lab-check-var)
-	@$(PYTHON) tools/grade.py $(LAB) --build $(BUILD) $(if $(LOG),--log $(LOG))
+	@$(PYTHON) -m tools.labs.grade $(LAB) --build $(BUILD) $(if $(LOG),--log $(LOG))
 
 # --- Hygiene ---------------------------------------------------------------
 FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \
@@ -537,7 +540,7 @@ format:
 # check: each checker one step (CHECK and what it checks).
 quiet_cmd_check_consts = CHECK arch/consts.inc
 tools_check_consts := PYTHON
-cmd_check_consts = $(PYTHON) tools/check-consts.py
+cmd_check_consts = $(PYTHON) -m tools.check.consts
 # The layers (docs/architecture.layers) and headers that compile alone.
 CHECK_HEADERS = --headers kernel "$(CC) $(KERNEL_CFLAGS)" \
 	--headers user "$(CC) $(USER_CFLAGS)" \
@@ -569,7 +572,7 @@ docs:
 # docs/options.md's option table, as the kernel's `help` option prints it
 # from its registry (one QEMU boot); make test checks the page against it.
 options-doc: deps all
-	@$(PYTHON) tools/options_doc.py --write $(KERNEL_ELF)
+	@$(PYTHON) -m tools.check.options_doc --write $(KERNEL_ELF)
 
 quiet_cmd_clean = CLEAN $(BUILD)
 cmd_clean = rm -rf $(BUILD)

@@ -31,7 +31,7 @@ static size_t option_count;
 #define OPTIONS_HELP_ROW_MAX 2048
 
 /*
- * help: print the table and end. tools/options_doc.py boots the kernel
+ * help: print the table and end. tools/check/options_doc.py boots the kernel
  * with it and copies the table between the two marker lines into
  * docs/options.md, so the page always says what the registry holds.
  */

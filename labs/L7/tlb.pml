@@ -56,7 +56,7 @@
  * Switches: -DNCPU=3 (two scheduled CPUs), -DASID_SLOTS=2, and one
  * -DBUG_<NAME> per tlb_bug= of mm/tlb.c; BUG_SKIP_SWITCHING is the
  * model's own: a flusher that skips SWITCHING CPUs (CVE-2025-37964).
- * tools/spin-check.py runs them all; --trail NAME prints a counterexample.
+ * tools/labs/spin_check.py runs them all; --trail NAME prints a counterexample.
  */
 
 #ifndef NCPU

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""make report and make plots (tools/bench.py, bench_report.py,
-bench_plots.py) on checked-in results, no emulator booted:
+"""make report and make plots (tools/bench/bench.py, report.py,
+plots.py) on checked-in results, no emulator booted:
 
   fixture-2cpu.json  a whole `make bench` run (TCG, 2 CPUs), the newest
   fixture-8cpu.json  the shootdown and ctxsw_scale rows of a
@@ -15,7 +15,7 @@ marks at their page counts, and with only the 2-CPU run make plots must say
 that make bench SMP=8 gives the shootdown curve. The checkers are also run
 on a page with a row and a chart taken out: they must notice.
 
-Prints KTAP, one result per case (tools/run-tests.py runs it as
+Prints KTAP, one result per case (tools/test/run_tests.py runs it as
 host/bench-report). Chart cases say SKIP where gnuplot is missing.
 """
 
@@ -33,15 +33,11 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-HERE = Path(__file__).resolve().parent
-TOOLS = HERE.parent.parent / "tools"
-sys.path.insert(0, str(TOOLS))
-import bench_plots  # noqa: E402  (tools/bench_plots.py)
-import bench_report  # noqa: E402  (tools/bench_report.py)
-from ktap import Cases  # noqa: E402  (tools/ktap.py)
+from tools import ROOT
+from tools.bench import plots, report
+from tools.test.ktap import Cases
 
-BENCH = TOOLS / "bench.py"
+HERE = Path(__file__).resolve().parent
 TWO_CPUS = HERE / "fixture-2cpu.json"
 EIGHT_CPUS = HERE / "fixture-8cpu.json"
 # The names the fixtures get in a results directory: the 8-CPU run older.
@@ -57,8 +53,8 @@ CHART_CASES = ("report: every chart embedded",
 
 
 def bench_py(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run([sys.executable, "-m", "tools.bench.bench", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
 
 
 # --- Reading the page back -----------------------------------------------------------
@@ -163,12 +159,12 @@ def outside_refs(text: str, page: Page) -> list[str]:
     return out
 
 
-def missing_charts(page: Page, plots: Path, names: tuple[str, ...]) -> list[str]:
-    """Every chart (its PNG in plots) embedded, byte for byte."""
+def missing_charts(page: Page, chart_dir: Path, names: tuple[str, ...]) -> list[str]:
+    """Every chart (its PNG in chart_dir) embedded, byte for byte."""
     out = []
     for name in names:
         src = page.figures.get(name)
-        png = plots / f"{name}.png"
+        png = chart_dir / f"{name}.png"
         if not png.is_file():
             out.append(f"{png.name} was not drawn")
         elif src is None:
@@ -249,12 +245,12 @@ def gp_bar_problems(gp: Path, record: dict) -> list[str]:
     out = []
     for line in re.findall(r'^\d+ "([^"]+)" (\S+) (\S+) (\S+)$', text, re.M):
         name, params = line[0].split(" ", 1)
-        row = next((r for r in bench_plots.rows_of(record, name) if r["params_text"] == params),
+        row = next((r for r in plots.rows_of(record, name) if r["params_text"] == params),
                    None)
         if row is None or "na" in row:
             out.append(f"{gp.name} has a bar for {line[0]}, not a measured row")
             continue
-        med, p10, p90 = bench_plots.stats(row)
+        med, p10, p90 = plots.stats(row)
         if [f"{v:.6g}" for v in (med, p10, p90)] != list(line[1:]):
             out.append(f"{gp.name}: {line[0]} is drawn as {line[1:]}")
     return out or ([] if "EOD" in text else [f"{gp.name} has no data"])
@@ -303,19 +299,19 @@ def check_report(cases: Cases, work: Path) -> None:
             cases.skip(name, "gnuplot is missing")
         check_checkers(cases, text, record, None)
         return
-    plots = results / "plots"
-    cases.check(CHART_CASES[0], missing_charts(page, plots, CHARTS)
+    chart_dir = results / "plots"
+    cases.check(CHART_CASES[0], missing_charts(page, chart_dir, CHARTS)
                 + [f"an extra figure {n}" for n in page.figures if n not in CHARTS])
-    flush = bench_plots.rows_of(record, "flush_local")
-    svg = plots / "flush_local.svg"
+    flush = plots.rows_of(record, "flush_local")
+    svg = chart_dir / "flush_local.svg"
     counts = {how: sum(r["params"]["how"] == how for r in flush) for how in ("pages", "full")}
     problems = (error_bar_problems(svg, "page by page", counts["pages"])
                 + error_bar_problems(svg, "whole context", counts["full"]))
     curve = json.loads(EIGHT_CPUS.read_text())
-    problems += error_bar_problems(plots / "shootdown.svg", "active targets",
-                                   bench_plots.cpu_count(curve) - 1)
+    problems += error_bar_problems(chart_dir / "shootdown.svg", "active targets",
+                                   plots.cpu_count(curve) - 1)
     for name in ("prim", "switch", "flush", "scale"):
-        problems += gp_bar_problems(plots / f"{name}.gp", record)
+        problems += gp_bar_problems(chart_dir / f"{name}.gp", record)
     cases.check(CHART_CASES[1], problems)
     pages = sorted(int(r["params"]["pages"]) for r in flush if r["params"]["how"] == "pages")
     xs = point_xs(plot_groups(svg).get("page by page", ET.Element("g")))
@@ -330,27 +326,27 @@ def check_report(cases: Cases, work: Path) -> None:
             problems += mark_problems(svg, title, xs[pages.index(at)])
     cases.check(CHART_CASES[2], problems)
     cases.check(CHART_CASES[3],
-                "(8 CPUs)" in (plots / "shootdown.gp").read_text() and OLDER in
-                (plots / "shootdown.gp").read_text() and
+                "(8 CPUs)" in (chart_dir / "shootdown.gp").read_text() and OLDER in
+                (chart_dir / "shootdown.gp").read_text() and
                 f"the newest results ({NEWER}) have 2 CPUs" in done.stdout and
                 "make bench SMP=8" in done.stdout, done.stdout.strip()[-300:])
-    check_checkers(cases, text, record, plots)
+    check_checkers(cases, text, record, chart_dir)
 
 
-def check_checkers(cases: Cases, text: str, record: dict, plots: Path | None) -> None:
+def check_checkers(cases: Cases, text: str, record: dict, chart_dir: Path | None) -> None:
     """The row and chart checks fail on a page with one of each taken out."""
     rows = re.findall(r"<tr data-row='[^']*'>.*?</tr>", text)
     dropped = text.replace(rows[len(rows) // 2], "", 1) if rows else text
     cases.check("checker: a page with a row dropped fails",
                 bool(missing_rows(Page(dropped), record)),
                 "the row check passed a page without one row")
-    if plots is None:
+    if chart_dir is None:
         cases.skip("checker: a page with a chart dropped fails", "gnuplot is missing")
         return
     figure = re.search(r"<figure data-chart='shootdown'>.*?</figure>", text)
     cut = text.replace(figure.group(0), "") if figure else text
     cases.check("checker: a page with a chart dropped fails",
-                bool(missing_charts(Page(cut), plots, CHARTS)),
+                bool(missing_charts(Page(cut), chart_dir, CHARTS)),
                 "the chart check passed a page without the shootdown chart")
 
 
@@ -385,8 +381,8 @@ def check_variants(cases: Cases, work: Path) -> None:
     none = copy.deepcopy(record)
     none["crossover"]["flush_local"].update(result="none", pages=None)
     if GNUPLOT:
-        chart = bench_plots.flush_local_chart(none, "none.json")
-        svg = bench_plots.draw(chart, work / "none", bench_plots.png_terminal())[0]
+        chart = plots.flush_local_chart(none, "none.json")
+        svg = plots.draw(chart, work / "none", plots.png_terminal())[0]
         title = "measured crossover: none (page by page is cheaper even at 512 pages)"
         cases.check("plots: crossover none is in the legend", title in plot_groups(svg),
                     f"legend: {sorted(plot_groups(svg))}")
@@ -394,7 +390,7 @@ def check_variants(cases: Cases, work: Path) -> None:
         cases.skip("plots: crossover none is in the legend", "gnuplot is missing")
     older = copy.deepcopy(record)
     del older["summary"]
-    said = bench_report.summary(older)
+    said = report.summary(older)
     cases.check("summary: results without one say so",
                 len(said) == 1 and "carry no summary" in said[0], said)
 

@@ -8,7 +8,7 @@ hold a "switch" line for each CR3 load the row counts (cr3-load): the fast
 path's switches are traced as every other switch is. Within one address
 space the fast halves load nothing.
 
-Prints KTAP, one result per case (tools/run-tests.py runs it as
+Prints KTAP, one result per case (tools/test/run_tests.py runs it as
 host/ipc-trace); the cases say SKIP without a kernel.
 """
 from __future__ import annotations
@@ -19,14 +19,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.dont_write_bytecode = True
-HERE = Path(__file__).resolve().parent
-TOOLS = HERE.parent.parent / "tools"
-sys.path.insert(0, str(TOOLS))
-import boot  # noqa: E402  (tools/boot.py)
-from ktap import Cases  # noqa: E402  (tools/ktap.py)
+from tools.run import boot
+from tools.test.ktap import Cases
 
-# Where run-tests.py found the host programs: the kernel is beside them.
+HERE = Path(__file__).resolve().parent
+
+# Where the runner (tools/test/run_tests.py) found the host programs: the
+# kernel is beside them.
 BUILD = Path(os.environ.get("HOST_BIN_DIR", HERE.parent.parent / "build" / "host")).parent
 KERNEL = BUILD / "shootdown.elf"
 TIMEOUT = 240

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a QEMU run that times out says about its CPUs (tools/boot.py,
+"""What a QEMU run that times out says about its CPUs (tools/run/boot.py,
 Qemu.hang_report): the kernel just built boots on 3 TCG CPUs with
 test=boot done=halt, so that CPU 0 halts with interrupts off once the boot
 suite passed and the others idle, and is stopped at a short time limit; the
@@ -10,7 +10,7 @@ kept. Without QEMU, against a stand-in monitor: the answer of a 64-bit, a
 fails, and a monitor that is absent or silent leaves a plain timeout with
 its reason, in bounded time.
 
-Prints KTAP, one result per case (tools/run-tests.py runs it as
+Prints KTAP, one result per case (tools/test/run_tests.py runs it as
 host/hang-report); the boot case says SKIP without a kernel.
 """
 from __future__ import annotations
@@ -24,14 +24,13 @@ import threading
 import time
 from pathlib import Path
 
-sys.dont_write_bytecode = True
-HERE = Path(__file__).resolve().parent
-TOOLS = HERE.parent.parent / "tools"
-sys.path.insert(0, str(TOOLS))
-import boot  # noqa: E402  (tools/boot.py)
-from ktap import Cases  # noqa: E402  (tools/ktap.py)
+from tools.run import boot
+from tools.test.ktap import Cases
 
-# Where run-tests.py found the host programs: the kernel is beside them.
+HERE = Path(__file__).resolve().parent
+
+# Where the runner (tools/test/run_tests.py) found the host programs: the
+# kernel is beside them.
 BUILD = Path(os.environ.get("HOST_BIN_DIR", HERE.parent.parent / "build" / "host")).parent
 KERNEL = BUILD / "shootdown.elf"
 CPUS = 3

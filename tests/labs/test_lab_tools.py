@@ -1,18 +1,17 @@
 #!/usr/bin/env python3
-"""The labs' tools on crafted input: tools/lab-tree.py's markers and stubs
+"""The labs' tools on crafted input: tools/labs/lab_tree.py's markers and stubs
 (what must be refused, what a stub keeps so the tree compiles with -Werror,
-C, Promela and Python), and tools/grade.py's reading of KTAP (a stopped run
+C, Promela and Python), and tools/labs/grade.py's reading of KTAP (a stopped run
 fails its check even when the tests it names passed; a stub's message is
-the reason given), and tools/lab_checks.py on made-up benchmark and
+the reason given), and tools/labs/lab_checks.py on made-up benchmark and
 hardware logs.
 
-Prints KTAP, one result per case (tools/run-tests.py runs it as
+Prints KTAP, one result per case (tools/test/run_tests.py runs it as
 host/lab-tools). Python 3.11 standard library; the compile case needs gcc.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import sys
@@ -20,22 +19,8 @@ import tempfile
 import traceback
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-ROOT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-
-
-def load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-lab_tree = load("lab_tree", ROOT / "tools" / "lab-tree.py")
-import grade  # noqa: E402  (tools/grade.py)
-import lab_checks  # noqa: E402  (tools/lab_checks.py)
+from tools import ROOT
+from tools.labs import grade, lab_checks, lab_tree
 
 C_SOURCE = """\
 #include "lib/types.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/path_profile.py (make profile-path) on the kernel just built: the
+"""tools/run/path_profile.py (make profile-path) on the kernel just built: the
 IPC round trip within one address space, traced instruction by
 instruction, must go through the fast path (ipc_fast_syscall and the switch
 straight to the partner's user registers, switch_leave_to_frame; never the
@@ -10,7 +10,7 @@ one within an address space must not; a symbol that does not exist is
 refused with a message. No instruction
 count is checked: they are path lengths, which changes may move.
 
-Prints KTAP, one result per case (tools/run-tests.py runs it as
+Prints KTAP, one result per case (tools/test/run_tests.py runs it as
 host/path-profile); the cases say SKIP without gdb or without a kernel.
 """
 from __future__ import annotations
@@ -23,14 +23,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.dont_write_bytecode = True
-HERE = Path(__file__).resolve().parent
-TOOLS = HERE.parent.parent / "tools"
-sys.path.insert(0, str(TOOLS))
-from ktap import Cases  # noqa: E402  (tools/ktap.py)
+from tools import ROOT
+from tools.test.ktap import Cases
 
-PROFILE = TOOLS / "path_profile.py"
-# Where run-tests.py found the host programs: the kernel is beside them.
+HERE = Path(__file__).resolve().parent
+
+# Where the runner (tools/test/run_tests.py) found the host programs: the
+# kernel is beside them.
 BUILD = Path(os.environ.get("HOST_BIN_DIR", HERE.parent.parent / "build" / "host")).parent
 KERNEL = BUILD / "shootdown.elf"
 TIMEOUT = 300
@@ -42,7 +41,8 @@ GENERAL = ("syscall_long_call", "ipc_wait_locked", "sched_handoff_locked")
 def profile(*args: str) -> tuple[int, str, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "profile.json"
-        r = subprocess.run([sys.executable, str(PROFILE), str(KERNEL), "--json", str(out), *args],
+        r = subprocess.run([sys.executable, "-m", "tools.run.path_profile", str(KERNEL),
+                            "--json", str(out), *args], cwd=ROOT,
                            capture_output=True, text=True, timeout=TIMEOUT)
         counts = json.loads(out.read_text()) if out.exists() else {}
     return r.returncode, r.stdout + r.stderr, counts

@@ -15,8 +15,8 @@ from zlib.decompress, text shrinks (in blocks with their own Huffman
 codes), random data stays under ZLIB_BOUND.
 base64 cases: random lengths 0..300 equal base64.b64encode.
 
-Prints KTAP, one result per case (tools/run-tests.py runs it as
-host/qr). qr_tool is found in $HOST_BIN_DIR (run-tests sets it to the
+Prints KTAP, one result per case (tools/test/run_tests.py runs it as
+host/qr). qr_tool is found in $HOST_BIN_DIR (the runner sets it to the
 host binaries' directory), else build/host; make host-tests builds it.
 QR_TEST_SEED=N repeats a run's random choices. Python 3 standard library.
 """
@@ -33,7 +33,6 @@ import tempfile
 import zlib
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 ROOT = Path(__file__).resolve().parent.parent.parent
 TOOL = Path(os.environ.get("HOST_BIN_DIR") or ROOT / "build" / "host") / "qr_tool"
 LEVELS = "LMQH"

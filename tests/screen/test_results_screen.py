@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""The host side of the results screen: `tools/bench.py import-qr`'s decoder
-and tools/results_screen.py's checks, on a small serial log written here
+"""The host side of the results screen: `python3 -m tools.bench.bench import-qr`'s decoder
+and tools/test/results_screen.py's checks, on a small serial log written here
 and codes cut from it as bench/qr_codes.c cuts them. The decoder must give
 back the serial log's results from codes in any order, twice over or mixed
 with other text, and refuse, saying why, a missing code, codes of two runs,
 a misread character and a wrong checksum; the screen checks must pass the
 screens the kernel draws and fail one with a row or a sentence missing.
 
-Prints KTAP (tools/run-tests.py runs it as host/results-screen); Python
+Prints KTAP (tools/test/run_tests.py runs it as host/results-screen); Python
 3.11 standard library. The kernel side, photographed, is the screendump
-configurations' (tools/run-tests.py).
+configurations' (tools/test/run_tests.py).
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ import tempfile
 import zlib
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-TOOLS = Path(__file__).resolve().parent.parent.parent / "tools"
-sys.path.insert(0, str(TOOLS))
-import bench  # noqa: E402  (tools/bench.py)
-import results_screen  # noqa: E402  (tools/results_screen.py)
-from ktap import Cases  # noqa: E402  (tools/ktap.py)
+from tools import ROOT
+from tools.bench import bench
+from tools.test import results_screen
+from tools.test.ktap import Cases
+
 
 SERIAL = """\
 bench: shootdown benchmarks (docs/bench.md); rows: @ name params unit median p10 p90 min count
@@ -150,12 +149,14 @@ def check_laptop_results(cases: Cases) -> None:
     with tempfile.TemporaryDirectory(prefix="results-screen-") as tmp:
         codes, out = Path(tmp) / "codes.txt", Path(tmp) / "laptop.json"
         codes.write_text("\n".join(codes_of(SERIAL, 3)) + "\n")
-        done = subprocess.run([sys.executable, str(TOOLS / "bench.py"), "import-qr", str(codes),
-                               "-o", str(out)], capture_output=True, text=True, timeout=60)
+        done = subprocess.run([sys.executable, "-m", "tools.bench.bench", "import-qr", str(codes),
+                               "-o", str(out)], cwd=ROOT, capture_output=True, text=True,
+                               timeout=60)
         cases.check("import-qr: a text file of codes gives a results JSON",
                     done.returncode == 0 and out.is_file(), done.stderr.strip())
-        done = subprocess.run([sys.executable, str(TOOLS / "bench.py"), "compare", "-",
-                               str(out), str(out)], capture_output=True, text=True, timeout=60)
+        done = subprocess.run([sys.executable, "-m", "tools.bench.bench", "compare", "-",
+                               str(out), str(out)], cwd=ROOT, capture_output=True, text=True,
+                               timeout=60)
         ratios = [line.split()[-1] for line in done.stdout.splitlines()
                   if line.startswith("invlpg ") and "cycles" in line]
         cases.check("bench-compare: two results JSONs, side by side, no boot",

@@ -10,7 +10,7 @@ that case's own line (not somewhere else, which would say nothing about the
 case). And the wrapped member, shared_raw, is named only where the
 accessors are: sync/shared.h and SIM_PEEK in tests/host/tlb_sim.h.
 
-Prints KTAP, one result per case (tools/run-tests.py runs it as
+Prints KTAP, one result per case (tools/test/run_tests.py runs it as
 host/plain-access); a compiler that is not installed makes its cases SKIP.
 """
 from __future__ import annotations
@@ -21,11 +21,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.dont_write_bytecode = True
+from tools import ROOT
+from tools.test.ktap import Cases
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-from ktap import Cases  # noqa: E402  (tools/ktap.py)
 
 SOURCE = HERE / "plain_access.c"
 COMPILERS = ("gcc", "clang")

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""The timeline renderer (tools/timeline.py) draws a known trace: known.log,
+"""The timeline renderer (tools/run/timeline.py) draws a known trace: known.log,
 written by hand, drawn to SVG and PNG, and the SVG read back for what must
 be there: one lane per CPU, one mark per event, an arrow per target of each
 request (none to the sender itself), a distinct mark per kind. A log without
 trace lines, and a log that is not there, are refused with a clear message.
 
 Prints KTAP, one result per case, as the host test binaries do
-(tools/run-tests.py runs it as host/timeline). Python 3.11 standard library;
+(tools/test/run_tests.py runs it as host/timeline). Python 3.11 standard library;
 the renderer needs gnuplot.
 """
 
@@ -20,11 +20,10 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from tools import ROOT
+from tools.test.ktap import Cases
+
 HERE = Path(__file__).resolve().parent
-TIMELINE = HERE.parent.parent / "tools" / "timeline.py"
-sys.path.insert(0, str(TIMELINE.parent))
-from ktap import Cases  # noqa: E402  (tools/ktap.py)
 KNOWN_LOG = HERE / "known.log"
 
 # What known.log holds (its last trace line is cut short: not an event).
@@ -42,8 +41,8 @@ XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 
 
 def timeline(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(TIMELINE), *args], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "tools.run.timeline", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
 
 
 def plot_groups(svg: Path) -> dict[str, ET.Element]:

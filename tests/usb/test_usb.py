@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""The USB stick writer (tools/usb.py) in its test mode: fake sysfs and
+"""The USB stick writer (tools/run/usb.py) in its test mode: fake sysfs and
 /proc trees (SHOOTDOWN_USB_SYSROOT) describe the disks, and a regular file
 stands for the stick. Every refusal must name its reason and leave the
 "stick" untouched; a confirmed write must leave the image on it and say
 "verified"; a stick that flips a byte after the write must fail the
 verify. Outside test mode a regular file is refused, and `make usb`
-without DEV prints the usage. Last, MEDIA=usb in tools/boot.py: QEMU gets
+without DEV prints the usage. Last, MEDIA=usb in tools/run/boot.py: QEMU gets
 the stick as its only boot device (no CD-ROM), and a bad MEDIA is refused.
 
 Prints KTAP, one result per case, as the host test binaries do
-(tools/run-tests.py runs it as host/usb). Python 3.11 standard library.
+(tools/test/run_tests.py runs it as host/usb). Python 3.11 standard library.
 """
 
 from __future__ import annotations
@@ -22,12 +22,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-ROOT = Path(__file__).resolve().parent.parent.parent
-USB = ROOT / "tools" / "usb.py"
-sys.path.insert(0, str(ROOT / "tools"))
-import boot  # noqa: E402  (tools/boot.py)
-from ktap import Cases  # noqa: E402  (tools/ktap.py)
+from tools import ROOT
+from tools.run import boot
+from tools.test.ktap import Cases
+
 
 IMAGE_SIZE = 3 * (1 << 20) + 4321  # not a whole number of the writer's blocks
 STICK_SECTORS = 16 * 2048          # 16 MiB
@@ -121,8 +119,8 @@ def writer(image: Path, dev: Path | str, sysroot: Path | None, stdin=subprocess.
     if sysroot is not None:
         environ["SHOOTDOWN_USB_SYSROOT"] = str(sysroot)
     environ.update(env)
-    return subprocess.run([sys.executable, str(USB), str(image), str(dev)], stdin=stdin,
-                          capture_output=True, text=True, timeout=60, env=environ)
+    return subprocess.run([sys.executable, "-m", "tools.run.usb", str(image), str(dev)], cwd=ROOT,
+                          stdin=stdin, capture_output=True, text=True, timeout=60, env=environ)
 
 
 def with_answer(image: Path, dev: Path, sysroot: Path, answer: str,
@@ -317,7 +315,8 @@ def check_make(cases: Cases, scratch: Path) -> None:
         why = f"built {build} although there is no DEV to write to"
     cases.check("make_usb_without_DEV_prints_usage", not why, why)
 
-    proc = subprocess.run([sys.executable, str(USB)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-m", "tools.run.usb"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
     why = "" if proc.returncode == 2 and "usage:" in proc.stderr else \
         f"exit status {proc.returncode}; output:\n{proc.stderr}"
     cases.check("no_arguments_print_usage", not why, why)

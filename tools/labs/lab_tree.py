@@ -1,0 +1,385 @@
+"""Writes a student tree for one lab from the reference (docs/labs.md).
+
+    python3 -m tools.labs.lab_tree LAB DEST      the tree for LAB (L0..L8) in DEST
+    python3 -m tools.labs.lab_tree --list        each lab's marked regions
+    python3 -m tools.labs.lab_tree --check       every marker in the tree well formed
+
+The lab's marked regions become stubs that stop with a message naming the
+lab and the function; every other lab's code stays as the reference.
+Instructor material is left out: labs/teacher/, and every mutant whose
+patch names a file with a stubbed region (its context lines are the
+reference code). DEST must not exist or be empty. Exit status: 0 done,
+1 a malformed marker or nothing to stub, 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tools import ROOT
+
+LABS = tuple(f"L{n}" for n in range(9))
+TEACHER_DIR = "labs/teacher/"
+MUTANT_DIR = "tests/mutants/"
+LAB_FILE = ".lab"
+
+# Where markers may be: the comment syntax of each kind of file.
+C_LIKE = (".c", ".h", ".pml")
+PYTHON = (".py",)
+
+C_BEGIN = re.compile(r"^(\s*)/\* LAB\((L\d)\) begin: (.*)$")
+C_END = re.compile(r"^\s*/\* LAB\((L\d)\) end \*/\s*$")
+PY_BEGIN = re.compile(r"^(\s*)# LAB\((L\d)\) begin: (.*)$")
+PY_END = re.compile(r"^\s*# LAB\((L\d)\) end\s*$")
+# A comment that starts like a marker but is not one (in strings, or in
+# prose, the words are only words).
+C_ALMOST = re.compile(r"^\s*/\*\s*LAB\(")
+PY_ALMOST = re.compile(r"^\s*#\s*LAB\(")
+BUG_TOKEN = re.compile(r"\bTLB_BUG_([A-Z_]+)\b")
+IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+class MarkerError(Exception):
+    """A marker that breaks the rules of docs/labs.md."""
+
+
+@dataclasses.dataclass
+class Region:
+    path: str
+    lab: str
+    first: int  # index of the begin line (0-based)
+    last: int  # index of the end line
+    body: int  # index of the first line after the begin comment
+    indent: str
+    what: str
+    keeps: list[str]
+
+    def where(self) -> str:
+        return f"{self.path}:{self.first + 1}"
+
+
+def marker_syntax(path: str):
+    if path.endswith(C_LIKE):
+        return C_BEGIN, C_END, C_ALMOST
+    if path.endswith(PYTHON):
+        return PY_BEGIN, PY_END, PY_ALMOST
+    return None
+
+
+def parse_begin(lines: list[str], i: int, match: re.Match, python: bool) -> tuple[str, int]:
+    """The begin comment's text, which may go on over lines, and its last line."""
+    text = match.group(3)
+    if python:
+        return text.strip(), i
+    j = i
+    while "*/" not in lines[j]:
+        j += 1
+        if j == len(lines):
+            raise MarkerError("begin comment never closed")
+        text += " " + lines[j].strip().lstrip("*").strip()
+    return text[: text.rindex("*/")].strip(), j
+
+
+def split_keeps(text: str) -> tuple[str, list[str]]:
+    what, _, keeps = text.partition("keeps:")
+    names = [k.strip() for k in keeps.split(",") if k.strip()]
+    for name in names:
+        if not IDENT.fullmatch(name):
+            raise MarkerError(f"keeps: {name!r} is not a name")
+    return what.strip().rstrip(";").strip(), names
+
+
+def regions_of(path: str, lines: list[str]) -> list[Region]:
+    syntax = marker_syntax(path)
+    if not syntax:  # prose may name markers; only code carries them
+        return []
+    begin_re, end_re, almost_re = syntax
+    python = path.endswith(PYTHON)
+    found: list[Region] = []
+    open_region: Region | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        begin = begin_re.match(line)
+        end = end_re.match(line)
+        if begin:
+            if open_region:
+                raise MarkerError(f"{path}:{i + 1}: LAB({begin.group(2)}) begins inside "
+                                  f"LAB({open_region.lab}) from line {open_region.first + 1}")
+            try:
+                text, last_comment = parse_begin(lines, i, begin, python)
+                what, keeps = split_keeps(text)
+            except MarkerError as e:
+                raise MarkerError(f"{path}:{i + 1}: {e}") from None
+            if not what:
+                raise MarkerError(f"{path}:{i + 1}: say what to write after 'begin:'")
+            open_region = Region(path, begin.group(2), i, -1, last_comment + 1,
+                                 begin.group(1), what, keeps)
+            i = last_comment + 1
+            continue
+        if end:
+            if not open_region or open_region.lab != end.group(1):
+                raise MarkerError(f"{path}:{i + 1}: LAB({end.group(1)}) end without its begin")
+            open_region.last = i
+            found.append(open_region)
+            open_region = None
+        elif almost_re.match(line):
+            raise MarkerError(f"{path}:{i + 1}: malformed LAB marker: {line.strip()}")
+        i += 1
+    if open_region:
+        raise MarkerError(f"{open_region.where()}: LAB({open_region.lab}) never ends")
+    for r in found:
+        if r.lab not in LABS:
+            raise MarkerError(f"{r.where()}: no lab {r.lab} (labs are {LABS[0]}..{LABS[-1]})")
+    return found
+
+
+# --- Stubs -----------------------------------------------------------------------
+
+
+def c_parameters(lines: list[str], region: Region) -> list[str]:
+    """A whole-body region's parameters: the names in the signature above."""
+    if region.first == 0 or lines[region.first - 1].rstrip() != "{":
+        return []
+    if region.last + 1 >= len(lines) or lines[region.last + 1].rstrip() != "}":
+        return []
+    start = region.first - 1
+    while start > 0 and "(" not in lines[start]:
+        start -= 1
+    while start > 0 and not re.match(r"^[A-Za-z_]", lines[start]):
+        start -= 1
+    signature = " ".join(line.strip() for line in lines[start:region.first - 1])
+    open_at = signature.index("(")
+    depth, params, current = 0, [], ""
+    for ch in signature[open_at + 1:]:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            if depth == 0:
+                params.append(current)
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            params.append(current)
+            current = ""
+        else:
+            current += ch
+    names = []
+    for param in params:
+        param = param.strip()
+        if param in ("void", "", "..."):
+            continue
+        pointer = re.search(r"\(\s*\*\s*([A-Za-z_]\w*)\s*\)", param)
+        if pointer:
+            names.append(pointer.group(1))
+            continue
+        idents = IDENT.findall(re.sub(r"\[.*?\]", "", param))
+        if idents:
+            names.append(idents[-1])
+    return names
+
+
+def enclosing_name(lines: list[str], region: Region, pattern: str) -> str:
+    for line in reversed(lines[: region.first]):
+        m = re.match(pattern, line)
+        if m:
+            return m.group(1)
+    return "this part"
+
+
+def comment(indent: str, text: str, python: bool) -> list[str]:
+    """text as a comment at indent, wrapped to the 80 columns of the style."""
+    width = 80 - len(indent.expandtabs(8)) - 3
+    lines = textwrap.wrap(text, width) or [""]
+    if python:
+        return [f"{indent}# {line}" for line in lines]
+    if len(lines) == 1:
+        return [f"{indent}/* {lines[0]} */"]
+    return ([f"{indent}/* {lines[0]}"] + [f"{indent} * {line}" for line in lines[1:-1]]
+            + [f"{indent} * {lines[-1]} */"])
+
+
+def stub_lines(lines: list[str], region: Region) -> list[str]:
+    ind = region.indent
+    lab = region.lab
+    what = f"LAB({lab}) to write: {region.what}"
+    if region.path.endswith(".pml"):
+        where = enclosing_name(lines, region, r"^\s*(?:active\s+(?:\[\d+\]\s+)?)?(?:proctype|inline)\s+(\w+)")
+        return [*comment(ind, what, False),
+                f'{ind}printf("lab {lab}: {where} is not written yet (labs/README.md, lab {lab})\\n");',
+                f"{ind}assert(false)"]
+    if region.path.endswith(PYTHON):
+        where = enclosing_name(lines, region, r"^\s*def\s+(\w+)")
+        return [*comment(ind, what, True),
+                f'{ind}raise NotImplementedError("lab {lab}: {where}() is not written yet '
+                f'(labs/README.md, lab {lab})")']
+    names = c_parameters(lines, region) + region.keeps
+    out = comment(ind, what, False)
+    out += [f"{ind}(void){name};" for name in dict.fromkeys(names)]
+    out.append(f'{ind}LAB_UNWRITTEN("{lab}");')
+    return out
+
+
+def add_lab_include(lines: list[str]) -> list[str]:
+    if any(line.startswith('#include "lib/lab.h"') for line in lines):
+        return lines
+    last = max((n for n, line in enumerate(lines) if line.startswith("#include ")), default=None)
+    if last is None:
+        raise MarkerError("a C file with a stubbed region includes nothing: cannot add lib/lab.h")
+    return lines[: last + 1] + ['#include "lib/lab.h"'] + lines[last + 1:]
+
+
+def stubbed(path: str, lines: list[str], regions: list[Region]) -> list[str]:
+    out: list[str] = []
+    at = 0
+    for r in sorted(regions, key=lambda r: r.first):
+        out += lines[at:r.first]
+        out += stub_lines(lines, r)
+        at = r.last + 1
+    out += lines[at:]
+    if path.endswith((".c", ".h")):
+        out = add_lab_include(out)
+    return out
+
+
+# --- The tree --------------------------------------------------------------------
+
+
+def tracked_files() -> list[str]:
+    try:
+        listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], check=True,
+                                capture_output=True, text=True).stdout
+        files = [f for f in listed.split("\0") if f]
+    except (OSError, subprocess.CalledProcessError):
+        files = []
+        for dirpath, dirnames, filenames in os.walk(ROOT):
+            rel_dir = Path(dirpath).relative_to(ROOT)
+            dirnames[:] = [d for d in dirnames
+                           if not d.startswith((".git", "build")) or d == ".ci"]
+            files += [str(rel_dir / f) if str(rel_dir) != "." else f for f in filenames]
+    return sorted(f for f in files if (ROOT / f).is_file())
+
+
+def read_lines(path: str) -> list[str] | None:
+    try:
+        return (ROOT / path).read_text(encoding="utf-8").split("\n")
+    except UnicodeDecodeError:
+        return None
+
+
+def all_regions(files: list[str]) -> dict[str, list[Region]]:
+    out: dict[str, list[Region]] = {}
+    for path in files:
+        if path.startswith(TEACHER_DIR) or path.startswith(MUTANT_DIR):
+            continue
+        lines = read_lines(path)
+        if lines is None:
+            continue
+        regions = regions_of(path, lines)
+        if regions:
+            out[path] = regions
+    return out
+
+
+def mutant_files(path: str) -> list[str]:
+    return [line[len("file:"):].strip() for line in (ROOT / path).read_text().splitlines()
+            if line.startswith("file:")]
+
+
+def write_tree(lab: str, dest: Path) -> int:
+    files = tracked_files()
+    regions = all_regions(files)
+    chosen = {p: [r for r in rs if r.lab == lab] for p, rs in regions.items()}
+    chosen = {p: rs for p, rs in chosen.items() if rs}
+    if not chosen:
+        print(f"lab-tree: no region of lab {lab} is marked in this tree", file=sys.stderr)
+        return 1
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        print(f"lab-tree: {dest} exists and is not an empty directory: choose a new DEST",
+              file=sys.stderr)
+        return 2
+    left_out: list[str] = []
+    bugs: set[str] = set()
+    for path in files:
+        if path.startswith(TEACHER_DIR):
+            left_out.append(path)
+            continue
+        if path.startswith(MUTANT_DIR) and path.endswith(".mutant") and \
+                any(f in chosen for f in mutant_files(path)):
+            left_out.append(path)
+            continue
+        target = dest / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path in chosen:
+            lines = read_lines(path)
+            for r in chosen[path]:
+                for line in lines[r.body:r.last]:
+                    bugs.update(b.lower() for b in BUG_TOKEN.findall(line))
+            target.write_text("\n".join(stubbed(path, lines, chosen[path])), encoding="utf-8")
+            shutil.copymode(ROOT / path, target)
+        else:
+            shutil.copy2(ROOT / path, target)
+    bugs.discard("none")
+    bugs.discard("count")
+    (dest / LAB_FILE).write_text(
+        "# Written by make lab-tree (docs/labs.md): the lab this tree is for, and the\n"
+        "# tlb_bug= switches whose hooks were in the code it left for you to write.\n"
+        f"lab={lab}\nbugs={' '.join(sorted(bugs))}\n", encoding="utf-8")
+    count = sum(len(rs) for rs in chosen.values())
+    print(f"lab-tree: {dest}: lab {lab}, {count} regions to write in "
+          + ", ".join(f"{p} ({len(rs)})" for p, rs in sorted(chosen.items())))
+    teacher = sum(1 for p in left_out if p.startswith(TEACHER_DIR))
+    print(f"lab-tree: left out {teacher} files of instructor material and "
+          f"{len(left_out) - teacher} mutants of the stubbed files")
+    print(f"lab-tree: next: cd {dest} && git init && git add -A && git commit -m 'lab {lab}'; "
+          f"then make grade LAB={lab}")
+    return 0
+
+
+def list_regions() -> int:
+    regions = all_regions(tracked_files())
+    for lab in LABS:
+        mine = [r for rs in regions.values() for r in rs if r.lab == lab]
+        print(f"{lab}: {len(mine)} regions")
+        for r in mine:
+            print(f"  {r.where():28} {r.what}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("lab", nargs="?", help="L0..L8")
+    parser.add_argument("dest", nargs="?", help="where to write the tree")
+    parser.add_argument("--list", action="store_true", help="list each lab's regions")
+    parser.add_argument("--check", action="store_true", help="check every marker")
+    args = parser.parse_args(argv)
+    try:
+        if args.list:
+            return list_regions()
+        if args.check:
+            regions = all_regions(tracked_files())
+            print(f"lab-tree: {sum(len(r) for r in regions.values())} regions in "
+                  f"{len(regions)} files, markers well formed")
+            return 0
+        if not args.lab or not args.dest:
+            print("usage: make lab-tree LAB=L3 DEST=dir (labs/README.md)", file=sys.stderr)
+            return 2
+        if args.lab not in LABS:
+            print(f"lab-tree: LAB={args.lab!r}: the labs are {', '.join(LABS)}", file=sys.stderr)
+            return 2
+        return write_tree(args.lab, Path(args.dest).resolve())
+    except MarkerError as e:
+        print(f"lab-tree: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
