@@ -10,7 +10,7 @@
  * child whose parent ended before waiting for it stays in the task table,
  * with its address space, until the table is full and forgets it.)
  *
- * The configurations that run this suite (tools/run-tests.py, race-*)
+ * The configurations that run this suite (tools/test/configs.py, race-*)
  * boot with heap_debug=on, so that a write after free in the kernel
  * panics where it happens, and under each lazy= and unmap_batch= value.
  */

@@ -30,7 +30,8 @@ HOST_TIMEOUTS = {"tlb_sim": 1200}
 # profile-path finds the IPC fast path, and the general one with it off;
 # tlb_trace=on traces the fast path's switches; a plain access of a variable
 # shared without a lock does not compile (sync/shared.h); a QEMU run that
-# times out names where each CPU was (boot.py's Qemu.hang_report).
+# times out names where each CPU was (boot.py's Qemu.hang_report); the layer
+# checker passes the tree and fails broken copies of its layer file.
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
                 "qr": ROOT / "tests" / "qr" / "test_qr.py",
@@ -40,7 +41,8 @@ HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "path-profile": ROOT / "tests" / "profile" / "test_path_profile.py",
                 "ipc-trace": ROOT / "tests" / "bench" / "test_ipc_trace.py",
                 "plain-access": ROOT / "tests" / "shared" / "test_plain_access.py",
-                "hang-report": ROOT / "tests" / "hang" / "test_hang_report.py"}
+                "hang-report": ROOT / "tests" / "hang" / "test_hang_report.py",
+                "layers": ROOT / "tests" / "layers" / "test_layers.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
 # shootdown that does not wait, a batch freed before its flush, a PCID that
