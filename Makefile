@@ -547,7 +547,7 @@ CHECK_HEADERS = --headers kernel "$(CC) $(KERNEL_CFLAGS)" \
 	--headers host "$(HOSTCC) -Itests/host/sim_include $(HOST_TEST_CFLAGS) -DSHOOTDOWN_SIM"
 quiet_cmd_check_layers = CHECK layers, symbols, headers alone
 tools_check_layers := PYTHON
-cmd_check_layers = $(PYTHON) tools/check-layers.py --objects $(BUILD) $(CHECK_HEADERS)
+cmd_check_layers = $(PYTHON) -m tools.check.layers --objects $(BUILD) $(CHECK_HEADERS)
 quiet_cmd_check_format = CHECK clang-format
 tools_check_format := CLANG_FORMAT
 cmd_check_format = $(CLANG_FORMAT) --dry-run -Werror $(FORMAT_FILES)
@@ -565,7 +565,7 @@ check: $(KERNEL_OBJS)
 # docs/architecture.dot and .svg, drawn from docs/architecture.layers.
 quiet_cmd_docs = GEN docs/architecture.dot docs/architecture.svg
 tools_docs := PYTHON
-cmd_docs = $(PYTHON) tools/check-layers.py --render
+cmd_docs = $(PYTHON) -m tools.check.layers --render
 docs:
 	$(call cmd,docs)
 

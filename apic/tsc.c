@@ -49,7 +49,7 @@
 /*
  * Rates taken as plausible. The floor is below real CPUs (the slowest
  * x86-64 TSCs run at hundreds of MHz) because Bochs's TSC ticks once per
- * emulated instruction, at its "ips" setting (tools/boot.py: 50 MHz).
+ * emulated instruction, at its "ips" setting (tools/run/boot.py: 50 MHz).
  */
 #define TSC_MIN_HZ 10000000ULL	  /* 10 MHz */
 #define TSC_MAX_HZ 10000000000ULL /* 10 GHz */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Constants shared with the assembly files. arch/consts.inc is this file's
- * twin for NASM; tools/check-consts.py checks that every name defined there
+ * twin for NASM; tools/check/consts.py checks that every name defined there
  * has the same value here.
  */
 #ifndef ARCH_CONSTS_H

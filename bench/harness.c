@@ -38,7 +38,7 @@
  * results in T ms` line after each benchmark and `bench: end ...` last. A
  * benchmark may print a figure derived from its rows before its results
  * line (flush_local's `bench: flush_local crossover ...`, bench/flush.c).
- * tools/bench.py reads exactly this.
+ * tools/bench/bench.py reads exactly this.
  */
 #include "bench/bench.h"
 #include "bench/fixture.h"

@@ -185,7 +185,7 @@ bool qr_codes_show(unsigned k)
 	}
 	console_screen_clear();
 	kprintf_screen("shootdown results: QR code %u/%u (photograph each; "
-		       "tools/bench.py import-qr)",
+		       "tools/bench/bench.py import-qr)",
 		       k + 1, codes.count);
 	return console_screen_matrix(LABEL_ROWS, code.size, QR_QUIET,
 				     dark_module, &code);

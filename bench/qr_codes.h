@@ -4,7 +4,7 @@
  * (bench/results.h), compressed (zlib), in base64, cut into as many codes
  * as it takes, each one's text `shootdown K/N ID DATA`: K of N, the run's
  * ID (the zlib stream's Adler-32, so codes of two runs never mix) and its
- * share of the base64. `tools/bench.py import-qr` reads them back.
+ * share of the base64. `tools/bench/bench.py import-qr` reads them back.
  */
 #ifndef BENCH_QR_CODES_H
 #define BENCH_QR_CODES_H

@@ -95,7 +95,7 @@ const struct bench_crossover *bench_results_crossover(void)
 /* --- The record ---------------------------------------------------------------- */
 
 /*
- * Lines the tap keeps: what tools/bench.py's parser reads. Everything else
+ * Lines the tap keeps: what tools/bench/bench.py's parser reads. Everything else
  * the serial port gets meanwhile (a warning, tlb_trace lines from other
  * CPUs) is left out.
  */

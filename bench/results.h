@@ -7,7 +7,7 @@
  *  - The rows: each result the harness printed, as numbers (a copy of its
  *    `@ ` line), and the figures a benchmark derives from them (the
  *    flush_local crossover).
- *  - The record: the output tools/bench.py reads (`bench:`, `options:` and
+ *  - The record: the output tools/bench/bench.py reads (`bench:`, `options:` and
  *    `@ ` lines), byte for byte as the serial log has it, so the QR codes
  *    decode to the same results JSON as a serial log (docs/bench.md).
  *

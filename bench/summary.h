@@ -2,7 +2,7 @@
 /*
  * The end of the benchmarks: the headline answers, each a sentence with
  * its number, on one screen that fits 80x25 text and the framebuffer, and
- * on serial as `bench: summary KEY SENTENCE` lines, which tools/bench.py
+ * on serial as `bench: summary KEY SENTENCE` lines, which tools/bench/bench.py
  * keeps in the results JSON (docs/bench.md says which rows each one reads).
  */
 #ifndef BENCH_SUMMARY_H

@@ -14,7 +14,7 @@
 void boot_modules_register(const struct boot_info *info);
 
 /*
- * The boot module named `name` (its multiboot2 command line: tools/mkiso.sh
+ * The boot module named `name` (its multiboot2 command line: tools/make/mkiso.sh
  * names each user program after its file). Returns false if there is none.
  */
 bool boot_module(const char *name, const void **data, size_t *size);

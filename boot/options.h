@@ -17,7 +17,7 @@ int options_parse(const char *cmdline);
 /*
  * Prints one line, `options: name=value ...`, every option in registry
  * order with the value in force: test and benchmark logs carry it, so a
- * result says which switches produced it (tools/bench.py reads it).
+ * result says which switches produced it (tools/bench/bench.py reads it).
  */
 void options_report(void);
 

@@ -2,7 +2,7 @@
 /*
  * The embedded PSF2 console font. PSF2 is the Linux console font format: a
  * 32-byte header, then glyph_count bitmaps of charsize bytes each. Our file
- * comes from tools/mkfont.py, but it is checked like any other input: a
+ * comes from tools/make/mkfont.py, but it is checked like any other input: a
  * broken build step must turn the screen off, not draw from wild pointers.
  */
 #include "console/font.h"

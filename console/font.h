@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The embedded console font: a PSF2 file (8x16 glyphs) generated at build time
- * by tools/mkfont.py from the glyph drawings in console/font.txt, and linked
+ * by tools/make/mkfont.py from the glyph drawings in console/font.txt, and linked
  * into .rodata by NASM's incbin (symbols font_psf_start / font_psf_end).
  */
 #ifndef CONSOLE_FONT_H

@@ -255,7 +255,7 @@ static inline bool lazy_leave_backs_off(void)
 /* --- Tracing (tlb_trace) ------------------------------------------------------- */
 
 /*
- * One line per event (docs/tlb.md, "Watching it"; tools/timeline.py draws
+ * One line per event (docs/tlb.md, "Watching it"; tools/run/timeline.py draws
  * them): the time (tlb_hw_clock), the CPU, the event, the mm and its ASID
  * here, the generations: this CPU's slot (what its TLB is current to)
  * against the mm's, and what ties the event to others: a request's

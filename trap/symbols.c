@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The table (tools/mksyms.py, section .ksyms): function addresses sorted
+ * The table (tools/make/mksyms.py, section .ksyms): function addresses sorted
  * ascending, each with the offset of its name in a string block.
  */
 #include "trap/symbols.h"

@@ -907,7 +907,7 @@ static size_t list_cases(struct test_case *cases)
 
 /*
  * A lab tree (docs/labs.md) leaves some bug hooks to the student, whose
- * code need not have them: run-tests.py names those bugs here, and their
+ * code need not have them: tools/test/host.py names those bugs here, and their
  * cases are skipped rather than failed.
  */
 #define BUG_SKIP_REASON                                                      \

@@ -30,7 +30,8 @@ HOST_TIMEOUTS = {"tlb_sim": 1200}
 # profile-path finds the IPC fast path, and the general one with it off;
 # tlb_trace=on traces the fast path's switches; a plain access of a variable
 # shared without a lock does not compile (sync/shared.h); a QEMU run that
-# times out names where each CPU was (boot.py's Qemu.hang_report);
+# times out names where each CPU was (boot.py's Qemu.hang_report); the layer
+# checker passes the tree and fails broken copies of its layer file;
 # docs/options.md's table is what the kernel's help option prints.
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
@@ -42,6 +43,7 @@ HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "ipc-trace": ROOT / "tests" / "bench" / "test_ipc_trace.py",
                 "plain-access": ROOT / "tests" / "shared" / "test_plain_access.py",
                 "hang-report": ROOT / "tests" / "hang" / "test_hang_report.py",
+                "layers": ROOT / "tests" / "layers" / "test_layers.py",
                 "options-doc": ROOT / "tools" / "check" / "options_doc.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
