@@ -13,6 +13,7 @@
 
 #include "lib/types.h"
 #include "mm/tlb_hw_cpu.h"
+#include "mm/tlb_stats.h"
 #include "sync/cpumask.h"
 #include "sync/shared.h"
 
@@ -256,30 +257,6 @@ struct tlb_multi_request {
 typedef SHARED(struct tlb_flush_request) tlb_flush_request_placed;
 typedef SHARED(struct tlb_multi_request) tlb_multi_request_placed;
 
-/* Per-CPU counters (tlb_stats prints them; benchmarks read them). */
-struct tlb_stats {
-	uint64_t ipis_sent;	   /* flush requests sent to other CPUs */
-	uint64_t ipis_received;	   /* flush requests handled from others */
-	uint64_t flush_full;	   /* whole-context flushes */
-	uint64_t flush_partial;	   /* range flushes, page by page */
-	uint64_t flush_pages;	   /* single pages invalidated */
-	uint64_t flush_kernel;	   /* kernel-range flushes handled */
-	uint64_t flush_up_to_date; /* requests found already covered */
-	uint64_t asid_hits;	   /* switch found next's slot current */
-	uint64_t asid_misses;	   /* switch took a new or stale slot */
-	uint64_t lazy_skips;	   /* lazy CPUs a flush did not interrupt */
-	uint64_t lazy_leaves;	   /* flush IPIs that made a lazy CPU leave */
-	uint64_t gen_catchups;	   /* switches that found a slot behind */
-	uint64_t cpumask_atomics;  /* locked cpumask updates */
-	uint64_t mm_switches;	   /* CR3 loads by switch_mm_irqs_off */
-	uint64_t lazy_entries;	   /* switches to a kernel thread kept lazy */
-	uint64_t lazy_shootdowns;  /* CPUs sent away at an mm's teardown */
-	uint64_t batch_rounds;	   /* flush rounds sent by flush_tlb_mms */
-	uint64_t batch_mms;	   /* address spaces those rounds covered */
-	uint64_t batch_ipis;	   /* requests those rounds sent to others */
-	uint64_t spurious_faults;  /* faults the page tables allowed: retried */
-};
-
 /*
  * A CPU's TLB state. The first group is read by other CPUs (flushers
  * deciding whom to interrupt) and written only by the owner, with the
@@ -365,17 +342,5 @@ static inline void switch_mm_finish(void)
 		return;
 	switch_mm_finish_held();
 }
-
-/* The counters one by one, by the names tlb_stats_print gives them. */
-#define TLB_STATS_COUNT (sizeof(struct tlb_stats) / sizeof(uint64_t))
-const char *tlb_stats_name(size_t i);
-uint64_t *tlb_stats_field(struct tlb_stats *s, size_t i);
-
-/* Sums every online CPU's counters into out. */
-void tlb_stats_sum(struct tlb_stats *out);
-/* Prints the per-CPU counters as a table (tlb_stats on the command line). */
-void tlb_stats_print(void);
-/* The same when the tlb_stats flag was given (mm/tlb_stats.c has it). */
-void tlb_stats_print_if_requested(void);
 
 #endif
