@@ -120,7 +120,8 @@ trap_c := idt.c trap.c panic.c symbols.c crash.c
 trap_asm := isr.asm
 boot_c := multiboot2.c boot_modules.c options.c
 mm_c := mm.c fault.c kstack.c memmap.c frame_alloc.c pmm.c pagetable.c \
-	kmap.c heap.c tlb.c tlb_batch.c tlb_hw.c tlb_options.c tlb_stats.c
+	kmap.c heap.c tlb.c tlb_trace.c tlb_batch.c tlb_hw.c tlb_options.c \
+	tlb_stats.c
 acpi_c := acpi.c tables.c
 apic_c := lapic.c xapic.c x2apic.c pic.c ioapic.c tsc.c timer.c
 smp_c := call.c call_queue.c
@@ -472,11 +473,13 @@ TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
 	tests/host/tlb_sim_policy.c tests/host/tlb_sim_trace.c \
 	tests/host/tlb_sim_search.c tests/host/tlb_sim_memory.c \
 	tests/host/tlb_sim_host.c tests/host/tlb_sim_kfiles.c \
-	tests/host/tlb_sim_mmfile.c mm/tlb.c mm/tlb_batch.c mm/pagetable.c \
+	tests/host/tlb_sim_mmfile.c mm/tlb.c mm/tlb_trace.c mm/tlb_batch.c \
+	mm/pagetable.c \
 	mm/fault.c smp/call_queue.c \
 	mm/tlb_options.c lib/cmdline.c lib/format.c
 TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/arch/x86.h \
-	mm/mm.c mm/kmap.c mm/kstack.c mm/tlb.h mm/tlb_options.h mm/tlb_hw.h \
+	mm/mm.c mm/kmap.c mm/kstack.c mm/tlb.h mm/tlb_stats.h mm/tlb_trace.h \
+	mm/tlb_options.h mm/tlb_hw.h \
 	mm/fault.h mm/tlb_batch.h mm/mm.h mm/pagetable.h arch/layout.h mm/kmap.h \
 	mm/kstack.h sync/shared.h sync/spinlock.h sync/cpumask.h smp/call.h \
 	smp/call_hw.h smp/call_queue.h boot/options.h trap/trap.h

@@ -115,12 +115,11 @@
  */
 #include "mm/tlb.h"
 #include "cpu/cpu.h"
-#include "console/kprintf.h"
 #include "trap/panic.h"
-#include "lib/format.h"
 #include "arch/layout.h"
 #include "mm/mm.h"
 #include "mm/tlb_hw.h"
+#include "mm/tlb_trace.h"
 #include "sync/shared.h"
 
 _Static_assert(TLB_ASID_SLOTS_MAX + 1 <= CR3_PCID_MASK,
@@ -250,117 +249,6 @@ static inline bool lazy_leave_backs_off(void)
 	/* LAB(L4) begin: does a LAZY CPU sent away by a request back off? */
 	return tlb_policy.lazy == TLB_LAZY_DYNAMIC;
 	/* LAB(L4) end */
-}
-
-/* --- Tracing (tlb_trace) ------------------------------------------------------- */
-
-/*
- * One line per event (docs/tlb.md, "Watching it"; tools/timeline.py draws
- * them): the time (tlb_hw_clock), the CPU, the event, the mm and its ASID
- * here, the generations: this CPU's slot (what its TLB is current to)
- * against the mm's, and what ties the event to others: a request's
- * targets, a handler's sender, a switch's CR3 load. Each value is one the
- * event has at hand: tracing reads no shared variable of its own, so the
- * simulator's replays with tlb_trace on take the steps of the runs they
- * repeat. A generation the event did not read prints as "-".
- */
-#define TRACE_GEN_UNREAD UINT64_MAX
-
-static void trace_gen(char *buf, size_t size, uint64_t gen)
-{
-	if (gen == TRACE_GEN_UNREAD)
-		ksnprintf(buf, size, "-");
-	else
-		ksnprintf(buf, size, "%llu", (unsigned long long)gen);
-}
-
-static void trace_line(const char *event, const struct mm *mm, uint16_t asid,
-		       uint64_t local_gen, uint64_t mm_gen, const char *link)
-{
-	char local[24], current[24];
-
-	trace_gen(local, sizeof(local), local_gen);
-	trace_gen(current, sizeof(current), mm_gen);
-	kprintf("tlb: t=%llu cpu%u %-13s mm%llu asid%d gen %s/%s%s%s\n",
-		(unsigned long long)tlb_hw_clock(), tlb_hw_cpu(), event,
-		(unsigned long long)mm->context_id,
-		asid == TLB_ASID_KERNEL ? -1 : (int)asid, local, current,
-		*link ? " " : "", link);
-}
-
-/* An event on this CPU alone. */
-static void trace(const char *event, const struct mm *mm, uint16_t asid,
-		  uint64_t local_gen, uint64_t mm_gen)
-{
-	if (!tlb_policy.trace)
-		return;
-	trace_line(event, mm, asid, local_gen, mm_gen, "");
-}
-
-/* This CPU handles request r: the line names the CPU that sent it. */
-static void trace_handling(const char *event, const struct tlb_flush_request *r,
-			   uint16_t asid, uint64_t local_gen, uint64_t mm_gen)
-{
-	char from[16];
-
-	if (!tlb_policy.trace)
-		return;
-	ksnprintf(from, sizeof(from), "from cpu%u", r->sender);
-	trace_line(event, r->mm, asid, local_gen, mm_gen, from);
-}
-
-/*
- * A request is sent, taking the mm from new_gen - 1 to new_gen: the line
- * names the other CPUs it goes to, runs of them as ranges ("to 1-3,6"),
- * or "to none". A list too long for the line ends in "...".
- */
-static void trace_request(const struct mm *mm, uint16_t asid, uint64_t new_gen,
-			  const struct cpumask *targets)
-{
-	char to[128] = "to none", cpu_text[16];
-	size_t used = 0;
-	unsigned cpu;
-
-	if (!tlb_policy.trace)
-		return;
-	for_each_cpu (cpu, targets) {
-		bool follows = cpu > 0 && cpumask_test(targets, cpu - 1);
-		bool followed =
-			cpu + 1 < MAX_CPUS && cpumask_test(targets, cpu + 1);
-		const char *separator;
-		size_t n;
-
-		if (follows && followed)
-			continue; /* inside a run: only its ends are printed */
-		separator = follows ? "-" : used ? "," : "to ";
-		n = (size_t)ksnprintf(cpu_text, sizeof(cpu_text), "%s%u",
-				      separator, cpu);
-		if (used + n > sizeof(to) - sizeof("...")) {
-			ksnprintf(to + used, sizeof(to) - used, "...");
-			break;
-		}
-		used += (size_t)ksnprintf(to + used, sizeof(to) - used, "%s",
-					  cpu_text);
-	}
-	trace_line("request", mm, asid, new_gen - 1, new_gen, to);
-}
-
-/*
- * This CPU switches to next (kernel_mm too: no slot, no generations) in
- * ASID asid with CR3 value cr3: whether that load drops the PCID's
- * entries (no no-flush bit: always so without PCID).
- */
-static void trace_switch(const struct tlb_cpu *c, const struct mm *next,
-			 uint16_t asid, uint64_t cr3)
-{
-	uint64_t gen;
-
-	if (!tlb_policy.trace)
-		return;
-	gen = asid == TLB_ASID_KERNEL ? TRACE_GEN_UNREAD
-				      : c->slots[asid].tlb_gen;
-	trace_line("switch", next, asid, gen, gen,
-		   cr3 & CR3_NOFLUSH ? "cr3 keep" : "cr3 flush");
 }
 
 /* --- Flushing this CPU ---------------------------------------------------------- */
@@ -1148,7 +1036,6 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 void flush_tlb_spurious_fault(struct mm *mm, uint64_t va)
 {
 	struct tlb_cpu *c = this_tlb();
-	char link[32];
 
 	KASSERT(loaded_mm(c) == mm && !is_lazy(c),
 		"cpu%u: spurious fault in mm%llu, which is not loaded and "
@@ -1156,11 +1043,8 @@ void flush_tlb_spurious_fault(struct mm *mm, uint64_t va)
 		tlb_hw_cpu(), (unsigned long long)mm->context_id);
 	tlb_hw_invlpg(va);
 	c->stats.spurious_faults++;
-	if (!tlb_policy.trace)
-		return;
-	ksnprintf(link, sizeof(link), "va %#llx", (unsigned long long)va);
-	trace_line("spurious", mm, c->loaded_asid,
-		   c->slots[c->loaded_asid].tlb_gen, TRACE_GEN_UNREAD, link);
+	trace_spurious(mm, c->loaded_asid, c->slots[c->loaded_asid].tlb_gen,
+		       va);
 }
 
 /* --- Teardown ------------------------------------------------------------------- */
