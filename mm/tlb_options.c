@@ -1,7 +1,39 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The TLB policies: the values in force, their words, and the options that
+ * set them from the command line.
+ */
 #include "mm/tlb_options.h"
 #include "lib/option.h"
 #include "lib/format.h"
+#include "mm/tlb_bug.h"
+
+struct tlb_policy tlb_policy = {
+	.asid_slots = TLB_ASID_SLOTS_DEFAULT,
+	.lazy = TLB_LAZY_SKIP,
+	.lazy_backoff = TLB_LAZY_BACKOFF_DEFAULT,
+	.flush_ceiling = TLB_FLUSH_CEILING_DEFAULT,
+	.flush_concurrent = true,
+};
+
+enum tlb_bug tlb_bug_choice;
+
+const char *const tlb_lazy_names[] = {"skip", "ipi", "dynamic", "off", NULL};
+const char *const tlb_unmap_batch_names[] = {"pages", "all", "per_mm", NULL};
+const char *const tlb_bug_names[TLB_BUG_COUNT + 1] = {
+	[TLB_BUG_NONE] = "none",
+	[TLB_BUG_SKIP_REMOTE] = "skip_remote",
+	[TLB_BUG_NO_WAIT] = "no_wait",
+	[TLB_BUG_ACK_BEFORE_FLUSH] = "ack_before_flush",
+	[TLB_BUG_NO_GEN_CHECK] = "no_gen_check",
+	[TLB_BUG_REUSE_ASID_NOFLUSH] = "reuse_asid_noflush",
+	[TLB_BUG_LAZY_SKIP_FREED_TABLES] = "lazy_skip_freed_tables",
+	[TLB_BUG_FREE_BEFORE_ACK] = "free_before_ack",
+	[TLB_BUG_BATCH_FIRST_MM_ONLY] = "batch_first_mm_only",
+	[TLB_BUG_REVOKE_SKIPS_CLEARED] = "revoke_skips_cleared",
+	[TLB_BUG_MAP_NO_WAIT] = "map_no_wait",
+	[TLB_BUG_COUNT] = NULL,
+};
 
 /* A CHOICE defaults to its first word, so "on" comes first. */
 enum { CHOICE_ON, CHOICE_OFF };
@@ -13,41 +45,69 @@ static const char *const kernel_mm_mask_words[] = {"skip", "touch", NULL};
 static const char *const lazy_mm_words[] = {"shootdown", "refcount", NULL};
 
 const struct option_desc tlb_option_descs[TLB_OPTION_COUNT] = {
-	[TLB_OPT_PCID] = {"pcid", OPTION_CHOICE, on_off, 0, 0, 0,
-			  "use PCID when the CPU has it"},
-	[TLB_OPT_INVPCID] = {"invpcid", OPTION_CHOICE, on_off, 0, 0, 0,
-			     "use INVPCID when the CPU has it"},
-	[TLB_OPT_ASID_SLOTS] = {"asid_slots", OPTION_UINT, NULL, 1,
-				TLB_ASID_SLOTS_MAX, TLB_ASID_SLOTS_DEFAULT,
-				"dynamic ASID slots per CPU (with PCID)"},
-	[TLB_OPT_LAZY] = {"lazy", OPTION_CHOICE, tlb_lazy_names, 0, 0, 0,
-			  "what idle and kernel threads do with the user mm"},
-	[TLB_OPT_LAZY_BACKOFF] = {"lazy_backoff", OPTION_UINT, NULL, 0,
-				  TLB_LAZY_BACKOFF_MAX,
-				  TLB_LAZY_BACKOFF_DEFAULT,
-				  "lazy=dynamic: switches to stay non-lazy"},
-	[TLB_OPT_FLUSH_CEILING] = {"flush_ceiling", OPTION_UINT, NULL, 0,
-				   TLB_FLUSH_CEILING_MAX,
-				   TLB_FLUSH_CEILING_DEFAULT,
-				   "largest page count flushed page by page"},
-	[TLB_OPT_FLUSH_INFO] = {"flush_info", OPTION_CHOICE, flush_info_words,
-				0, 0, 0, "where a flush request lives"},
-	[TLB_OPT_FLUSH_CONCURRENT] = {"flush_concurrent", OPTION_CHOICE, on_off,
-				      0, 0, 0,
-				      "flush locally while remote CPUs flush"},
-	[TLB_OPT_KERNEL_MM_MASK] = {"kernel_mm_mask", OPTION_CHOICE,
-				    kernel_mm_mask_words, 0, 0, 0,
-				    "cpumask atomics on kernel-mm switches"},
-	[TLB_OPT_LAZY_MM] = {"lazy_mm", OPTION_CHOICE, lazy_mm_words, 0, 0, 0,
-			     "how a lazily loaded mm is kept alive"},
-	[TLB_OPT_UNMAP_BATCH] = {"unmap_batch", OPTION_CHOICE,
-				 tlb_unmap_batch_names, 0, 0, 0,
-				 "how an unmap from many address spaces "
-				 "flushes"},
-	[TLB_OPT_TLB_BUG] = {"tlb_bug", OPTION_CHOICE, tlb_bug_names, 0, 0, 0,
-			     "inject a TLB protocol bug (tests, labs)"},
-	[TLB_OPT_TLB_TRACE] = {"tlb_trace", OPTION_FLAG, NULL, 0, 0, 0,
-			       "print every TLB flush event"},
+	[TLB_OPT_PCID] = {.name = "pcid",
+			  .type = OPTION_CHOICE,
+			  .choices = on_off,
+			  .help = "use PCID when the CPU has it"},
+	[TLB_OPT_INVPCID] = {.name = "invpcid",
+			     .type = OPTION_CHOICE,
+			     .choices = on_off,
+			     .help = "use INVPCID when the CPU has it"},
+	[TLB_OPT_ASID_SLOTS] =
+		{.name = "asid_slots",
+		 .type = OPTION_UINT,
+		 .min = 1,
+		 .max = TLB_ASID_SLOTS_MAX,
+		 .def = TLB_ASID_SLOTS_DEFAULT,
+		 .help = "dynamic ASID slots per CPU (with PCID)"},
+	[TLB_OPT_LAZY] =
+		{.name = "lazy",
+		 .type = OPTION_CHOICE,
+		 .choices = tlb_lazy_names,
+		 .help = "what idle and kernel threads do with the user mm"},
+	[TLB_OPT_LAZY_BACKOFF] =
+		{.name = "lazy_backoff",
+		 .type = OPTION_UINT,
+		 .max = TLB_LAZY_BACKOFF_MAX,
+		 .def = TLB_LAZY_BACKOFF_DEFAULT,
+		 .help = "lazy=dynamic: switches to stay non-lazy"},
+	[TLB_OPT_FLUSH_CEILING] =
+		{.name = "flush_ceiling",
+		 .type = OPTION_UINT,
+		 .max = TLB_FLUSH_CEILING_MAX,
+		 .def = TLB_FLUSH_CEILING_DEFAULT,
+		 .help = "largest page count flushed page by page"},
+	[TLB_OPT_FLUSH_INFO] = {.name = "flush_info",
+				.type = OPTION_CHOICE,
+				.choices = flush_info_words,
+				.help = "where a flush request lives"},
+	[TLB_OPT_FLUSH_CONCURRENT] =
+		{.name = "flush_concurrent",
+		 .type = OPTION_CHOICE,
+		 .choices = on_off,
+		 .help = "flush locally while remote CPUs flush"},
+	[TLB_OPT_KERNEL_MM_MASK] =
+		{.name = "kernel_mm_mask",
+		 .type = OPTION_CHOICE,
+		 .choices = kernel_mm_mask_words,
+		 .help = "cpumask atomics on kernel-mm switches"},
+	[TLB_OPT_LAZY_MM] = {.name = "lazy_mm",
+			     .type = OPTION_CHOICE,
+			     .choices = lazy_mm_words,
+			     .help = "how a lazily loaded mm is kept alive"},
+	[TLB_OPT_UNMAP_BATCH] =
+		{.name = "unmap_batch",
+		 .type = OPTION_CHOICE,
+		 .choices = tlb_unmap_batch_names,
+		 .help = "how an unmap from many address spaces flushes"},
+	[TLB_OPT_TLB_BUG] = {.name = "tlb_bug",
+			     .type = OPTION_CHOICE,
+			     .choices = tlb_bug_names,
+			     .help = "inject a TLB protocol bug (tests, labs)",
+			     .injected = true},
+	[TLB_OPT_TLB_TRACE] = {.name = "tlb_trace",
+			       .type = OPTION_FLAG,
+			       .help = "print every TLB flush event"},
 };
 
 /*
@@ -59,6 +119,7 @@ static struct option_value tlb_option_values[TLB_OPTION_COUNT];
 static void tlb_options_set(const struct option_value *values)
 {
 	tlb_policy_from_values(&tlb_policy, values);
+	tlb_bug_choice = (enum tlb_bug)values[TLB_OPT_TLB_BUG].choice;
 }
 OPTION_TABLE(81, tlb, tlb_option_descs, tlb_option_values, TLB_OPTION_COUNT,
 	     NULL, tlb_options_set);
@@ -81,11 +142,10 @@ void tlb_policy_from_values(struct tlb_policy *p,
 	p->lazy_mm = (enum tlb_lazy_mm)values[TLB_OPT_LAZY_MM].choice;
 	p->unmap_batch =
 		(enum tlb_unmap_batch)values[TLB_OPT_UNMAP_BATCH].choice;
-	p->bug = (enum tlb_bug)values[TLB_OPT_TLB_BUG].choice;
 	p->trace = values[TLB_OPT_TLB_TRACE].flag;
 }
 
-/* The inverse of tlb_policy_from_values. */
+/* The inverse of tlb_policy_from_values, with the bug in force. */
 static void values_from_policy(const struct tlb_policy *p,
 			       struct option_value values[TLB_OPTION_COUNT])
 {
@@ -104,7 +164,7 @@ static void values_from_policy(const struct tlb_policy *p,
 							: KERNEL_MM_MASK_SKIP;
 	values[TLB_OPT_LAZY_MM].choice = p->lazy_mm;
 	values[TLB_OPT_UNMAP_BATCH].choice = p->unmap_batch;
-	values[TLB_OPT_TLB_BUG].choice = p->bug;
+	values[TLB_OPT_TLB_BUG].choice = tlb_bug_choice;
 	values[TLB_OPT_TLB_TRACE].flag = p->trace;
 }
 

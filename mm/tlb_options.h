@@ -35,6 +35,7 @@ extern const struct option_desc tlb_option_descs[TLB_OPTION_COUNT];
 /*
  * The policy the parsed values ask for. pcid and invpcid say what was
  * asked, not what the CPU has: tlb_boot_init (or the simulator) decides.
+ * tlb_bug= is no policy: the kernel's option sets tlb_bug_choice.
  */
 void tlb_policy_from_values(struct tlb_policy *p,
 			    const struct option_value values[TLB_OPTION_COUNT]);
