@@ -21,7 +21,7 @@
  *               slot.tlb_gen: the generation this CPU's entries tagged with
  *               the slot's PCID are current to.
  *
- * Per-CPU states (struct tlb_cpu in mm/tlb.h; loaded_mm and is_lazy are
+ * Per-CPU states (struct tlb_cpu in mm/tlb_cpu.h; loaded_mm and is_lazy are
  * read by other CPUs, everything else only by the owner):
  *
  *   ACTIVE     loaded_mm = user mm, !is_lazy   a thread of the mm runs

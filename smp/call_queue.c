@@ -68,9 +68,11 @@
  * reported with a panic rather than a silent hang. (A target busy running
  * a long request still looks at its queue, and runs what it holds, each
  * time it sends or waits itself; a request that neither sends nor waits
- * for seconds with interrupts off is itself the bug.) call_bug= breaks the protocol
- * on purpose to show the tests catch it (tests/kernel/test_smp.c, the
- * tcg-*-call-bug configs).
+ * for seconds with interrupts off is itself the bug.)
+ *
+ * call_bug= breaks the protocol on purpose, to show that the tests catch
+ * it (tests/kernel/test_smp.c). Its checks are INJECTED(call, ...): only
+ * the injection kernel has them.
  */
 #include "smp/call_queue.h"
 #include "smp/call_hw.h"
