@@ -123,7 +123,8 @@ trap_c := idt.c trap.c panic.c symbols.c crash.c
 trap_asm := isr.asm
 boot_c := multiboot2.c boot_modules.c options.c
 mm_c := mm.c fault.c kstack.c memmap.c frame_alloc.c pmm.c pagetable.c \
-	kmap.c heap.c tlb.c tlb_batch.c tlb_hw.c tlb_options.c tlb_stats.c
+	kmap.c heap.c tlb.c tlb_trace.c tlb_batch.c tlb_hw.c tlb_options.c \
+	tlb_stats.c
 acpi_c := acpi.c tables.c
 apic_c := lapic.c xapic.c x2apic.c pic.c ioapic.c tsc.c timer.c
 smp_c := call.c call_queue.c
@@ -143,6 +144,13 @@ tests_c := ktest.c kernel/test_format.c kernel/test_mm.c kernel/test_trap.c \
 init_c := main.c smp_boot.c
 init_asm := trampoline.asm
 KERNEL_C := $(foreach d,$(KERNEL_FOLDERS),$(addprefix $(d)/,$($(d)_c)))
+# The injection kernel's own files (INJECT=1): emulations of deliberate bugs
+# too large for an INJECTED() check in place. The default kernel reaches
+# none of their functions, so it does not build them.
+INJECT_C := mm/tlb_bug_ack.c
+ifeq ($(INJECT),1)
+  KERNEL_C += $(INJECT_C)
+endif
 KERNEL_ASM := $(foreach d,$(KERNEL_FOLDERS),$(addprefix $(d)/,$($(d)_asm)))
 
 KERNEL_OBJS := $(BOOT_ASM:%.asm=$(BUILD)/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/%.o) \
@@ -465,22 +473,26 @@ $(BUILD)/host/qr_tool: tests/host/qr_tool.c lib/qr.c lib/qr.h lib/deflate.c \
 
 # The TLB protocol on a simulated machine with threads for CPUs
 # (docs/tlb-simulator.md). Compiled unchanged with SHOOTDOWN_SIM: mm/tlb.c,
-# mm/tlb_batch.c, mm/pagetable.c, mm/fault.c, and mm/mm.c, mm/kmap.c,
-# mm/kstack.c (included by tlb_sim_mmfile.c and tlb_sim_kfiles.c, which
-# reset their state between runs). tests/host/sim_include comes first on the include
-# path: its arch/x86.h is the simulated CPU's. mm_get/mm_put are wrapped
-# (--wrap) so the simulator checks every reference taken and dropped.
+# mm/tlb_trace.c, mm/tlb_batch.c, mm/pagetable.c, mm/fault.c, and mm/mm.c,
+# mm/kmap.c, mm/kstack.c (included by tlb_sim_mmfile.c and tlb_sim_kfiles.c,
+# which reset their state between runs). INJECT_BUILT=1: the simulator sets
+# the tlb_bug= it searches with itself, and builds mm/tlb_bug_ack.c.
+# tests/host/sim_include comes first on the include path: its arch/x86.h is
+# the simulated CPU's. mm_get/mm_put are wrapped (--wrap) so the simulator
+# checks every reference taken and dropped.
 TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
 	tests/host/tlb_sim_mmu.c tests/host/tlb_sim_kernel.c \
 	tests/host/tlb_sim_oracle.c tests/host/tlb_sim_workload.c \
 	tests/host/tlb_sim_policy.c tests/host/tlb_sim_trace.c \
 	tests/host/tlb_sim_search.c tests/host/tlb_sim_memory.c \
 	tests/host/tlb_sim_host.c tests/host/tlb_sim_kfiles.c \
-	tests/host/tlb_sim_mmfile.c mm/tlb.c mm/tlb_batch.c mm/pagetable.c \
+	tests/host/tlb_sim_mmfile.c mm/tlb.c mm/tlb_trace.c mm/tlb_bug_ack.c \
+	mm/tlb_batch.c mm/pagetable.c \
 	mm/fault.c smp/call_queue.c \
 	mm/tlb_options.c lib/cmdline.c lib/format.c
 TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/arch/x86.h \
-	mm/mm.c mm/kmap.c mm/kstack.c mm/tlb.h mm/tlb_options.h mm/tlb_hw.h \
+	mm/mm.c mm/kmap.c mm/kstack.c mm/tlb.h mm/tlb_cpu.h mm/tlb_stats.h \
+	mm/tlb_bug.h mm/tlb_trace.h lib/inject.h mm/tlb_options.h mm/tlb_hw.h \
 	mm/fault.h mm/tlb_batch.h mm/mm.h mm/pagetable.h arch/layout.h mm/kmap.h \
 	mm/kstack.h sync/shared.h sync/spinlock.h sync/cpumask.h smp/call.h \
 	smp/call_hw.h smp/call_queue.h boot/options.h trap/trap.h
@@ -489,7 +501,7 @@ TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/arch/x86.h \
 # with the same warnings, -O2 and no sanitizers: several times faster.
 TLB_SIM_CFLAGS ?= $(HOST_TEST_CFLAGS)
 TLB_SIM_FLAGS = -Itests/host/sim_include $(TLB_SIM_CFLAGS) \
-	-DSHOOTDOWN_SIM -DMAX_CPUS=64 -pthread \
+	-DSHOOTDOWN_SIM -DINJECT_BUILT=1 -DMAX_CPUS=64 -pthread \
 	-Wl,--wrap=mm_get,--wrap=mm_put
 HOST_TEST_BINS += $(BUILD)/host/tlb_sim
 
@@ -528,7 +540,7 @@ grade: deps
 	@$(PYTHON) -m tools.labs.grade $(LAB) --build $(BUILD) $(if $(LOG),--log $(LOG))
 
 # --- Hygiene ---------------------------------------------------------------
-FORMAT_FILES = $(filter %.c %.h,$(KERNEL_C) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \
+FORMAT_FILES = $(filter %.c %.h,$(sort $(KERNEL_C) $(INJECT_C)) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \
 	proc/elf.c $(USER_C) $(USER_LIB_H)
 
 quiet_cmd_format = FORMAT $(words $(FORMAT_FILES)) files in place
@@ -555,7 +567,8 @@ quiet_cmd_cppcheck = CHECK cppcheck
 tools_cppcheck := CPPCHECK
 cmd_cppcheck = $(CPPCHECK) --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 	--enable=warning,performance,portability \
-	--suppress=missingIncludeSystem -I. $(KERNEL_C) proc/elf.c $(USER_C)
+	--suppress=missingIncludeSystem -I. $(sort $(KERNEL_C) $(INJECT_C)) \
+	proc/elf.c $(USER_C)
 check: $(KERNEL_OBJS)
 	$(call cmd,check_consts)
 	$(call cmd,check_layers)

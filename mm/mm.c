@@ -420,7 +420,7 @@ static void hold_lock_for_map(struct mm *mm, struct hold *h, uint64_t va,
 	uint64_t flags = spin_lock_irqsave(&mm->lock);
 	uint64_t clears;
 
-	while (mm->flush_pending && !tlb_bug_injected(TLB_BUG_MAP_NO_WAIT)) {
+	while (mm->flush_pending && !INJECTED(tlb, TLB_BUG_MAP_NO_WAIT)) {
 		clears = mm->clears;
 		spin_unlock_irqrestore(&mm->lock, flags);
 		flush_tlb_mm_range(mm, va, end, PAGE_SHIFT, TLB_TABLES_KEPT);
@@ -836,7 +836,7 @@ static enum revoke_progress revoke_mapping(struct shm *shm,
 			break;
 		}
 		h.steps--;
-		if (!tlb_bug_injected(TLB_BUG_REVOKE_SKIPS_CLEARED))
+		if (!INJECTED(tlb, TLB_BUG_REVOKE_SKIPS_CLEARED))
 			tlb_batch_page(b, va);
 		if (pt_translate(mm->root, va, &pa, &old) ||
 		    !(old & PTE_SOFT_SHARED) || pa != shm->frames[*next_page])

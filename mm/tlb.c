@@ -21,7 +21,7 @@
  *               slot.tlb_gen: the generation this CPU's entries tagged with
  *               the slot's PCID are current to.
  *
- * Per-CPU states (struct tlb_cpu in mm/tlb.h; loaded_mm and is_lazy are
+ * Per-CPU states (struct tlb_cpu in mm/tlb_cpu.h; loaded_mm and is_lazy are
  * read by other CPUs, everything else only by the owner):
  *
  *   ACTIVE     loaded_mm = user mm, !is_lazy   a thread of the mm runs
@@ -115,41 +115,16 @@
  */
 #include "mm/tlb.h"
 #include "cpu/cpu.h"
-#include "console/kprintf.h"
 #include "trap/panic.h"
-#include "lib/format.h"
 #include "arch/layout.h"
 #include "mm/mm.h"
+#include "mm/tlb_bug.h"
 #include "mm/tlb_hw.h"
+#include "mm/tlb_trace.h"
 #include "sync/shared.h"
 
 _Static_assert(TLB_ASID_SLOTS_MAX + 1 <= CR3_PCID_MASK,
 	       "every slot needs a PCID (ASID + 1) that CR3 can carry");
-
-struct tlb_policy tlb_policy = {
-	.asid_slots = TLB_ASID_SLOTS_DEFAULT,
-	.lazy = TLB_LAZY_SKIP,
-	.lazy_backoff = TLB_LAZY_BACKOFF_DEFAULT,
-	.flush_ceiling = TLB_FLUSH_CEILING_DEFAULT,
-	.flush_concurrent = true,
-};
-
-const char *const tlb_lazy_names[] = {"skip", "ipi", "dynamic", "off", NULL};
-const char *const tlb_bug_names[TLB_BUG_COUNT + 1] = {
-	"none",
-	"skip_remote",
-	"no_wait",
-	"ack_before_flush",
-	"no_gen_check",
-	"reuse_asid_noflush",
-	"lazy_skip_freed_tables",
-	"free_before_ack",
-	"batch_first_mm_only",
-	"revoke_skips_cleared",
-	"map_no_wait",
-	NULL,
-};
-const char *const tlb_unmap_batch_names[] = {"pages", "all", "per_mm", NULL};
 
 struct mm kernel_mm;
 struct tlb_cpu tlb_cpus[MAX_CPUS];
@@ -241,7 +216,7 @@ static inline bool lazy_skipped_by(const struct tlb_flush_request *r)
 	/* LAB(L4) begin: may this request leave LAZY CPUs out? */
 	return tlb_policy.lazy == TLB_LAZY_SKIP &&
 	       (!r->freed_tables ||
-		tlb_bug_injected(TLB_BUG_LAZY_SKIP_FREED_TABLES));
+		INJECTED(tlb, TLB_BUG_LAZY_SKIP_FREED_TABLES));
 	/* LAB(L4) end */
 }
 
@@ -250,117 +225,6 @@ static inline bool lazy_leave_backs_off(void)
 	/* LAB(L4) begin: does a LAZY CPU sent away by a request back off? */
 	return tlb_policy.lazy == TLB_LAZY_DYNAMIC;
 	/* LAB(L4) end */
-}
-
-/* --- Tracing (tlb_trace) ------------------------------------------------------- */
-
-/*
- * One line per event (docs/tlb.md, "Watching it"; tools/run/timeline.py draws
- * them): the time (tlb_hw_clock), the CPU, the event, the mm and its ASID
- * here, the generations: this CPU's slot (what its TLB is current to)
- * against the mm's, and what ties the event to others: a request's
- * targets, a handler's sender, a switch's CR3 load. Each value is one the
- * event has at hand: tracing reads no shared variable of its own, so the
- * simulator's replays with tlb_trace on take the steps of the runs they
- * repeat. A generation the event did not read prints as "-".
- */
-#define TRACE_GEN_UNREAD UINT64_MAX
-
-static void trace_gen(char *buf, size_t size, uint64_t gen)
-{
-	if (gen == TRACE_GEN_UNREAD)
-		ksnprintf(buf, size, "-");
-	else
-		ksnprintf(buf, size, "%llu", (unsigned long long)gen);
-}
-
-static void trace_line(const char *event, const struct mm *mm, uint16_t asid,
-		       uint64_t local_gen, uint64_t mm_gen, const char *link)
-{
-	char local[24], current[24];
-
-	trace_gen(local, sizeof(local), local_gen);
-	trace_gen(current, sizeof(current), mm_gen);
-	kprintf("tlb: t=%llu cpu%u %-13s mm%llu asid%d gen %s/%s%s%s\n",
-		(unsigned long long)tlb_hw_clock(), tlb_hw_cpu(), event,
-		(unsigned long long)mm->context_id,
-		asid == TLB_ASID_KERNEL ? -1 : (int)asid, local, current,
-		*link ? " " : "", link);
-}
-
-/* An event on this CPU alone. */
-static void trace(const char *event, const struct mm *mm, uint16_t asid,
-		  uint64_t local_gen, uint64_t mm_gen)
-{
-	if (!tlb_policy.trace)
-		return;
-	trace_line(event, mm, asid, local_gen, mm_gen, "");
-}
-
-/* This CPU handles request r: the line names the CPU that sent it. */
-static void trace_handling(const char *event, const struct tlb_flush_request *r,
-			   uint16_t asid, uint64_t local_gen, uint64_t mm_gen)
-{
-	char from[16];
-
-	if (!tlb_policy.trace)
-		return;
-	ksnprintf(from, sizeof(from), "from cpu%u", r->sender);
-	trace_line(event, r->mm, asid, local_gen, mm_gen, from);
-}
-
-/*
- * A request is sent, taking the mm from new_gen - 1 to new_gen: the line
- * names the other CPUs it goes to, runs of them as ranges ("to 1-3,6"),
- * or "to none". A list too long for the line ends in "...".
- */
-static void trace_request(const struct mm *mm, uint16_t asid, uint64_t new_gen,
-			  const struct cpumask *targets)
-{
-	char to[128] = "to none", cpu_text[16];
-	size_t used = 0;
-	unsigned cpu;
-
-	if (!tlb_policy.trace)
-		return;
-	for_each_cpu (cpu, targets) {
-		bool follows = cpu > 0 && cpumask_test(targets, cpu - 1);
-		bool followed =
-			cpu + 1 < MAX_CPUS && cpumask_test(targets, cpu + 1);
-		const char *separator;
-		size_t n;
-
-		if (follows && followed)
-			continue; /* inside a run: only its ends are printed */
-		separator = follows ? "-" : used ? "," : "to ";
-		n = (size_t)ksnprintf(cpu_text, sizeof(cpu_text), "%s%u",
-				      separator, cpu);
-		if (used + n > sizeof(to) - sizeof("...")) {
-			ksnprintf(to + used, sizeof(to) - used, "...");
-			break;
-		}
-		used += (size_t)ksnprintf(to + used, sizeof(to) - used, "%s",
-					  cpu_text);
-	}
-	trace_line("request", mm, asid, new_gen - 1, new_gen, to);
-}
-
-/*
- * This CPU switches to next (kernel_mm too: no slot, no generations) in
- * ASID asid with CR3 value cr3: whether that load drops the PCID's
- * entries (no no-flush bit: always so without PCID).
- */
-static void trace_switch(const struct tlb_cpu *c, const struct mm *next,
-			 uint16_t asid, uint64_t cr3)
-{
-	uint64_t gen;
-
-	if (!tlb_policy.trace)
-		return;
-	gen = asid == TLB_ASID_KERNEL ? TRACE_GEN_UNREAD
-				      : c->slots[asid].tlb_gen;
-	trace_line("switch", next, asid, gen, gen,
-		   cr3 & CR3_NOFLUSH ? "cr3 keep" : "cr3 flush");
 }
 
 /* --- Flushing this CPU ---------------------------------------------------------- */
@@ -387,14 +251,19 @@ static void flush_loaded_context(struct tlb_cpu *c)
 	c->stats.flush_full++;
 }
 
-/* Drops the entries of [start, end) in the loaded context. */
-static void flush_loaded_pages(struct tlb_cpu *c, uint64_t start, uint64_t end,
-			       unsigned stride_shift)
-{
-	uint16_t pcid = asid_to_pcid(c->loaded_asid);
+/* How flush_pages drops one page. */
+enum page_flush {
+	PAGE_FLUSH_INVLPG,  /* the current PCID, and the page's global entry */
+	PAGE_FLUSH_INVPCID, /* INVPCID type 0 in one PCID: not global entries */
+};
 
+/* Drops [start, end) page by page, one page each 1 << stride_shift bytes. */
+static void flush_pages(struct tlb_cpu *c, uint64_t start, uint64_t end,
+			unsigned stride_shift, enum page_flush how,
+			uint16_t pcid)
+{
 	for (uint64_t va = start; va < end; va += 1ULL << stride_shift) {
-		if (tlb_policy.invpcid)
+		if (how == PAGE_FLUSH_INVPCID)
 			tlb_hw_invpcid_address(pcid, va);
 		else
 			tlb_hw_invlpg(va);
@@ -403,9 +272,16 @@ static void flush_loaded_pages(struct tlb_cpu *c, uint64_t start, uint64_t end,
 	c->stats.flush_partial++;
 }
 
-/* --- Switching ------------------------------------------------------------------ */
+/* Drops the entries of [start, end) in the loaded context. */
+static void flush_loaded_pages(struct tlb_cpu *c, uint64_t start, uint64_t end,
+			       unsigned stride_shift)
+{
+	flush_pages(c, start, end, stride_shift,
+		    tlb_policy.invpcid ? PAGE_FLUSH_INVPCID : PAGE_FLUSH_INVLPG,
+		    asid_to_pcid(c->loaded_asid));
+}
 
-static void flush_acked_now(void); /* tlb_bug=ack_before_flush, below */
+/* --- Switching ------------------------------------------------------------------ */
 
 /*
  * kernel_mm's mask is kept only under kernel_mm_mask=touch: no flush ever
@@ -434,7 +310,7 @@ static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 			continue;
 		c->stats.asid_hits++;
 		*flush = c->slots[asid].tlb_gen < next_gen &&
-			 !tlb_bug_injected(TLB_BUG_NO_GEN_CHECK);
+			 !INJECTED(tlb, TLB_BUG_NO_GEN_CHECK);
 		if (*flush) {
 			trace("switch-behind", next, (uint16_t)asid,
 			      c->slots[asid].tlb_gen, next_gen);
@@ -446,7 +322,7 @@ static uint16_t choose_asid(struct tlb_cpu *c, const struct mm *next,
 	c->next_asid = (uint16_t)(asid + 1 < slots ? asid + 1 : 0);
 	c->stats.asid_misses++;
 	/* The slot may hold another address space's entries: flush them. */
-	*flush = !tlb_bug_injected(TLB_BUG_REUSE_ASID_NOFLUSH);
+	*flush = !INJECTED(tlb, TLB_BUG_REUSE_ASID_NOFLUSH);
 	return (uint16_t)asid;
 	/* LAB(L2) end */
 }
@@ -554,20 +430,13 @@ void leave_lazy(struct tlb_cpu *c)
 	 * keeps: slot, mm, gen */
 	gen = read_gen(mm);
 	trace("resume", mm, c->loaded_asid, slot->tlb_gen, gen);
-	if (slot->tlb_gen < gen && !tlb_bug_injected(TLB_BUG_NO_GEN_CHECK)) {
+	if (slot->tlb_gen < gen && !INJECTED(tlb, TLB_BUG_NO_GEN_CHECK)) {
 		trace("catch-up", mm, c->loaded_asid, slot->tlb_gen, gen);
 		flush_loaded_context(c);
 		slot->tlb_gen = gen;
 		c->stats.gen_catchups++;
 	}
 	/* LAB(L5) end */
-}
-
-/* tlb_bug=ack_before_flush: the held flushes, before any switch. */
-void switch_mm_acked_first(struct mm *next)
-{
-	flush_acked_now();
-	switch_mm_cases(tlb_hw_cpu_state(), next);
 }
 
 void switch_mm_finish_held(void)
@@ -584,15 +453,9 @@ void switch_mm_finish_held(void)
 
 /* --- Flushing every CPU that needs it ------------------------------------------ */
 
-/* What ack_here (tlb_bug=ack_before_flush, below) is given. */
-struct tlb_ack_call {
-	void (*handler)(void *arg);
-	const tlb_flush_request_placed *request;
-};
-
 static enum tlb_hw_wait wait_mode(void)
 {
-	if (tlb_bug_injected(TLB_BUG_NO_WAIT))
+	if (INJECTED(tlb, TLB_BUG_NO_WAIT))
 		return TLB_HW_NO_WAIT;
 	return TLB_HW_WAIT;
 }
@@ -652,17 +515,27 @@ static void flush_tlb_here(struct tlb_cpu *c, const struct tlb_flush_request *r)
 	/* LAB(L5) end */
 }
 
+/*
+ * A handler's first step: copies size bytes of the request the sender
+ * placed, and counts it if another CPU sent it (sender points into the
+ * copy). The sender's stores to the request are ordered before the call's
+ * queueing (a release), this read after taking the call (an acquire).
+ */
+static void take_request(struct tlb_cpu *c, void *copy, const void *placed,
+			 size_t size, const unsigned *sender)
+{
+	shared_read(copy, placed, size);
+	if (*sender != tlb_hw_cpu())
+		c->stats.ipis_received++;
+}
+
 /* A user-range request arrives (the IPI, or this CPU's own call). */
 static void flush_tlb_ipi(void *arg)
 {
 	struct tlb_flush_request request;
 	struct tlb_cpu *c = this_tlb();
 
-	/* The sender's stores to it are ordered before the call's queueing
-	 * (a release), our read after taking the call (an acquire). */
-	shared_read(&request, arg, sizeof(request));
-	if (request.sender != tlb_hw_cpu())
-		c->stats.ipis_received++;
+	take_request(c, &request, arg, sizeof(request), &request.sender);
 	flush_tlb_here(c, &request);
 }
 
@@ -693,102 +566,37 @@ static bool cpu_needs_flush(unsigned cpu, const struct tlb_flush_request *r,
 }
 
 /*
- * tlb_bug=ack_before_flush: every target acknowledges the request and only
- * then flushes, so the flusher goes on, and frees pages, while targets may
- * still use the old translations. It is built here from the generic calls
- * alone (smp/call.h has no such mode): a waited call of ack_here, in which
- * each target copies the request and returns, which is its acknowledgement.
- * So the flusher does wait, as the correct protocol does, but for "read",
- * not for "done": the mistake the name says, and not no_wait, where it
- * waits for nothing and its next request overwrites one still unread. The
- * copy is the target's own (tlb_cpu.acked), so the request, per CPU or on
- * the flusher's stack, is read only while the flusher waits, as without
- * the bug. The flusher's own CPU is no target: it flushes at once.
- *
- * When a target flushes what it acknowledged:
- *   - a user-range request (flush_tlb_mm_range): at its next TLB event,
- *     whichever comes first: the next request it acknowledges, its next
- *     switch_mm_irqs_off (any thread switch), its next timer tick
- *     (tlb_timer_tick), or a teardown's shootdown. So the old translation
- *     stays usable for up to a time slice after the flusher returned and
- *     freed the page: long enough for a reader on the target to use it on
- *     any emulator (TLB0001 and the others see the old page in the first
- *     rounds). A target that merely flushed a call IPI later (a second,
- *     unwaited call) was a window TCG seldom ran a reader in: 0 boots in 4
- *     caught (docs/tlb-bugs.md). The bound keeps it a flush done late,
- *     never one lost: a CPU is stale for one tick at most, and never across
- *     a change of address space (switch_mm_irqs_off flushes first), so the
- *     mm a held request names is still loaded, or not loaded here at all,
- *     when it runs.
- *   - a kernel-range request (flush_tlb_kernel_range): by a second call,
- *     unwaited, right after the acknowledgements (or earlier, at one of
- *     the events above): "later", but only a call IPI later. Kernel
- *     stacks are freed through this path, and a CPU that kept a freed
- *     stack's translation for a tick would write a new thread's first
- *     frame (thread_create, on the creating CPU, through the reused
- *     stack address) into the old stack's freed frame: kernel memory
- *     corrupted at random, a hang more likely than a verdict.
+ * Step 3 of flushing: adds to targets every CPU of r->mm's mask, this one
+ * (self) aside, that must get request r.
  */
-static void flush_acked_here(void *arg)
+static void choose_targets(struct cpumask *targets, unsigned self,
+			   const struct tlb_flush_request *r,
+			   struct tlb_stats *stats)
 {
-	struct tlb_cpu *c = this_tlb();
+	/* LAB(L3) begin: the CPUs of the mm's mask that must get the request
+	 * keeps: cpu_needs_flush */
+	struct cpumask mask;
+	unsigned cpu;
 
-	(void)arg;
-	if (!c->acked_held) /* flushed already, at an earlier event */
-		return;
-	c->acked_held = false;
-	c->acked_handler(&c->acked);
-}
-
-static void ack_here(void *arg)
-{
-	const struct tlb_ack_call *call = arg;
-	struct tlb_cpu *c = this_tlb();
-
-	/* One held at a time: an older one is flushed now (its next TLB
-	 * event), early but never wrongly. */
-	flush_acked_here(NULL);
-	shared_read(&c->acked, call->request, sizeof(c->acked));
-	if (c->acked.sender == tlb_hw_cpu()) { /* the flusher: not held */
-		call->handler(&c->acked);
-		return;
+	cpumask_copy(&mask, &r->mm->cpu_mask);
+	for_each_cpu (cpu, &mask) {
+		if (cpu != self && !INJECTED(tlb, TLB_BUG_SKIP_REMOTE) &&
+		    cpu_needs_flush(cpu, r, stats))
+			cpumask_set(targets, cpu);
 	}
-	c->acked_handler = call->handler;
-	c->acked_held = true;
-}
-
-/* A TLB event on this CPU: what it acknowledged and held is flushed. */
-static void flush_acked_now(void)
-{
-	if (tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH))
-		flush_acked_here(NULL);
-}
-
-void tlb_timer_tick(void)
-{
-	flush_acked_now();
+	/* LAB(L3) end */
 }
 
 /*
- * Runs handler(arg) on targets: waiting as told, or with the bug above,
- * which holds single requests only (flush_tlb_mms goes space by space
- * under it), so arg is then a tlb_flush_request_placed.
+ * Runs handler(arg) on targets, waiting as told. tlb_bug=ack_before_flush
+ * holds single requests only (mm/tlb_bug_ack.c), so arg is then a
+ * tlb_flush_request_placed.
  */
 static void call_targets(const struct cpumask *targets, void (*handler)(void *),
 			 void *arg)
 {
-	if (tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH)) {
-		const tlb_flush_request_placed *placed = arg;
-		struct tlb_flush_request r;
-
-		/* Our own request, read as the targets read it. */
-		shared_read(&r, placed, sizeof(r));
-		tlb_hw_call(targets, ack_here,
-			    &(struct tlb_ack_call){handler, placed},
-			    TLB_HW_WAIT);
-		if (!r.mm) /* a kernel range (above): flushed a call later */
-			tlb_hw_call(targets, flush_acked_here, NULL,
-				    TLB_HW_NO_WAIT);
+	if (INJECTED(tlb, TLB_BUG_ACK_BEFORE_FLUSH)) {
+		tlb_ack_call(targets, handler, arg);
 		return;
 	}
 	tlb_hw_call(targets, handler, arg, wait_mode());
@@ -864,9 +672,9 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 		.stride_shift = stride_shift,
 		.freed_tables = freed == TLB_TABLES_FREED,
 	};
-	struct cpumask mask, targets;
+	struct cpumask targets;
 	struct tlb_cpu *c;
-	unsigned self, cpu;
+	unsigned self;
 	bool here;
 
 	if (start >= end)
@@ -880,17 +688,9 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	 * (Orderings, above). */
 	request.new_gen = shared_add_fetch(&mm->tlb_gen, 1, __ATOMIC_SEQ_CST);
 
-	/* LAB(L3) begin: the targets, and whether this CPU flushes too
-	 * keeps: mask, cpu, cpu_needs_flush */
-	cpumask_copy(&mask, &mm->cpu_mask);
 	cpumask_clear_all(&targets);
-	for_each_cpu (cpu, &mask) {
-		if (cpu != self && !tlb_bug_injected(TLB_BUG_SKIP_REMOTE) &&
-		    cpu_needs_flush(cpu, &request, &c->stats))
-			cpumask_set(&targets, cpu);
-	}
+	choose_targets(&targets, self, &request, &c->stats);
 	here = loaded_mm(c) == mm;
-	/* LAB(L3) end */
 	trace_request(mm, here ? c->loaded_asid : TLB_ASID_KERNEL,
 		      request.new_gen, &targets);
 	send_request(c, self, &targets, here, flush_tlb_ipi,
@@ -945,15 +745,13 @@ static void flush_multi_here(void *arg)
 	const tlb_multi_request_placed *sent = arg;
 	struct tlb_cpu *c = this_tlb();
 
-	/* As in flush_tlb_ipi: ordered by the call's release and acquire.
-	 * Only the spaces the sender filled in are read: first the count,
+	/* Only the spaces the sender filled in are read: first the count,
 	 * then the request up to its last space. */
 	shared_read(&request, sent, offsetof(struct tlb_multi_request, mms));
-	shared_read(&request, sent,
-		    offsetof(struct tlb_multi_request, mms) +
-			    request.count * sizeof(request.mms[0]));
-	if (request.sender != tlb_hw_cpu())
-		c->stats.ipis_received++;
+	take_request(c, &request, sent,
+		     offsetof(struct tlb_multi_request, mms) +
+			     request.count * sizeof(request.mms[0]),
+		     &request.sender);
 	for (unsigned i = 0; i < request.count; i++)
 		flush_tlb_here(c, &request.mms[i]);
 }
@@ -981,9 +779,9 @@ void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count)
 	tlb_multi_request_placed on_stack, *placed;
 	struct tlb_multi_request request = {0};
 	bool whole = tlb_policy.unmap_batch == TLB_UNMAP_BATCH_ALL;
-	struct cpumask mask, targets;
+	struct cpumask targets;
 	struct tlb_cpu *c;
-	unsigned self, cpu, targets_of;
+	unsigned self, targets_of;
 	bool here = false;
 
 	KASSERT(count <= TLB_MULTI_MMS_MAX, "flush of %u address spaces",
@@ -992,7 +790,7 @@ void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count)
 	self = tlb_hw_cpu();
 	c = &tlb_cpus[self];
 	if (tlb_policy.unmap_batch == TLB_UNMAP_BATCH_PER_MM ||
-	    tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH)) {
+	    INJECTED(tlb, TLB_BUG_ACK_BEFORE_FLUSH)) {
 		flush_mms_one_by_one(c, ranges, count);
 		tlb_hw_unpin();
 		return;
@@ -1025,20 +823,10 @@ void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count)
 	}
 	/* Step 3: the union of each space's targets. */
 	cpumask_clear_all(&targets);
-	targets_of = tlb_bug_injected(TLB_BUG_BATCH_FIRST_MM_ONLY)
-			     ? 1
-			     : request.count;
-	for (unsigned i = 0; i < targets_of; i++) {
-		const struct tlb_flush_request *r = &request.mms[i];
-
-		cpumask_copy(&mask, &r->mm->cpu_mask);
-		for_each_cpu (cpu, &mask) {
-			if (cpu != self &&
-			    !tlb_bug_injected(TLB_BUG_SKIP_REMOTE) &&
-			    cpu_needs_flush(cpu, r, &c->stats))
-				cpumask_set(&targets, cpu);
-		}
-	}
+	targets_of =
+		INJECTED(tlb, TLB_BUG_BATCH_FIRST_MM_ONLY) ? 1 : request.count;
+	for (unsigned i = 0; i < targets_of; i++)
+		choose_targets(&targets, self, &request.mms[i], &c->stats);
 	for (unsigned i = 0; i < request.count; i++) {
 		here = here || loaded_mm(c) == request.mms[i].mm;
 		trace_request(request.mms[i].mm, TLB_ASID_KERNEL,
@@ -1083,9 +871,7 @@ static void flush_kernel_here(void *arg)
 	struct tlb_flush_request request, *r = &request;
 	struct tlb_cpu *c = this_tlb();
 
-	shared_read(r, arg, sizeof(*r)); /* as in flush_tlb_ipi */
-	if (r->sender != tlb_hw_cpu())
-		c->stats.ipis_received++;
+	take_request(c, r, arg, sizeof(*r), &r->sender);
 	c->stats.flush_kernel++;
 	if (((r->end - r->start) >> PAGE_SHIFT) > tlb_policy.flush_ceiling) {
 		if (tlb_policy.invpcid)
@@ -1095,11 +881,8 @@ static void flush_kernel_here(void *arg)
 		c->stats.flush_full++;
 		return;
 	}
-	for (uint64_t va = r->start; va < r->end; va += PAGE_SIZE) {
-		tlb_hw_invlpg(va);
-		c->stats.flush_pages++;
-	}
-	c->stats.flush_partial++;
+	/* INVLPG: kernel entries are global, which INVPCID type 0 keeps. */
+	flush_pages(c, r->start, r->end, PAGE_SHIFT, PAGE_FLUSH_INVLPG, 0);
 }
 
 void flush_tlb_kernel_range(uint64_t start, uint64_t end)
@@ -1116,7 +899,7 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 	c = &tlb_cpus[self];
 	/* Every CPU may cache the kernel half, lazy or not. */
 	cpumask_clear_all(&targets);
-	if (!tlb_bug_injected(TLB_BUG_SKIP_REMOTE))
+	if (!INJECTED(tlb, TLB_BUG_SKIP_REMOTE))
 		cpumask_copy(&targets, tlb_hw_online());
 	cpumask_clear(&targets, self);
 	send_request(
@@ -1148,7 +931,6 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 void flush_tlb_spurious_fault(struct mm *mm, uint64_t va)
 {
 	struct tlb_cpu *c = this_tlb();
-	char link[32];
 
 	KASSERT(loaded_mm(c) == mm && !is_lazy(c),
 		"cpu%u: spurious fault in mm%llu, which is not loaded and "
@@ -1156,11 +938,8 @@ void flush_tlb_spurious_fault(struct mm *mm, uint64_t va)
 		tlb_hw_cpu(), (unsigned long long)mm->context_id);
 	tlb_hw_invlpg(va);
 	c->stats.spurious_faults++;
-	if (!tlb_policy.trace)
-		return;
-	ksnprintf(link, sizeof(link), "va %#llx", (unsigned long long)va);
-	trace_line("spurious", mm, c->loaded_asid,
-		   c->slots[c->loaded_asid].tlb_gen, TRACE_GEN_UNREAD, link);
+	trace_spurious(mm, c->loaded_asid, c->slots[c->loaded_asid].tlb_gen,
+		       va);
 }
 
 /* --- Teardown ------------------------------------------------------------------- */
@@ -1169,7 +948,9 @@ static void leave_dead_mm_here(void *arg)
 {
 	struct tlb_cpu *c = this_tlb();
 
-	flush_acked_now(); /* no held request outlives the mm it names */
+	/* tlb_bug=ack_before_flush: no held request outlives its mm. */
+	if (INJECTED(tlb, TLB_BUG_ACK_BEFORE_FLUSH))
+		tlb_ack_flush_held();
 	if (loaded_mm(c) != arg)
 		return;
 	KASSERT(is_lazy(c), "cpu%u runs a thread of mm%llu, which has no users",

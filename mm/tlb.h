@@ -7,19 +7,27 @@
  * The protocol code is plain C behind the hardware interface of
  * mm/tlb_hw.h, so tests/host/tlb_sim compiles the very same mm/tlb.c against
  * a simulated machine.
+ *
+ * The files: mm/tlb.c (the protocol), mm/tlb_cpu.h (its per-CPU state),
+ * mm/tlb_trace.c (tlb_trace's lines), mm/tlb_stats.c (the counters),
+ * mm/tlb_options.c (the command-line options), mm/tlb_batch.c (batched
+ * unmapping), mm/tlb_hw.c (the machine underneath) and mm/tlb_bug_ack.c
+ * (one deliberate bug, in the injection build).
  */
 #ifndef MM_TLB_H
 #define MM_TLB_H
 
+#include "lib/inject.h"
 #include "lib/types.h"
+#include "mm/tlb_bug.h"
+#include "mm/tlb_cpu.h"
 #include "mm/tlb_hw_cpu.h"
-#include "sync/cpumask.h"
 #include "sync/shared.h"
 
 struct cpu_features;
 struct mm;
 
-/* --- Policies (kernel command line, README.md) ---------------------------- */
+/* --- Policies (kernel command line, docs/options.md) ---------------------- */
 
 /* What a CPU does with the user address space when it runs a kernel thread. */
 enum tlb_lazy_policy {
@@ -42,24 +50,7 @@ enum tlb_unmap_batch {
 	TLB_UNMAP_BATCH_PER_MM, /* unmap_batch=per_mm: a round per space */
 };
 
-/* Deliberate protocol bugs (tlb_bug=), to show the tests catch them. */
-enum tlb_bug {
-	TLB_BUG_NONE,
-	TLB_BUG_SKIP_REMOTE,		/* no flush IPIs at all */
-	TLB_BUG_NO_WAIT,		/* do not wait for the targets */
-	TLB_BUG_ACK_BEFORE_FLUSH,	/* targets acknowledge, then flush */
-	TLB_BUG_NO_GEN_CHECK,		/* every ASID slot counts as current */
-	TLB_BUG_REUSE_ASID_NOFLUSH,	/* recycle a slot without a flush */
-	TLB_BUG_LAZY_SKIP_FREED_TABLES, /* skip lazy CPUs even for freed tables */
-	TLB_BUG_FREE_BEFORE_ACK,      /* free pages before the flush is done */
-	TLB_BUG_BATCH_FIRST_MM_ONLY,  /* a batch targets its first mm's CPUs */
-	TLB_BUG_REVOKE_SKIPS_CLEARED, /* revoke flushes present PTEs only */
-	TLB_BUG_MAP_NO_WAIT, /* map over a range whose flush is pending */
-	TLB_BUG_COUNT
-};
-
-/* The most ASID slots a CPU may have: PCIDs 1..TLB_ASID_SLOTS_MAX. */
-#define TLB_ASID_SLOTS_MAX     32
+/* ASID slots per CPU unless asid_slots= says (at most TLB_ASID_SLOTS_MAX). */
 #define TLB_ASID_SLOTS_DEFAULT 6
 /*
  * lazy=dynamic: after a flush IPI finds a CPU lazy, it skips laziness for
@@ -97,20 +88,10 @@ struct tlb_policy {
 	bool kernel_mm_mask_touch; /* kernel_mm_mask=touch */
 	enum tlb_lazy_mm lazy_mm;
 	enum tlb_unmap_batch unmap_batch;
-	enum tlb_bug bug;
 	bool trace; /* tlb_trace: print every flush event */
 };
 
 extern struct tlb_policy tlb_policy;
-
-/*
- * Whether tlb_bug=b is injected: every place that breaks the protocol on
- * purpose asks this, so each deliberate bug is one grep away.
- */
-static inline bool tlb_bug_injected(enum tlb_bug b)
-{
-	return tlb_policy.bug == b;
-}
 
 /*
  * The policy in force when `asked` is what was asked for (the command line,
@@ -126,7 +107,6 @@ struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
 /* The values' words, as the command line spells them (NULL-terminated). */
 extern const char *const tlb_lazy_names[];
 extern const char *const tlb_unmap_batch_names[];
-extern const char *const tlb_bug_names[TLB_BUG_COUNT + 1];
 
 /* --- Address spaces --------------------------------------------------------- */
 
@@ -160,10 +140,14 @@ void tlb_pcid_changed_here(void);
 void tlb_load_kernel_root(uint64_t kernel_root);
 
 /*
- * The timer ticked on this CPU (interrupts off). Nothing to do unless
- * tlb_bug=ack_before_flush holds a request here: it is flushed now.
+ * The timer ticked on this CPU (interrupts off). Only the injection build
+ * has work here: tlb_bug=ack_before_flush flushes the request it holds.
  */
-void tlb_timer_tick(void);
+static inline void tlb_timer_tick(void)
+{
+	if (INJECTED(tlb, TLB_BUG_ACK_BEFORE_FLUSH))
+		tlb_ack_flush_held();
+}
 
 /*
  * The last reference to mm is gone: makes sure no CPU still has it loaded
@@ -188,9 +172,6 @@ enum tlb_freed_tables {
  */
 void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 			unsigned stride_shift, enum tlb_freed_tables freed);
-
-/* The most address spaces one flush_tlb_mms round covers. */
-#define TLB_MULTI_MMS_MAX 16
 
 /* What one address space of a batch changed (flush_tlb_mms). */
 struct tlb_mm_range {
@@ -223,114 +204,21 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end);
  */
 void flush_tlb_spurious_fault(struct mm *mm, uint64_t va);
 
-/* --- Per-CPU state ------------------------------------------------------------ */
-
-/* What one ASID slot remembers: whose translations it tags, how fresh. */
-struct tlb_asid_slot {
-	uint64_t context_id; /* the mm that last used it (0: none yet) */
-	uint64_t tlb_gen;    /* that mm's tlb_gen the TLB is current to */
-};
-
-/* The flush a CPU is asked to do (one per flush call). */
-struct tlb_flush_request {
-	struct mm *mm; /* NULL: kernel mappings */
-	uint64_t start, end;
-	unsigned stride_shift;
-	bool freed_tables;
-	unsigned sender;  /* the CPU that asked */
-	uint64_t new_gen; /* mm's tlb_gen after this change */
-};
-
-/* The request of one flush_tlb_mms round: one per address space. */
-struct tlb_multi_request {
-	unsigned count;
-	unsigned sender; /* the CPU that asked */
-	struct tlb_flush_request mms[TLB_MULTI_MMS_MAX];
-};
+/* --- Switching ---------------------------------------------------------------- */
 
 /*
- * A request where its targets read it, per CPU (flush_info=percpu) or on
- * the sender's stack: the sender fills it with shared_write before the
- * call, the targets copy it out with shared_read (mm/tlb.c).
- */
-typedef SHARED(struct tlb_flush_request) tlb_flush_request_placed;
-typedef SHARED(struct tlb_multi_request) tlb_multi_request_placed;
-
-/* Per-CPU counters (tlb_stats prints them; benchmarks read them). */
-struct tlb_stats {
-	uint64_t ipis_sent;	   /* flush requests sent to other CPUs */
-	uint64_t ipis_received;	   /* flush requests handled from others */
-	uint64_t flush_full;	   /* whole-context flushes */
-	uint64_t flush_partial;	   /* range flushes, page by page */
-	uint64_t flush_pages;	   /* single pages invalidated */
-	uint64_t flush_kernel;	   /* kernel-range flushes handled */
-	uint64_t flush_up_to_date; /* requests found already covered */
-	uint64_t asid_hits;	   /* switch found next's slot current */
-	uint64_t asid_misses;	   /* switch took a new or stale slot */
-	uint64_t lazy_skips;	   /* lazy CPUs a flush did not interrupt */
-	uint64_t lazy_leaves;	   /* flush IPIs that made a lazy CPU leave */
-	uint64_t gen_catchups;	   /* switches that found a slot behind */
-	uint64_t cpumask_atomics;  /* locked cpumask updates */
-	uint64_t mm_switches;	   /* CR3 loads by switch_mm_irqs_off */
-	uint64_t lazy_entries;	   /* switches to a kernel thread kept lazy */
-	uint64_t lazy_shootdowns;  /* CPUs sent away at an mm's teardown */
-	uint64_t batch_rounds;	   /* flush rounds sent by flush_tlb_mms */
-	uint64_t batch_mms;	   /* address spaces those rounds covered */
-	uint64_t batch_ipis;	   /* requests those rounds sent to others */
-	uint64_t spurious_faults;  /* faults the page tables allowed: retried */
-};
-
-/*
- * A CPU's TLB state. The first group is read by other CPUs (flushers
- * deciding whom to interrupt) and written only by the owner, with the
- * orderings mm/tlb.c describes; the rest belongs to the owning CPU alone.
- */
-struct tlb_cpu {
-	SHARED(struct mm *)
-	loaded_mm;	      /* whose tables CR3 holds;
-					* TLB_MM_SWITCHING */
-	SHARED(bool) is_lazy; /* a kernel thread runs on loaded_mm */
-
-	uint16_t loaded_asid; /* slot of loaded_mm; TLB_ASID_KERNEL */
-	uint16_t next_asid;   /* round-robin victim for a new context */
-	unsigned backoff;     /* lazy=dynamic: switches left non-lazy */
-	struct mm *lazy_ref;  /* lazy_mm=refcount: the reference held */
-	struct tlb_asid_slot slots[TLB_ASID_SLOTS_MAX];
-	struct tlb_stats stats;
-	bool request_in_flight; /* a flush of this CPU's is under way */
-	/* tlb_bug=ack_before_flush: a request this CPU acknowledged and has
-	 * not flushed yet, and its handler (mm/tlb.c, ack_here). */
-	bool acked_held;
-	void (*acked_handler)(void *arg);
-	struct tlb_flush_request acked;
-	/* flush_info=percpu: this CPU's outgoing request lives here. */
-	tlb_flush_request_placed request __aligned(64);
-	/* flush_info=percpu: this CPU's outgoing batch request. */
-	tlb_multi_request_placed multi_request __aligned(64);
-} __aligned(64);
-
-/* loaded_mm while a CPU is between two address spaces (mm/tlb.c). */
-#define TLB_MM_SWITCHING ((struct mm *)1)
-/* loaded_asid while the kernel mm is loaded (PCID 0). */
-#define TLB_ASID_KERNEL UINT16_MAX
-
-extern struct tlb_cpu tlb_cpus[MAX_CPUS];
-
-/*
- * The address-space switch of a thread switch, the one place where CR3
- * changes: to next's address space, or, for a kernel thread (next == NULL),
- * lazily to none (see mm/tlb.c). Interrupts off. The cases are told apart
- * here, inline, because every thread switch comes here; each does its work
- * in mm/tlb.c: another address space (load_mm), a kernel thread
- * (enter_lazy), the LAZY address space coming back (leave_lazy). A switch
- * that keeps the address space loaded and active is only the tests.
+ * The cases of a switch, each done in mm/tlb.c: another address space
+ * (load_mm), a kernel thread (enter_lazy), the LAZY address space coming
+ * back (leave_lazy). Interrupts off.
  */
 void load_mm(struct tlb_cpu *c, struct mm *next);
 void enter_lazy(struct tlb_cpu *c);
 void leave_lazy(struct tlb_cpu *c);
-/* tlb_bug=ack_before_flush: the flushes it held, then the switch. */
-void switch_mm_acked_first(struct mm *next);
 
+/*
+ * Tells the cases apart. A switch that keeps the address space loaded and
+ * active costs only this.
+ */
 static inline void switch_mm_cases(struct tlb_cpu *c, struct mm *next)
 {
 	/* loaded_mm is never NULL: a kernel thread's NULL is always a change. */
@@ -344,12 +232,18 @@ static inline void switch_mm_cases(struct tlb_cpu *c, struct mm *next)
 	}
 }
 
+/*
+ * The address-space switch of a thread switch, the one place where CR3
+ * changes: to next's address space, or, for a kernel thread (next == NULL),
+ * lazily to none (see mm/tlb.c). Interrupts off. Inline, with its cases
+ * above, because every thread switch comes here.
+ */
 static inline void switch_mm_irqs_off(struct mm *next)
 {
-	if (unlikely(tlb_bug_injected(TLB_BUG_ACK_BEFORE_FLUSH)))
-		switch_mm_acked_first(next);
-	else
-		switch_mm_cases(tlb_hw_cpu_state(), next);
+	/* tlb_bug=ack_before_flush: what was held is flushed first. */
+	if (INJECTED(tlb, TLB_BUG_ACK_BEFORE_FLUSH))
+		tlb_ack_flush_held();
+	switch_mm_cases(tlb_hw_cpu_state(), next);
 }
 
 /*
@@ -365,17 +259,5 @@ static inline void switch_mm_finish(void)
 		return;
 	switch_mm_finish_held();
 }
-
-/* The counters one by one, by the names tlb_stats_print gives them. */
-#define TLB_STATS_COUNT (sizeof(struct tlb_stats) / sizeof(uint64_t))
-const char *tlb_stats_name(size_t i);
-uint64_t *tlb_stats_field(struct tlb_stats *s, size_t i);
-
-/* Sums every online CPU's counters into out. */
-void tlb_stats_sum(struct tlb_stats *out);
-/* Prints the per-CPU counters as a table (tlb_stats on the command line). */
-void tlb_stats_print(void);
-/* The same when the tlb_stats flag was given (mm/tlb_stats.c has it). */
-void tlb_stats_print_if_requested(void);
 
 #endif

@@ -69,7 +69,7 @@ void tlb_batch_flush(struct tlb_batch *b)
 {
 	/* LAB(L3) begin: flush the batch, then free its frames
 	 * keeps: free_frames */
-	if (tlb_bug_injected(TLB_BUG_FREE_BEFORE_ACK))
+	if (INJECTED(tlb, TLB_BUG_FREE_BEFORE_ACK))
 		free_frames(b);
 	flush_tlb_mm_range(b->mm, b->start, b->end, PAGE_SHIFT,
 			   b->freed_tables ? TLB_TABLES_FREED

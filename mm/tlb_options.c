@@ -1,7 +1,39 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The TLB policies: the values in force, their words, and the options that
+ * set them from the command line.
+ */
 #include "mm/tlb_options.h"
 #include "lib/option.h"
 #include "lib/format.h"
+#include "mm/tlb_bug.h"
+
+struct tlb_policy tlb_policy = {
+	.asid_slots = TLB_ASID_SLOTS_DEFAULT,
+	.lazy = TLB_LAZY_SKIP,
+	.lazy_backoff = TLB_LAZY_BACKOFF_DEFAULT,
+	.flush_ceiling = TLB_FLUSH_CEILING_DEFAULT,
+	.flush_concurrent = true,
+};
+
+enum tlb_bug tlb_bug_choice;
+
+const char *const tlb_lazy_names[] = {"skip", "ipi", "dynamic", "off", NULL};
+const char *const tlb_unmap_batch_names[] = {"pages", "all", "per_mm", NULL};
+const char *const tlb_bug_names[TLB_BUG_COUNT + 1] = {
+	[TLB_BUG_NONE] = "none",
+	[TLB_BUG_SKIP_REMOTE] = "skip_remote",
+	[TLB_BUG_NO_WAIT] = "no_wait",
+	[TLB_BUG_ACK_BEFORE_FLUSH] = "ack_before_flush",
+	[TLB_BUG_NO_GEN_CHECK] = "no_gen_check",
+	[TLB_BUG_REUSE_ASID_NOFLUSH] = "reuse_asid_noflush",
+	[TLB_BUG_LAZY_SKIP_FREED_TABLES] = "lazy_skip_freed_tables",
+	[TLB_BUG_FREE_BEFORE_ACK] = "free_before_ack",
+	[TLB_BUG_BATCH_FIRST_MM_ONLY] = "batch_first_mm_only",
+	[TLB_BUG_REVOKE_SKIPS_CLEARED] = "revoke_skips_cleared",
+	[TLB_BUG_MAP_NO_WAIT] = "map_no_wait",
+	[TLB_BUG_COUNT] = NULL,
+};
 
 /* A CHOICE defaults to its first word, so "on" comes first. */
 enum { CHOICE_ON, CHOICE_OFF };
@@ -120,6 +152,7 @@ static struct option_value tlb_option_values[TLB_OPTION_COUNT];
 static void tlb_options_set(const struct option_value *values)
 {
 	tlb_policy_from_values(&tlb_policy, values);
+	tlb_bug_choice = (enum tlb_bug)values[TLB_OPT_TLB_BUG].choice;
 }
 OPTION_TABLE(81, tlb, tlb_option_descs, tlb_option_values, TLB_OPTION_COUNT,
 	     NULL, tlb_options_set);
@@ -142,11 +175,10 @@ void tlb_policy_from_values(struct tlb_policy *p,
 	p->lazy_mm = (enum tlb_lazy_mm)values[TLB_OPT_LAZY_MM].choice;
 	p->unmap_batch =
 		(enum tlb_unmap_batch)values[TLB_OPT_UNMAP_BATCH].choice;
-	p->bug = (enum tlb_bug)values[TLB_OPT_TLB_BUG].choice;
 	p->trace = values[TLB_OPT_TLB_TRACE].flag;
 }
 
-/* The inverse of tlb_policy_from_values. */
+/* The inverse of tlb_policy_from_values, with the bug in force. */
 static void values_from_policy(const struct tlb_policy *p,
 			       struct option_value values[TLB_OPTION_COUNT])
 {
@@ -165,7 +197,7 @@ static void values_from_policy(const struct tlb_policy *p,
 							: KERNEL_MM_MASK_SKIP;
 	values[TLB_OPT_LAZY_MM].choice = p->lazy_mm;
 	values[TLB_OPT_UNMAP_BATCH].choice = p->unmap_batch;
-	values[TLB_OPT_TLB_BUG].choice = p->bug;
+	values[TLB_OPT_TLB_BUG].choice = tlb_bug_choice;
 	values[TLB_OPT_TLB_TRACE].flag = p->trace;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The TLB policies as command-line options (README.md lists them): one
+ * The TLB policies as command-line options (docs/options.md lists them): one
  * table for the kernel's command line (registered in the option registry,
  * lib/option.h, by mm/tlb_options.c), the simulator's policy
  * words (tests/host/tlb_sim_policy.c) and the reports that say which
@@ -35,6 +35,7 @@ extern const struct option_desc tlb_option_descs[TLB_OPTION_COUNT];
 /*
  * The policy the parsed values ask for. pcid and invpcid say what was
  * asked, not what the CPU has: tlb_boot_init (or the simulator) decides.
+ * tlb_bug= is no policy: the kernel's option sets tlb_bug_choice.
  */
 void tlb_policy_from_values(struct tlb_policy *p,
 			    const struct option_value values[TLB_OPTION_COUNT]);

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * The TLB counters (struct tlb_stats): each CPU counts its own events
- * without atomics; readers add them up while the counts may still move,
- * which is exact once the CPUs are quiet (benchmarks read between runs).
+ * The TLB counters (mm/tlb_stats.h): the sums, and the table the tlb_stats
+ * option prints.
  */
 #include "lib/format.h"
 #include "console/kprintf.h"
 #include "lib/option.h"
 #include "lib/string.h"
 #include "mm/tlb.h"
+#include "mm/tlb_stats.h"
 #include "mm/tlb_hw.h"
 
 static const struct option_desc tlb_stats_desc = {
@@ -18,31 +18,15 @@ static const struct option_desc tlb_stats_desc = {
 static struct option_value tlb_stats_option;
 OPTION(82, tlb_stats, &tlb_stats_desc, &tlb_stats_option, NULL, NULL);
 
-/* One column per counter, in the order of struct tlb_stats. */
+/* One column per counter, in the order of the list. */
 static const struct {
 	const char *name;
 	size_t offset;
 } columns[] = {
-	{"ipi-sent", offsetof(struct tlb_stats, ipis_sent)},
-	{"ipi-recv", offsetof(struct tlb_stats, ipis_received)},
-	{"full", offsetof(struct tlb_stats, flush_full)},
-	{"partial", offsetof(struct tlb_stats, flush_partial)},
-	{"pages", offsetof(struct tlb_stats, flush_pages)},
-	{"kernel", offsetof(struct tlb_stats, flush_kernel)},
-	{"current", offsetof(struct tlb_stats, flush_up_to_date)},
-	{"asid-hit", offsetof(struct tlb_stats, asid_hits)},
-	{"asid-miss", offsetof(struct tlb_stats, asid_misses)},
-	{"lazy-skip", offsetof(struct tlb_stats, lazy_skips)},
-	{"lazy-leave", offsetof(struct tlb_stats, lazy_leaves)},
-	{"catch-up", offsetof(struct tlb_stats, gen_catchups)},
-	{"mask-atomic", offsetof(struct tlb_stats, cpumask_atomics)},
-	{"cr3-load", offsetof(struct tlb_stats, mm_switches)},
-	{"lazy-enter", offsetof(struct tlb_stats, lazy_entries)},
-	{"lazy-shoot", offsetof(struct tlb_stats, lazy_shootdowns)},
-	{"batch-round", offsetof(struct tlb_stats, batch_rounds)},
-	{"batch-mm", offsetof(struct tlb_stats, batch_mms)},
-	{"batch-ipi", offsetof(struct tlb_stats, batch_ipis)},
-	{"spurious", offsetof(struct tlb_stats, spurious_faults)},
+#define TLB_STATS_COLUMN(field, name, what) \
+	{name, offsetof(struct tlb_stats, field)},
+	TLB_STATS_LIST(TLB_STATS_COLUMN)
+#undef TLB_STATS_COLUMN
 };
 
 _Static_assert(TLB_STATS_COUNT == ARRAY_SIZE(columns),

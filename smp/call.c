@@ -49,7 +49,14 @@ static const struct option_desc call_bug_desc = {
 		"requests without sending the interrupt. The `smp` tests must "
 		"then fail"};
 static struct option_value call_bug_option;
-OPTION(50, call_bug, &call_bug_desc, &call_bug_option, NULL, NULL);
+
+enum call_hw_bug call_bug_choice;
+
+static void call_bug_set(const struct option_value *value)
+{
+	call_bug_choice = (enum call_hw_bug)value->choice;
+}
+OPTION(50, call_bug, &call_bug_desc, &call_bug_option, NULL, call_bug_set);
 
 unsigned call_hw_cpu(void)
 {
@@ -111,11 +118,6 @@ void call_hw_stuck(unsigned target, unsigned self, uint64_t seconds)
 	panic("smp: CPU %u has not looked at a call from CPU %u for %llu s: "
 	      "it is dead or an IPI was lost",
 	      target, self, (unsigned long long)seconds);
-}
-
-enum call_hw_bug call_hw_bug(void)
-{
-	return (enum call_hw_bug)call_bug_option.choice;
 }
 
 /* --- The call vector and the interface --------------------------------------- */

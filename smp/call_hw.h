@@ -9,6 +9,7 @@
 #ifndef SMP_CALL_HW_H
 #define SMP_CALL_HW_H
 
+#include "lib/inject.h"
 #include "lib/types.h"
 #include "sync/cpumask.h"
 
@@ -44,14 +45,17 @@ uint64_t call_hw_elapsed_ns(uint64_t since);
 __noreturn void call_hw_stuck(unsigned target, unsigned self, uint64_t seconds);
 
 /*
- * call_bug=: a deliberate mistake in the protocol, for tests (smp/call.c
- * declares the option; the words are none, drop, no-ipi).
+ * call_bug=: a deliberate mistake in the protocol, for tests. smp/call.c
+ * declares the option; the words are none, drop, no-ipi. Each place that
+ * makes the mistake asks INJECTED(call, CALL_HW_BUG_...) (lib/inject.h),
+ * which only the injection kernel builds in.
  */
 enum call_hw_bug {
 	CALL_HW_BUG_NONE, /* call_bug=none */
 	CALL_HW_BUG_DROP, /* call_bug=drop: every DROP_EVERY-th request is not run */
 	CALL_HW_BUG_NO_IPI, /* call_bug=no-ipi: requests are queued, never signalled */
 };
-enum call_hw_bug call_hw_bug(void);
+/* The mistake in force (call_bug=). */
+extern enum call_hw_bug call_bug_choice;
 
 #endif

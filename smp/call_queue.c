@@ -68,9 +68,11 @@
  * reported with a panic rather than a silent hang. (A target busy running
  * a long request still looks at its queue, and runs what it holds, each
  * time it sends or waits itself; a request that neither sends nor waits
- * for seconds with interrupts off is itself the bug.) call_bug= breaks the protocol
- * on purpose to show the tests catch it (tests/kernel/test_smp.c, the
- * tcg-*-call-bug configs).
+ * for seconds with interrupts off is itself the bug.)
+ *
+ * call_bug= breaks the protocol on purpose, to show that the tests catch
+ * it (tests/kernel/test_smp.c). Its checks are INJECTED(call, ...): only
+ * the injection kernel has them.
  */
 #include "smp/call_queue.h"
 #include "smp/call_hw.h"
@@ -164,7 +166,7 @@ static unsigned serve_queue(void)
 		 * with the next request, never this one again. */
 		q->taken = shared_load(&r->next, __ATOMIC_RELAXED);
 		q->calls_run++;
-		if (call_hw_bug() != CALL_HW_BUG_DROP ||
+		if (!INJECTED(call, CALL_HW_BUG_DROP) ||
 		    q->calls_run % DROP_EVERY)
 			fn(arg);
 		/* Release: every read of the slot above, and whatever fn did,
@@ -240,7 +242,7 @@ void smp_call_function_many(const struct cpumask *mask, smp_call_fn fn,
 		shared_store(&r->arg, arg, __ATOMIC_RELAXED);
 		shared_store(&r->pending, 1, __ATOMIC_RELAXED);
 		if (push(&queues[cpu], r) &&
-		    call_hw_bug() != CALL_HW_BUG_NO_IPI)
+		    !INJECTED(call, CALL_HW_BUG_NO_IPI))
 			call_hw_send_ipi(cpu);
 	}
 	if (cpumask_test(&targets, self))

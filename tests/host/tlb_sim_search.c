@@ -77,7 +77,7 @@ void search_run(const struct sim_scenario *sc, const char *policy,
 		fprintf(stderr, "tlb_sim: policy '%s': %s\n", policy, err);
 		exit(2);
 	}
-	tlb_policy.bug = bug;
+	tlb_bug_choice = bug;
 	tlb_policy.trace = trace;
 	run->cpus = sim_workload.cpus;
 	run->mode = seed ? SIM_RANDOM : SIM_DFS;

@@ -97,7 +97,7 @@ KTEST(TLB0001, tlb, "one address space on every CPU: remapped pages read new")
 		   "ceiling=%u tlb_bug=%s",
 		   tlb_policy.pcid, tlb_policy.invpcid, boot_cpu.smap,
 		   tlb_policy.asid_slots, tlb_lazy_names[tlb_policy.lazy],
-		   tlb_policy.flush_ceiling, tlb_bug_names[tlb_policy.bug]);
+		   tlb_policy.flush_ceiling, tlb_bug_names[tlb_bug_choice]);
 	mm = oracle_add_mm(t, o);
 	oracle_add_anchored_group(t, o, mm, GROUP_REMAP, 0, SHARED_PAGES);
 	for (unsigned cpu = 0; cpu < o->cpus; cpu++)

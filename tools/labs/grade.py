@@ -417,8 +417,8 @@ def boot_verdict(r: boot.RunResult, tests: tuple[str, ...], expect: tuple[str, .
 
 
 def bug_names() -> list[str]:
-    """The tlb_bug= names, as mm/tlb.c spells them (tlb_bug_names)."""
-    text = (ROOT / "mm" / "tlb.c").read_text()
+    """The tlb_bug= names, as mm/tlb_options.c spells them (tlb_bug_names)."""
+    text = (ROOT / "mm" / "tlb_options.c").read_text()
     table = re.search(r"tlb_bug_names\[[^]]*\]\s*=\s*\{(.*?)\};", text, re.S)
     return re.findall(r'"(\w+)"', table.group(1)) if table else []
 

@@ -41,7 +41,7 @@ from tools import ROOT
 DEFAULT_MODEL = ROOT / "labs" / "L7" / "tlb.pml"
 BUILD_DIR = ROOT / "build" / "spin"
 NO_BUG = "none"
-# name -> what the bug does, in the kernel's words (mm/tlb.h); the last is
+# name -> what the bug does, in the kernel's words (mm/tlb_bug.h); the last is
 # the model's own, with no tlb_bug= of the kernel behind it.
 BUGS = {
     "skip_remote": "no flush IPIs at all",
