@@ -69,7 +69,7 @@
 #define ROUNDS 2 /* round 1: a new frame; round 2: unmapped, table freed */
 
 /* The injected bugs: each is a constant, tested where mm/tlb.c asks
- * tlb_bug_injected(), so there is one code path and the switch picks
+ * INJECTED(tlb, ...), so there is one code path and the switch picks
  * the branch. */
 #ifdef BUG_SKIP_REMOTE
 #define bug_skip_remote true
