@@ -84,7 +84,7 @@ bool kmap_is_stack_guard(uint64_t va);
 /* Room for one exception's description (trap_describe). */
 #define TRAP_REPORT_SIZE 512
 
-/* The stub of each vector, for the IDT (trap/isr.asm). */
+/* The entry point of each vector (trap/isr.asm), for the IDT. */
 extern const uint64_t isr_stub_table[256];
 
 /*
