@@ -189,7 +189,19 @@ static void parse_framebuffer(const uint8_t *tag, uint32_t size,
 		       f->type);
 		return;
 	}
-	if (!fb->width || !fb->height || !fb->pitch || !fb->phys ||
+	/* A UEFI display that can only copy pixels (a "blt-only" GOP, as
+	 * virtio-gpu's) gives GRUB a mode but no framebuffer to hand on. */
+	if (fb->width && fb->height && fb->pitch && !fb->phys) {
+		report(ctx,
+		       "multiboot2: the loader's %ux%u framebuffer has no "
+		       "address: this display has no linear framebuffer "
+		       "(a UEFI display that only copies); no screen output, "
+		       "use the serial port or a BIOS boot",
+		       fb->width, fb->height);
+		fb->kind = FB_KIND_NONE;
+		return;
+	}
+	if (!fb->width || !fb->height || !fb->pitch ||
 	    (uint64_t)fb->pitch * fb->height / fb->height != fb->pitch) {
 		report(ctx,
 		       "multiboot2: framebuffer %ux%u pitch %u at %#llx "

@@ -35,11 +35,14 @@ requirements() {
 	need grub-common cmd grub-mkrescue
 	need grub-pc-bin path /usr/lib/grub/i386-pc/multiboot2.mod
 	need grub-efi-amd64-bin path /usr/lib/grub/x86_64-efi/multiboot2.mod
+	# The 32-bit UEFI loader: grub-mkrescue adds it when installed.
+	need grub-efi-ia32-bin path /usr/lib/grub/i386-efi/multiboot2.mod
 	need xorriso cmd xorriso
 	need mtools cmd mformat # grub-mkrescue builds the EFI FAT image with it
 	need qemu-system-x86 cmd qemu-system-x86_64
 	need ovmf path /usr/share/OVMF/OVMF_CODE_4M.fd /usr/share/OVMF/OVMF_CODE.fd
 	need ovmf path /usr/share/OVMF/OVMF_VARS_4M.fd /usr/share/OVMF/OVMF_VARS.fd
+	need ovmf-ia32 path /usr/share/OVMF/OVMF32_CODE_4M.secboot.fd
 	need bochs cmd bochs
 	need bochsbios path /usr/share/bochs/BIOS-bochs-latest
 	# A symlink from bochs into vgabios: -e follows it.

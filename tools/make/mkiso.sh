@@ -2,8 +2,8 @@
 # Build a hybrid BIOS+UEFI bootable ISO (GRUB 2, multiboot2) for the kernel.
 #
 #   tools/make/mkiso.sh <out.iso> <kernel.elf>               the USB-stick image:
-#       a GRUB menu (timeout 3) with the default job, all tests, serial-only
-#       and screen-only entries
+#       a GRUB menu (timeout 5) with the default job, all tests, serial-only
+#       and screen-only entries, and one for a dark screen
 #   tools/make/mkiso.sh <out.iso> <kernel.elf> <word>...     boot at once (no menu)
 #       with the words as the kernel command line; pass "" for an empty one
 #
@@ -107,10 +107,44 @@ entry() {
 		printf "\tmodule2 /boot/user/%s.elf %s\n" "$name" "$name"
 	done
 	printf "\tset gfxpayload=%s\n" "${3:-1024x768x32,1024x768,auto}"
+	# Under UEFI the kernel can draw only on a linear framebuffer, and
+	# some displays have none: in the menu image, the last words on the
+	# firmware's console say where to look when the screen then stays
+	# dark.
+	if ((menu_image)); then
+		printf "\tif [ \"\$grub_platform\" = efi ]; then\n"
+		printf "\t\techo 'shootdown: starting. A dark screen from now on: see the menu entry \"%s\".'\n" "$dark_entry"
+		printf "\tfi\n"
+	fi
 	printf "\tboot\n}\n"
 }
 
+# The UEFI twin of the BIOS text-screen entry: a UEFI loader cannot leave
+# the screen in a text mode (the firmware's text console ends when the
+# kernel takes over), so the entry says so and what to do instead.
+dark_entry="shootdown: the screen stays dark (UEFI)"
+dark_screen_entry() {
+	printf "menuentry '%s' {\n" "$dark_entry"
+	for line in \
+		"Under UEFI there is no text screen a kernel can keep: the firmware's" \
+		"text console ends when the kernel starts, and the kernel can draw only" \
+		"on a linear framebuffer. Some displays offer none (GRUB then passes a" \
+		"framebuffer at address 0, which the kernel refuses with a warning)." \
+		"" \
+		"What works instead:" \
+		" - a BIOS or CSM (legacy) boot of this stick: its menu has an 80x25" \
+		"   text-screen entry;" \
+		" - the serial port, where the kernel prints everything (115200 8N1);" \
+		" - another display output or a docking station's port." \
+		"" \
+		"Press Enter to go back to the menu."; do
+		printf "\techo %s\n" "$(grub_quote "$line")"
+	done
+	printf "\tread\n}\n"
+}
+
 cfg=$tree/boot/grub/grub.cfg
+menu_image=0
 if [[ $# -gt 0 ]]; then
 	# One entry, booted at once: the image for one run or one test.
 	args=""
@@ -134,8 +168,9 @@ else
 	# shown on the serial port too, for serial-only machines. Not under
 	# UEFI: there the firmware console usually reaches COM1 already (OVMF
 	# does), and a second copy doubles every line.
+	menu_image=1
 	{
-		echo "set timeout=3"
+		echo "set timeout=5"
 		echo "set default=0"
 		echo "if [ \"\$grub_platform\" = pc ]; then"
 		echo "	if serial --unit=0 --speed=115200; then"
@@ -150,15 +185,22 @@ else
 		entry "shootdown: screen only" " console=fb"
 		# UEFI has no text mode to leave the screen in: BIOS only.
 		echo "if [ \"\$grub_platform\" = pc ]; then"
-		entry "shootdown: 80x25 text screen (no graphics mode)" "" text
+		entry "shootdown: 80x25 text screen (when the others stay dark)" "" text
+		echo "else"
+		dark_screen_entry
 		echo "fi"
 	} >"$cfg"
 fi
 
 # No fonts, locales or themes: the menu uses the text console, and they
-# would more than double the image size.
+# would more than double the image size. After `--`, options for xorriso:
+# the image's MBR is a GPT's protective one, whose one entry is not marked
+# active, and some legacy BIOSes boot no USB disk without an active entry;
+# mbr_force_bootable adds a second entry, of type 0 over the first block,
+# that is. UEFI firmware still finds the GPT through the protective entry.
 if ! TMPDIR=$work grub-mkrescue --fonts= --locales= --themes= \
-	-o "$work/out.iso" "$tree" >"$work/log" 2>&1; then
+	-o "$work/out.iso" "$tree" -- -boot_image any mbr_force_bootable=on \
+	>"$work/log" 2>&1; then
 	cat "$work/log" >&2
 	echo "mkiso: grub-mkrescue failed" >&2
 	exit 1

@@ -48,6 +48,14 @@ OVMF_PAIRS = [
     ("/usr/share/OVMF/OVMF_CODE.fd", "/usr/share/OVMF/OVMF_VARS.fd"),
     ("/usr/share/edk2/ovmf/OVMF_CODE.fd", "/usr/share/edk2/ovmf/OVMF_VARS.fd"),
 ]
+# The 32-bit UEFI of some tablets and early UEFI PCs (a 64-bit CPU behind a
+# 32-bit firmware): GRUB's i386-efi loader starts the kernel there. Debian
+# ships this firmware only as a Secure Boot build, which needs a q35 machine
+# with SMM; its variable store has no keys enrolled, so it boots unsigned
+# loaders.
+OVMF32_PAIRS = [
+    ("/usr/share/OVMF/OVMF32_CODE_4M.secboot.fd", "/usr/share/OVMF/OVMF32_VARS_4M.fd"),
+]
 
 BOCHS_ROM = "/usr/share/bochs/BIOS-bochs-latest"
 BOCHS_VGAROM = "/usr/share/bochs/VGABIOS-lgpl-latest"
@@ -96,11 +104,12 @@ def kvm_status() -> tuple[bool, str]:
     return True, "KVM available"
 
 
-def find_ovmf() -> tuple[str, str]:
-    for code, vars_ in OVMF_PAIRS:
+def find_ovmf(firmware: str = "uefi") -> tuple[str, str]:
+    pairs, package = (OVMF32_PAIRS, "ovmf-ia32") if firmware == "uefi32" else (OVMF_PAIRS, "ovmf")
+    for code, vars_ in pairs:
         if os.path.isfile(code) and os.path.isfile(vars_):
             return code, vars_
-    raise ConfigError("FIRMWARE=uefi: no OVMF images found (apt-get install ovmf)")
+    raise ConfigError(f"FIRMWARE={firmware}: no OVMF images found (apt-get install {package})")
 
 
 # --- Settings ---------------------------------------------------------------
@@ -125,7 +134,7 @@ class Settings:
     mem_mib: int = 256
     accel: str | None = None     # kvm | tcg; None: kvm iff kvm_status()
     cpu: str | None = None       # QEMU -cpu / Bochs model; None: host|max
-    firmware: str = "bios"       # bios | uefi (QEMU only)
+    firmware: str = "bios"       # bios | uefi | uefi32 (QEMU only; uefi32 on q35)
     machine: str = "pc"          # pc | q35 (QEMU only)
     media: str = "cdrom"         # cdrom | usb: what the ISO is on (usb: QEMU only)
     cmdline: list[str] = dataclasses.field(default_factory=list)
@@ -141,7 +150,7 @@ class Settings:
         s = dataclasses.replace(self, cmdline=list(self.cmdline),
                                 qemu_args=list(self.qemu_args))
         for var, value, allowed in (("EMU", s.emu, ("qemu", "bochs")),
-                                    ("FIRMWARE", s.firmware, ("bios", "uefi")),
+                                    ("FIRMWARE", s.firmware, ("bios", "uefi", "uefi32")),
                                     ("MACHINE", s.machine, ("pc", "q35")),
                                     ("MEDIA", s.media, ("cdrom", "usb")),
                                     ("serial", s.serial, ("file", "stdio", "none")),
@@ -177,6 +186,8 @@ class Settings:
             raise ConfigError("ICOUNT=1 needs TCG: -icount does not work with KVM")
         if s.cpu is None:
             s.cpu = "host" if s.accel == "kvm" else "max"
+        if s.firmware == "uefi32":
+            s.machine = "q35"  # the 32-bit OVMF build needs SMM (OVMF32_PAIRS)
         return s
 
     def describe(self) -> str:
@@ -438,14 +449,18 @@ class Qemu:
         return s.serial == "stdio"
 
     def launch(self, s: Settings, iso: Path, run_dir: Path, extra_args=(), monitor=None):
-        cmd = [QEMU, "-accel", s.accel, "-cpu", s.cpu, "-machine", s.machine,
+        machine = s.machine + (",smm=on" if s.firmware == "uefi32" else "")
+        cmd = [QEMU, "-accel", s.accel, "-cpu", s.cpu, "-machine", machine,
                "-smp", f"{s.smp},{s.topology}" if s.topology else str(s.smp),
                "-m", f"{s.mem_mib}M"]
         if s.icount:
             cmd += ["-icount", "shift=1"]
-        if s.firmware == "uefi":
+        if s.firmware == "uefi32":
+            # A Secure Boot build keeps its variables in SMM-only flash.
+            cmd += ["-global", "driver=cfi.pflash01,property=secure,value=on"]
+        if s.firmware in ("uefi", "uefi32"):
             # OVMF writes its variable store: each run gets its own copy.
-            code, vars_template = find_ovmf()
+            code, vars_template = find_ovmf(s.firmware)
             shutil.copyfile(vars_template, run_dir / "ovmf-vars.fd")
             cmd += ["-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={_opt(code)}",
                     "-drive", f"if=pflash,format=raw,unit=1,"

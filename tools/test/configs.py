@@ -56,6 +56,14 @@ CONFIGS = [
         timeout=USB_TIMEOUT),
     cfg("tcg-usb-uefi", **TCG, firmware="uefi", media="usb", smp=1, cmdline=["test=boot"],
         timeout=USB_TIMEOUT),
+    # A 64-bit CPU behind a 32-bit UEFI (some tablets and early UEFI PCs):
+    # GRUB's i386-efi loader starts the kernel.
+    cfg("tcg-uefi32", **TCG, firmware="uefi32", smp=1, cmdline=["test=boot"]),
+    # A UEFI display with no linear framebuffer (virtio-gpu's GOP only copies
+    # pixels): the kernel must say why the screen stays dark, and run on.
+    cfg("tcg-uefi-no-framebuffer", **TCG, firmware="uefi", smp=1, cmdline=["test=boot"],
+        qemu_args=["-vga", "none", "-device", "virtio-gpu-pci"],
+        expect=("has no linear framebuffer",)),
     cfg("tcg-5g", **TCG, mem_mib=5 * 1024, smp=1),
     cfg("tcg-q35", **TCG, machine="q35", mem_mib=256, smp=1),
     cfg("tcg-serial-none", "exit", accel="tcg", smp=1, serial="none"),

@@ -32,7 +32,9 @@ HOST_TIMEOUTS = {"tlb_sim": 1200}
 # shared without a lock does not compile (sync/shared.h); a QEMU run that
 # times out names where each CPU was (boot.py's Qemu.hang_report); the layer
 # checker passes the tree and fails broken copies of its layer file;
-# docs/options.md's table is what the kernel's help option prints.
+# docs/options.md's table is what the kernel's help option prints; the
+# bootable image's GRUB configurations parse, its MBR has an active entry,
+# it carries both UEFI loaders, and OVMF's menu explains a dark screen.
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
                 "qr": ROOT / "tests" / "qr" / "test_qr.py",
@@ -44,7 +46,8 @@ HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "plain-access": ROOT / "tests" / "shared" / "test_plain_access.py",
                 "hang-report": ROOT / "tests" / "hang" / "test_hang_report.py",
                 "layers": ROOT / "tests" / "layers" / "test_layers.py",
-                "options-doc": ROOT / "tools" / "check" / "options_doc.py"}
+                "options-doc": ROOT / "tools" / "check" / "options_doc.py",
+                "iso": ROOT / "tests" / "iso" / "test_iso.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
 # shootdown that does not wait, a batch freed before its flush, a PCID that
