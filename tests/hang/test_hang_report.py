@@ -130,6 +130,24 @@ def main() -> int:
     want = "cpu0 halt_forever+0x2 IF=0 hlt, cpu1 eip=0x9f000 IF=0, cpu2 rip=0x401000 IF=1 CPL=3"
     cases.check("the answer of a 64-bit, a 32-bit and a user-mode CPU",
                 summary == want, f"got {summary!r}, want {want!r}")
+    # CPUs waiting for spinlocks name them: by data symbol, with the offset
+    # into a static table, or by address for a lock on the heap.
+    code = boot.Symbols([(0xFFFFFFFF80002000, boot.LOCK_WAIT), (0xFFFFFFFF80002040, "next")])
+    data = boot.Symbols([(0xFFFFFFFF80100000, "console_lock"),
+                         (0xFFFFFFFF80100100, "endpoint_table")])
+    waiting = [boot.CpuAt(0, 0xFFFFFFFF80002009, True, False, 0, False, 0xFFFFFFFF80100000),
+               boot.CpuAt(1, 0xFFFFFFFF80002009, True, False, 0, False, 0xFFFFFFFF80100148),
+               boot.CpuAt(2, 0xFFFFFFFF80002009, True, False, 0, False, 0xFFFF800000123400)]
+    summary = boot.cpus_summary(waiting, code, data)
+    want = (f"cpu0 {boot.LOCK_WAIT}+0x9 IF=0 lock=console_lock, "
+            f"cpu1 {boot.LOCK_WAIT}+0x9 IF=0 lock=endpoint_table+0x48, "
+            f"cpu2 {boot.LOCK_WAIT}+0x9 IF=0 lock=0xffff800000123400")
+    cases.check("CPUs waiting for spinlocks name the locks", summary == want,
+                f"got {summary!r}, want {want!r}")
+    cpu = boot.parse_registers("CPU#0\nRSI=0000000000000001 RDI=ffffffff80100000 RBP=0\n"
+                               "RIP=ffffffff80002009 RFL=00000086 [--S--P-] CPL=0 HLT=0\n")[0]
+    cases.check("the lock's address is read from RDI", cpu.rdi == 0xFFFFFFFF80100000,
+                f"got {cpu.rdi!r}")
     idle = [boot.CpuAt(i, 0xFFFFFFFF80001014, True, True, 0, True) for i in (1, 2, 3, 5)]
     summary = boot.cpus_summary(idle, table)
     cases.check("CPUs at one place share an entry",

@@ -330,16 +330,26 @@ def ending_of(backend: Qemu | Bochs, status: int | None, timed_out: bool,
 
 # --- Where the CPUs were ---------------------------------------------------------
 
-def symbols(elf: str | Path, timeout: float | None = None) -> list[tuple[int, str]]:
-    """The code symbols of elf, by address (`nm -n`)."""
+def symbols(elf: str | Path, timeout: float | None = None,
+            kinds: str = "tTwW") -> list[tuple[int, str]]:
+    """The symbols of elf of the nm types in kinds (code by default), by
+    address (`nm -n`)."""
     out = subprocess.run(["nm", "-n", str(elf)], capture_output=True, text=True,
                          check=True, timeout=timeout).stdout
     found = []
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[1] in "tTwW":
+        if len(parts) == 3 and parts[1] in kinds:
             found.append((int(parts[0], 16), parts[2]))
     return found
+
+
+DATA_KINDS = "bBdD"  # nm's types of .bss and .data symbols
+# A CPU in spin_wait_turn(lock, ticket) spins with the lock's address in
+# RDI, the first argument's register, or that of its now_serving field
+# (gcc adds its offset, 4, first): the hang report names that lock.
+LOCK_WAIT = "spin_wait_turn"
+MAX_LOCK_OFFSET = 1 << 16  # a lock inside a static table or structure
 
 
 class Symbols:
@@ -367,17 +377,25 @@ class CpuAt:
     interrupts: bool       # RFLAGS.IF
     cpl: int | None
     halted: bool           # in HLT
+    rdi: int | None = None
 
-    def where(self, table: Symbols | None) -> str:
+    def where(self, table: Symbols | None, data: Symbols | None = None) -> str:
         """E.g. 'halt_forever+0x2 IF=0 hlt': the kernel function (for kernel
         code in long mode; else the address), IF, then hlt and a CPL other
-        than 0 where they apply."""
+        than 0 where they apply. A CPU waiting for a spinlock also names
+        the lock: 'spin_wait_turn+0x9 IF=0 lock=console_lock', by its data
+        symbol in `data` or else by address (one on the heap)."""
         found = (table.at(self.ip, MAX_FUNCTION_BYTES)
                  if table and self.long_mode and not self.cpl else None)
         place = (found[0] + (f"+{found[1]:#x}" if found[1] else "") if found
                  else f"{'rip' if self.long_mode else 'eip'}={self.ip:#x}")
+        lock = []
+        if found and found[0] == LOCK_WAIT and self.rdi is not None:
+            named = data.at(self.rdi, MAX_LOCK_OFFSET) if data else None
+            lock = [f"lock={named[0]}" + (f"+{named[1]:#x}" if named[1] else "") if named
+                    else f"lock={self.rdi:#x}"]
         return " ".join([place, f"IF={int(self.interrupts)}", *(["hlt"] if self.halted else []),
-                         *([f"CPL={self.cpl}"] if self.cpl else [])])
+                         *([f"CPL={self.cpl}"] if self.cpl else []), *lock])
 
 
 # `info registers -a` starts each CPU with "CPU#1"; its program counter line
@@ -397,9 +415,10 @@ def parse_registers(text: str) -> list[CpuAt]:
         if not m:
             raise ValueError(f"no RIP line for CPU#{index}")
         cpl, hlt = re.search(r"\bCPL=(\d)", m[4]), re.search(r"\bHLT=(\d)", m[4])
+        rdi = re.search(r"\bRDI=([0-9a-f]+)", body)
         cpus.append(CpuAt(int(index), int(m[2], 16), m[1] == "R",
                           bool(int(m[3], 16) & RFLAGS_IF), int(cpl[1]) if cpl else None,
-                          bool(hlt) and hlt[1] == "1"))
+                          bool(hlt) and hlt[1] == "1", int(rdi[1], 16) if rdi else None))
     return cpus
 
 
@@ -414,12 +433,13 @@ def cpu_ranges(indices: list[int]) -> str:
     return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 
-def cpus_summary(cpus: list[CpuAt], table: Symbols | None) -> str:
+def cpus_summary(cpus: list[CpuAt], table: Symbols | None,
+                 data: Symbols | None = None) -> str:
     """'cpu0 halt_forever+0x2 IF=0 hlt, cpu1-3 idle_entry+0x8 IF=1 hlt': the
     CPUs at one place share an entry, so that 16 idle ones take one."""
     groups: dict[str, list[int]] = {}
     for cpu in sorted(cpus, key=lambda c: c.index):
-        groups.setdefault(cpu.where(table), []).append(cpu.index)
+        groups.setdefault(cpu.where(table, data), []).append(cpu.index)
     return ", ".join(f"cpu{cpu_ranges(indices)} {where}" for where, indices in groups.items())
 
 
@@ -539,9 +559,10 @@ class Qemu:
         # Without symbols the addresses alone still say a good deal.
         try:
             table, missing = Symbols(symbols(kernel, HANG_NM_SECONDS)), ""
+            data = Symbols(symbols(kernel, HANG_NM_SECONDS, DATA_KINDS))
         except (OSError, subprocess.SubprocessError, ValueError) as e:
-            table, missing = None, f" (no symbols: nm: {_short(e)})"
-        return f"CPUs at: {cpus_summary(cpus, table)}{missing}"
+            table, data, missing = None, None, f" (no symbols: nm: {_short(e)})"
+        return f"CPUs at: {cpus_summary(cpus, table, data)}{missing}"
 
 
 class Bochs:
