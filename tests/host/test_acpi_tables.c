@@ -1365,3 +1365,70 @@ HOST_TEST(hpet_table)
 	CHECK(said("needs 56"), "%s", msgs.text);
 	free(t);
 }
+
+/* --- DMAR ----------------------------------------------------------------- */
+
+/* A DMAR of len bytes (48 for the fixed part) with these flags and one
+ * DRHD remapping unit after the fixed part when len allows. */
+static uint8_t *dmar(size_t len, uint8_t flags, size_t *out)
+{
+	uint8_t body[64] = {0};
+
+	table_begin("DMAR", 1);
+	body[36] = 38; /* 39-bit DMA addresses */
+	body[37] = flags;
+	set16(body + 48, 0);  /* DRHD */
+	set16(body + 50, 16); /* its length */
+	set64(body + 56, 0xfed90000);
+	put(body + ACPI_HEADER_SIZE, len - ACPI_HEADER_SIZE);
+	return table_end(out);
+}
+
+HOST_TEST(dmar_flags)
+{
+	struct dmar_info d;
+	size_t len;
+	uint8_t *t;
+
+	/* Opt-out with interrupt remapping, as firmware sets it. */
+	t = dmar(64, 0x3, &len);
+	fresh();
+	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), 0);
+	CHECK(d.x2apic_opt_out, "X2APIC_OPT_OUT lost");
+	CHECK(d.intr_remap, "INTR_REMAP lost");
+	CHECK(!d.dma_ctrl_opt_in, "DMA_CTRL_PLATFORM_OPT_IN invented");
+	CHECK_EQ(d.host_address_width, 38);
+	CHECK_EQ(msgs.count, 0);
+	free(t);
+
+	/* Flags clear; only the fixed part. */
+	t = dmar(DMAR_MIN_SIZE, 0x4, &len);
+	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), 0);
+	CHECK(!d.x2apic_opt_out && !d.intr_remap, "flags invented");
+	CHECK(d.dma_ctrl_opt_in, "DMA_CTRL_PLATFORM_OPT_IN lost");
+	free(t);
+
+	/* A bad checksum: the opt-out is not believed. */
+	t = dmar(64, 0x2, &len);
+	t[40] ^= 1;
+	fresh();
+	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), -EINVAL);
+	CHECK(!d.x2apic_opt_out, "opt-out from a bad table");
+	CHECK(said("DMAR: bad checksum"), "%s", msgs.text);
+	free(t);
+
+	/* Too short to hold the flags. */
+	t = dmar(37, 0, &len);
+	fresh();
+	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), -EINVAL);
+	CHECK(said("DMAR: length 37, needs 48"), "%s", msgs.text);
+	free(t);
+
+	/* A length field past the buffer. */
+	t = dmar(64, 0x2, &len);
+	fresh();
+	CHECK_EQ(dmar_parse(t, len - 8, &d, collect, &msgs), -EINVAL);
+	CHECK(!d.x2apic_opt_out, "opt-out read past the buffer");
+	CHECK(said("length 64"), "%s", msgs.text);
+	free(t);
+}
