@@ -1401,6 +1401,16 @@ HOST_TEST(dmar_flags)
 	CHECK_EQ(msgs.count, 0);
 	free(t);
 
+	/* Each flag alone. */
+	t = dmar(64, 0x2, &len);
+	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), 0);
+	CHECK(d.x2apic_opt_out && !d.intr_remap, "opt-out alone");
+	free(t);
+	t = dmar(64, 0x1, &len);
+	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), 0);
+	CHECK(!d.x2apic_opt_out && d.intr_remap, "remapping alone");
+	free(t);
+
 	/* Flags clear; only the fixed part. */
 	t = dmar(DMAR_MIN_SIZE, 0x4, &len);
 	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), 0);
