@@ -10,6 +10,7 @@
  */
 #include "apic/lapic.h"
 #include "apic/lapic_backend.h"
+#include "acpi/acpi.h"
 #include "cpu/cpu.h"
 #include "console/kprintf.h"
 #include "lib/option.h"
@@ -118,21 +119,51 @@ static void apic_error_interrupt(struct trap_frame *frame)
 		lapic_read_errors());
 }
 
-void lapic_init_boot_cpu(uint64_t lapic_phys)
+/*
+ * x2APIC when the CPU has it, unless x2apic=off or the DMAR table's x2APIC
+ * opt-out says otherwise. The opt-out asks the OS to stay in xAPIC mode
+ * unless it remaps interrupts, which this kernel never does. Firmware that
+ * already enabled x2APIC wins over both: leaving x2APIC for xAPIC needs the
+ * APIC disabled in between (SDM Vol. 3A, 11.12.5), losing its state while
+ * the firmware may rely on it. Returns why, for the boot report.
+ */
+static const char *choose_mode(bool firmware_x2apic)
 {
 	bool allow_x2apic = x2apic_option.choice == X2APIC_ON;
+	const struct dmar_info *dmar = acpi_dmar();
+	bool opt_out = dmar && dmar->x2apic_opt_out;
+
+	mode = LAPIC_XAPIC;
+	if (firmware_x2apic) {
+		mode = LAPIC_X2APIC;
+		if (opt_out)
+			return "firmware enabled x2APIC, so the DMAR's x2APIC "
+			       "opt-out cannot be honoured";
+		return allow_x2apic ? "firmware enabled x2APIC"
+				    : "firmware enabled x2APIC (x2apic=off "
+				      "cannot leave it without a reset)";
+	}
+	if (!boot_cpu.x2apic)
+		return "the CPU has no x2APIC";
+	if (!allow_x2apic)
+		return "x2apic=off";
+	if (opt_out)
+		return "the DMAR table opts out of x2APIC (and no interrupt "
+		       "remapping here)";
+	mode = LAPIC_X2APIC;
+	return "the CPU has x2APIC";
+}
+
+void lapic_init_boot_cpu(uint64_t lapic_phys)
+{
 	uint64_t base = rdmsr(MSR_APIC_BASE);
 	bool firmware_x2apic =
 		(base & APIC_BASE_ENABLE) && (base & APIC_BASE_X2APIC);
+	const char *why = choose_mode(firmware_x2apic);
 
-	if (firmware_x2apic && !allow_x2apic)
-		kprintf("apic: firmware left x2APIC enabled; staying in it "
-			"(x2apic=off cannot leave it without a reset)\n");
-	if (boot_cpu.x2apic && (allow_x2apic || firmware_x2apic)) {
-		mode = LAPIC_X2APIC;
+	if (mode == LAPIC_X2APIC) {
 		backend = &x2apic_backend;
 	} else {
-		mode = LAPIC_XAPIC;
 		backend = &xapic_backend;
 		if (!lapic_phys)
 			lapic_phys = base & APIC_BASE_ADDR_MASK;
@@ -141,8 +172,10 @@ void lapic_init_boot_cpu(uint64_t lapic_phys)
 	trap_set_handler(VECTOR_APIC_ERROR, apic_error_interrupt);
 	trap_set_spurious(VECTOR_SPURIOUS, NULL);
 	enable_this_cpu();
-	kprintf("apic: %s, boot CPU APIC ID %u, version %#x\n", backend->name,
-		lapic_id(), lapic_read(LAPIC_VERSION) & 0xff);
+	kprintf("apic: %s, boot CPU APIC ID %u, version %#x; chosen because "
+		"%s\n",
+		backend->name, lapic_id(), lapic_read(LAPIC_VERSION) & 0xff,
+		why);
 }
 
 void lapic_init_this_cpu(void)

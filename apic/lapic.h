@@ -9,8 +9,9 @@
  *
  * Callers use the xAPIC register offsets below with lapic_read/lapic_write;
  * the back end translates. The mode is chosen once at boot: x2APIC whenever
- * CPUID has it, unless `x2apic=off` (and the firmware has not locked x2APIC
- * on, in which case we stay in it and say so).
+ * CPUID has it, unless `x2apic=off` or the DMAR table's x2APIC opt-out
+ * (and the firmware has not locked x2APIC on, in which case we stay in it
+ * and say so). The boot report line gives the reason.
  */
 #ifndef APIC_LAPIC_H
 #define APIC_LAPIC_H
@@ -60,8 +61,9 @@ enum lapic_mode {
 };
 
 /*
- * Chooses the mode (from CPUID, `x2apic=` and the firmware's state), maps
- * the xAPIC page if needed and enables this (the boot) CPU's APIC.
+ * Chooses the mode (from CPUID, `x2apic=`, the DMAR's x2APIC opt-out and
+ * the firmware's state), maps the xAPIC page if needed and enables this
+ * (the boot) CPU's APIC.
  * lapic_phys: the APIC base from the MADT (0: use IA32_APIC_BASE).
  */
 void lapic_init_boot_cpu(uint64_t lapic_phys);
