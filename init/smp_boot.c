@@ -26,6 +26,7 @@
 #include "console/kprintf.h"
 #include "trap/panic.h"
 #include "cpu/platform.h"
+#include "lib/option.h"
 #include "lib/string.h"
 #include "proc/syscall.h"
 #include "arch/x86.h"
@@ -206,16 +207,29 @@ static void add_report(uint32_t apic_id, enum cpu_state state, int index)
 /* xAPIC IDs are 8 bits and 0xff is the broadcast address. */
 #define XAPIC_MAX_ID 0xfe
 
+/* maxcpus=N: a machine with many CPUs runs as a smaller one, and the
+ * report of CPUs over the limit can be seen under an emulator. */
+static const struct option_desc maxcpus_desc = {
+	.name = "maxcpus",
+	.type = OPTION_UINT,
+	.min = 1,
+	.max = MAX_CPUS,
+	.def = MAX_CPUS,
+	.help = "start at most this many CPUs, the boot CPU included; the "
+		"others are reported as over the limit"};
+static struct option_value maxcpus_option;
+OPTION(41, maxcpus, &maxcpus_desc, &maxcpus_option, NULL, NULL);
+
 /* CPUs the kernel cannot run, by reason; each reason said in one line. */
 struct left_out {
-	size_t table_full; /* cpus[] and the CPU masks hold MAX_CPUS */
+	size_t table_full; /* MAX_CPUS (cpus[], the CPU masks) or maxcpus= */
 	size_t needs_x2apic;
 };
 
 /* True (and counted) when an enabled CPU is beyond the kernel's limits. */
 static bool over_limit(uint32_t apic_id, struct left_out *left)
 {
-	if (cpu_count == MAX_CPUS) {
+	if (cpu_count >= maxcpus_option.number) {
 		left->table_full++;
 		return true;
 	}
@@ -229,15 +243,24 @@ static bool over_limit(uint32_t apic_id, struct left_out *left)
 static void report_left_out(const struct madt_info *madt,
 			    const struct left_out *left)
 {
+	size_t listed;
+
 	if (left->needs_x2apic)
 		kprintf("smp: %zu CPUs have APIC IDs above %#x, which need "
 			"x2APIC mode: left out\n",
 			left->needs_x2apic, XAPIC_MAX_ID);
-	if (left->table_full || madt->cpus_dropped)
+	if (!left->table_full && !madt->cpus_dropped)
+		return;
+	/* Enabled ones, and the ones the MADT parse had no room for. */
+	listed = madt->cpus_enabled + madt->cpus_dropped;
+	if (maxcpus_option.number < MAX_CPUS)
+		kprintf("smp: %zu CPUs listed, %u started: maxcpus=%llu\n",
+			listed, cpu_count,
+			(unsigned long long)maxcpus_option.number);
+	else
 		kprintf("smp: %zu CPUs listed, %u started: the kernel supports "
 			"at most %d\n",
-			madt->cpu_count + madt->cpus_dropped, cpu_count,
-			MAX_CPUS);
+			listed, cpu_count, MAX_CPUS);
 }
 
 void smp_boot_cpus(const struct madt_info *madt)

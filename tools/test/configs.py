@@ -26,9 +26,14 @@ class TestConfig:
 
 def cfg(name: str, kind: str = "ktap", needs: str = "", expect: tuple[str, ...] = (),
         compare: tuple[str, str] = ("", ""), mem_mib: int = 128, **settings) -> TestConfig:
-    # The boot summary must count exactly the CPUs the machine has.
+    # The boot summary must count exactly the CPUs the machine has, or the
+    # fewer that maxcpus= allows.
     if kind == "ktap":
-        expect = (f"boot: cpus={settings['smp']} ", *expect)
+        started = settings["smp"]
+        for word in settings.get("cmdline", []):
+            if word.startswith("maxcpus="):
+                started = min(started, int(word.removeprefix("maxcpus=")))
+        expect = (f"boot: cpus={started} ", *expect)
     # Several vCPUs on a 2-core host, beside the pool's other job, spin on
     # each other: give them room.
     if settings.get("emu") != "bochs" and settings["smp"] >= 2:
@@ -103,6 +108,10 @@ CONFIGS = [
     # UEFI's memory map and tables, with the suites that lean on them.
     cfg("tcg-uefi-smp4", **TCG, firmware="uefi", mem_mib=256, smp=4,
         cmdline=["test=acpi,boot,mm,smp,sched,time,tlb"]),
+    # maxcpus= below the CPUs enabled: the ones over the limit are counted,
+    # reported in one line, and never started (the MAX_CPUS path).
+    cfg("tcg-smp4-maxcpus2", **TCG, smp=4, cmdline=["maxcpus=2", "test=boot"],
+        expect=("smp: 4 CPUs listed, 2 started: maxcpus=2",)),
     cfg("tcg-x2apic-typo", **TCG, smp=2, cmdline=["x2apic=maybe", "test=boot,smp"],
         expect=("cmdline: warning: option x2apic: bad value 'maybe'",)),
     cfg("tcg-crash-panic", "crash", **TCG, smp=2, cmdline=["crash=panic"],
