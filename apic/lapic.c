@@ -119,47 +119,42 @@ static void apic_error_interrupt(struct trap_frame *frame)
 		lapic_read_errors());
 }
 
-/*
- * x2APIC when the CPU has it, unless x2apic=off or the DMAR table's x2APIC
- * opt-out says otherwise. The opt-out asks the OS to stay in xAPIC mode
- * unless it remaps interrupts, which this kernel never does. Firmware that
- * already enabled x2APIC wins over both: leaving x2APIC for xAPIC needs the
- * APIC disabled in between (SDM Vol. 3A, 11.12.5), losing its state while
- * the firmware may rely on it. Returns why, for the boot report.
- */
-static const char *choose_mode(bool firmware_x2apic)
+const char *lapic_choose_mode(const struct lapic_mode_facts *f,
+			      enum lapic_mode *out)
 {
-	bool allow_x2apic = x2apic_option.choice == X2APIC_ON;
-	const struct dmar_info *dmar = acpi_dmar();
-	bool opt_out = dmar && dmar->x2apic_opt_out;
-
-	mode = LAPIC_XAPIC;
-	if (firmware_x2apic) {
-		mode = LAPIC_X2APIC;
-		if (opt_out)
+	*out = LAPIC_XAPIC;
+	if (f->firmware_x2apic) {
+		*out = LAPIC_X2APIC;
+		if (f->dmar_opt_out)
 			return "firmware enabled x2APIC, so the DMAR's x2APIC "
 			       "opt-out cannot be honoured";
-		return allow_x2apic ? "firmware enabled x2APIC"
-				    : "firmware enabled x2APIC (x2apic=off "
-				      "cannot leave it without a reset)";
+		return f->allow_x2apic ? "firmware enabled x2APIC"
+				       : "firmware enabled x2APIC (x2apic=off "
+					 "cannot leave it without a reset)";
 	}
-	if (!boot_cpu.x2apic)
+	if (!f->cpu_x2apic)
 		return "the CPU has no x2APIC";
-	if (!allow_x2apic)
+	if (!f->allow_x2apic)
 		return "x2apic=off";
-	if (opt_out)
+	if (f->dmar_opt_out)
 		return "the DMAR table opts out of x2APIC (and no interrupt "
 		       "remapping here)";
-	mode = LAPIC_X2APIC;
+	*out = LAPIC_X2APIC;
 	return "the CPU has x2APIC";
 }
 
 void lapic_init_boot_cpu(uint64_t lapic_phys)
 {
 	uint64_t base = rdmsr(MSR_APIC_BASE);
-	bool firmware_x2apic =
-		(base & APIC_BASE_ENABLE) && (base & APIC_BASE_X2APIC);
-	const char *why = choose_mode(firmware_x2apic);
+	const struct dmar_info *dmar = acpi_dmar();
+	struct lapic_mode_facts facts = {
+		.cpu_x2apic = boot_cpu.x2apic,
+		.firmware_x2apic =
+			(base & APIC_BASE_ENABLE) && (base & APIC_BASE_X2APIC),
+		.allow_x2apic = x2apic_option.choice == X2APIC_ON,
+		.dmar_opt_out = dmar && dmar->x2apic_opt_out,
+	};
+	const char *why = lapic_choose_mode(&facts, &mode);
 
 	if (mode == LAPIC_X2APIC) {
 		backend = &x2apic_backend;
