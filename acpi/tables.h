@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ACPI tables as bytes (ACPI 6.5, chapter 5.2): the RSDP, the root tables
- * (RSDT, XSDT), the MADT, the FADT, the HPET table and the DMAR's flags. Pure logic: every
- * function works on a buffer and its size, touches no hardware and keeps no
- * state, so the host unit tests can feed it malformed tables. Firmware
- * tables are input like any other: every length is checked before a byte
- * is read, and problems are reported, never trusted.
+ * (RSDT, XSDT), the MADT, the FADT, the HPET table and the DMAR's flags.
+ * Pure logic: every function works on a buffer and its size, touches no
+ * hardware and keeps no state, so the host unit tests can feed it malformed
+ * tables. Firmware tables are input like any other: every length is checked
+ * before a byte is read, and problems are reported, never trusted.
  *
  * acpi/acpi.c finds the tables in physical memory and maps them.
  */
@@ -148,7 +148,7 @@ struct madt_nmi_source {
 	uint32_t gsi;
 };
 
-/* How many entries of one kind the MADT listed, and how many were kept. */
+/* How many entries of one kind the MADT listed, and how many did not fit. */
 struct madt_class_count {
 	size_t listed;
 	size_t over_limit; /* beyond the kernel's table for them */
