@@ -104,8 +104,7 @@ void ioapic_init(const struct madt_info *madt)
 	}
 	if (walk.visited > walk.kept)
 		kprintf("ioapic: %zu more IOAPICs than the %d the kernel "
-			"keeps: "
-			"their %zu entries masked too\n",
+			"keeps: their %zu entries masked too\n",
 			walk.visited - walk.kept, MADT_MAX_IOAPICS,
 			walk.entries_beyond);
 }
