@@ -63,6 +63,10 @@ CONFIGS = [
         timeout=USB_TIMEOUT),
     cfg("tcg-5g", **TCG, mem_mib=5 * 1024, smp=1),
     cfg("tcg-q35", **TCG, machine="q35", mem_mib=256, smp=1),
+    # An IOMMU, as on most PCs: its DMAR table is read for the x2APIC opt-out.
+    cfg("tcg-q35-iommu", **TCG, machine="q35", smp=1, cmdline=["test=acpi"],
+        qemu_args=["-device", "intel-iommu,intremap=on"],
+        expect=("acpi: DMAR: interrupt remapping supported, x2APIC opt-out clear",)),
     cfg("tcg-serial-none", "exit", accel="tcg", smp=1, serial="none"),
     # Every user program that runs on its own must exit with status 0.
     cfg("tcg-smp2-init-all", "exit", **TCG, smp=2, cmdline=["init=all", "console=serial"]),
