@@ -39,6 +39,8 @@ static struct fadt_info fadt;
 static bool have_fadt;
 static struct hpet_info hpet;
 static bool have_hpet;
+static struct dmar_info dmar;
+static bool have_dmar;
 static bool initialised;
 static int init_result;
 
@@ -272,6 +274,8 @@ static void parse_tables(void)
 	have_fadt = t && !fadt_parse(t, len, &fadt, report, NULL);
 	t = acpi_find_table("HPET", &len);
 	have_hpet = t && !hpet_parse(t, len, &hpet, report, NULL);
+	t = acpi_find_table("DMAR", &len);
+	have_dmar = t && !dmar_parse(t, len, &dmar, report, NULL);
 }
 
 int acpi_init(const struct boot_info *boot)
@@ -354,6 +358,11 @@ bool acpi_pm_timer(uint16_t *port, bool *is_32bit)
 	return true;
 }
 
+const struct dmar_info *acpi_dmar(void)
+{
+	return have_dmar ? &dmar : NULL;
+}
+
 bool acpi_hpet_base(uint64_t *phys)
 {
 	if (!have_hpet)
@@ -371,6 +380,70 @@ static const char *cpu_state(const struct madt_cpu *c)
 	return c->online_capable ? "online-capable" : "absent";
 }
 
+static void print_cpus(void)
+{
+	size_t absent = 0;
+
+	for (size_t i = 0; i < madt.cpu_count; i++) {
+		const struct madt_cpu *c = &madt.cpus[i];
+
+		/* Firmware lists empty sockets by the dozen: counted. */
+		if (!c->enabled && !c->online_capable) {
+			absent++;
+			continue;
+		}
+		kprintf("acpi:   cpu apic_id=%u uid=%u %s (%s entry)\n",
+			c->apic_id, c->uid, cpu_state(c),
+			c->x2apic_entry ? "x2APIC" : "local APIC");
+	}
+	if (absent)
+		kprintf("acpi:   %zu more CPUs listed absent (neither enabled "
+			"nor online-capable)\n",
+			absent);
+	if (madt.cpus_dropped || madt.cpus_duplicate || madt.cpus_invalid_id)
+		kprintf("acpi:   CPU entries left out: %zu beyond MAX_CPUS, "
+			"%zu duplicates, %zu placeholders (invalid IDs)\n",
+			madt.cpus_dropped, madt.cpus_duplicate,
+			madt.cpus_invalid_id);
+}
+
+static bool same_pin(const struct madt_lapic_nmi *a,
+		     const struct madt_lapic_nmi *b)
+{
+	return a->lint == b->lint && a->flags == b->flags;
+}
+
+/*
+ * Entries for all CPUs one per line; per-CPU entries (one per CPU on most
+ * machines) one line per pin and flags, with how many CPUs use it.
+ */
+static void print_lapic_nmis(void)
+{
+	for (size_t i = 0; i < madt.lapic_nmi_count; i++) {
+		const struct madt_lapic_nmi *n = &madt.lapic_nmis[i];
+		size_t same = 0;
+		bool first = true;
+
+		if (n->uid == MADT_ALL_PROCESSORS) {
+			kprintf("acpi:   lapic nmi uid=all lint=%u flags=%#x\n",
+				n->lint, n->flags);
+			continue;
+		}
+		for (size_t j = 0; j < madt.lapic_nmi_count; j++) {
+			const struct madt_lapic_nmi *o = &madt.lapic_nmis[j];
+
+			if (o->uid == MADT_ALL_PROCESSORS || !same_pin(n, o))
+				continue;
+			first &= j >= i;
+			same++;
+		}
+		if (first)
+			kprintf("acpi:   lapic nmi lint=%u flags=%#x for %zu "
+				"CPUs (first uid=%u)\n",
+				n->lint, n->flags, same, n->uid);
+	}
+}
+
 static void print_madt(void)
 {
 	kprintf("acpi: MADT: local APIC at %#llx%s, %s; CPUs: %zu listed, %zu "
@@ -379,18 +452,7 @@ static void print_madt(void)
 		madt.lapic_address_overridden ? " (64-bit override)" : "",
 		madt.pcat_compat ? "8259 PICs present" : "no 8259 PICs",
 		madt.cpu_count, madt.cpus_enabled);
-	for (size_t i = 0; i < madt.cpu_count; i++) {
-		const struct madt_cpu *c = &madt.cpus[i];
-
-		kprintf("acpi:   cpu apic_id=%u uid=%u %s (%s entry)\n",
-			c->apic_id, c->uid, cpu_state(c),
-			c->x2apic_entry ? "x2APIC" : "local APIC");
-	}
-	if (madt.cpus_dropped || madt.cpus_duplicate || madt.cpus_invalid_id)
-		kprintf("acpi:   CPU entries left out: %zu beyond MAX_CPUS, "
-			"%zu duplicates, %zu invalid IDs\n",
-			madt.cpus_dropped, madt.cpus_duplicate,
-			madt.cpus_invalid_id);
+	print_cpus();
 	for (size_t i = 0; i < madt.ioapic_count; i++)
 		kprintf("acpi:   ioapic id=%u at %#x gsi_base=%u\n",
 			madt.ioapics[i].id, madt.ioapics[i].address,
@@ -399,16 +461,7 @@ static void print_madt(void)
 		kprintf("acpi:   override bus=%u irq=%u -> gsi %u flags=%#x\n",
 			madt.overrides[i].bus, madt.overrides[i].source,
 			madt.overrides[i].gsi, madt.overrides[i].flags);
-	for (size_t i = 0; i < madt.lapic_nmi_count; i++) {
-		const struct madt_lapic_nmi *n = &madt.lapic_nmis[i];
-
-		if (n->uid == MADT_ALL_PROCESSORS)
-			kprintf("acpi:   lapic nmi uid=all lint=%u flags=%#x\n",
-				n->lint, n->flags);
-		else
-			kprintf("acpi:   lapic nmi uid=%u lint=%u flags=%#x\n",
-				n->uid, n->lint, n->flags);
-	}
+	print_lapic_nmis();
 	for (size_t i = 0; i < madt.nmi_source_count; i++)
 		kprintf("acpi:   nmi source gsi=%u flags=%#x\n",
 			madt.nmi_sources[i].gsi, madt.nmi_sources[i].flags);
@@ -452,4 +505,9 @@ void acpi_print_tables(void)
 	if (have_hpet)
 		kprintf("acpi: HPET %u at %#llx\n", hpet.number,
 			(unsigned long long)hpet.base);
+	if (have_dmar)
+		kprintf("acpi: DMAR: interrupt remapping %s, x2APIC opt-out "
+			"%s\n",
+			dmar.intr_remap ? "supported" : "absent",
+			dmar.x2apic_opt_out ? "set" : "clear");
 }

@@ -2,7 +2,8 @@
 /*
  * ACPI on the running kernel: finds the RSDP, maps and checks every table
  * the root table lists, and parses the ones the kernel needs (MADT: which
- * CPUs and interrupt controllers exist; FADT: the PM timer; HPET).
+ * CPUs and interrupt controllers exist; FADT: the PM timer; HPET; DMAR:
+ * whether the firmware asks for xAPIC mode).
  *
  * acpi_init runs once on the boot CPU, after the kernel page tables are
  * live (tables are mapped with ioremap) and before other CPUs start; the
@@ -76,5 +77,8 @@ bool acpi_pm_timer(uint16_t *port, bool *is_32bit);
 
 /* The HPET's register block; false when there is no usable HPET table. */
 bool acpi_hpet_base(uint64_t *phys);
+
+/* The DMAR table's flags, or NULL when there is no usable DMAR table. */
+const struct dmar_info *acpi_dmar(void);
 
 #endif

@@ -58,6 +58,13 @@ static const uint8_t madt_entry_size[] = {
 	[MADT_LOCAL_X2APIC] = 16, [MADT_X2APIC_NMI] = 12,
 };
 
+/* DMAR (VT-d specification, table 8-1 "DMA Remapping Reporting"). */
+#define DMAR_HOST_ADDRESS_WIDTH 36
+#define DMAR_FLAGS		37
+#define DMAR_INTR_REMAP		0x1
+#define DMAR_X2APIC_OPT_OUT	0x2
+#define DMAR_DMA_CTRL_OPT_IN	0x4
+
 /* FADT fields (table 5.9) and flags (table 5.10). */
 #define FADT_DSDT	  40
 #define FADT_PM_TMR_BLK	  76
@@ -270,6 +277,15 @@ static struct madt_cpu *madt_find_cpu(struct madt_info *out, uint32_t apic_id)
 	return NULL;
 }
 
+static bool madt_has_uid(const struct madt_info *out, uint32_t uid)
+{
+	for (size_t i = 0; i < out->cpu_count; i++) {
+		if (out->cpus[i].uid == uid)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Records one processor entry. A CPU may be listed twice (a local APIC and
  * a local x2APIC entry for the same ID): it is kept once, enabled if either
@@ -310,16 +326,13 @@ static void madt_processor(struct madt_info *out, const uint8_t *e,
 	struct madt_cpu cpu = {0};
 	uint32_t flags;
 
+	/* An invalid ID marks a placeholder: counted, summed up later. */
 	if (e[0] == MADT_LOCAL_APIC) {
 		cpu.uid = e[2];
 		cpu.apic_id = e[3];
 		flags = get32(e + 4);
 		if (cpu.apic_id == MADT_XAPIC_INVALID_ID) {
 			out->cpus_invalid_id++;
-			report(ctx,
-			       "MADT: local APIC entry at offset %zu has APIC "
-			       "ID 0xff: skipped",
-			       offset);
 			return;
 		}
 	} else {
@@ -329,10 +342,6 @@ static void madt_processor(struct madt_info *out, const uint8_t *e,
 		cpu.x2apic_entry = true;
 		if (cpu.apic_id == MADT_X2APIC_INVALID_ID) {
 			out->cpus_invalid_id++;
-			report(ctx,
-			       "MADT: local x2APIC entry at offset %zu has "
-			       "APIC ID 0xffffffff: skipped",
-			       offset);
 			return;
 		}
 	}
@@ -345,41 +354,67 @@ static void madt_processor(struct madt_info *out, const uint8_t *e,
 	/* LAB(L0) end */
 }
 
-/* True when there was room; otherwise counts and reports the entry. */
-static bool madt_room(struct madt_info *out, size_t count, size_t max,
-		      const char *what, size_t offset, acpi_report report,
-		      void *ctx)
+/* Counts one entry of a kind; true when there is room to keep it. */
+static bool madt_room(struct madt_info *out, struct madt_class_count *seen,
+		      size_t kept, size_t max)
 {
-	if (count < max)
+	seen->listed++;
+	if (kept < max)
 		return true;
+	seen->over_limit++;
 	out->entries_dropped++;
-	report(ctx, "MADT: more than %zu %s: entry at offset %zu ignored", max,
-	       what, offset);
 	return false;
 }
 
-static void madt_entry(struct madt_info *out, const uint8_t *e, size_t offset,
-		       uint8_t madt_revision, acpi_report report, void *ctx)
+static struct madt_ioapic madt_read_ioapic(const uint8_t *e)
+{
+	return (struct madt_ioapic){
+		.id = e[2],
+		.address = get32(e + 4),
+		.gsi_base = get32(e + 8),
+	};
+}
+
+/*
+ * A local APIC NMI entry matters for the CPUs it names: every CPU, or one
+ * the kernel kept. Entries for other UIDs (a placeholder's) are counted.
+ */
+static void madt_read_lapic_nmi(struct madt_info *out, const uint8_t *e)
+{
+	struct madt_lapic_nmi nmi;
+
+	if (e[0] == MADT_LAPIC_NMI) {
+		nmi.uid = e[2] == MADT_LAPIC_NMI_ALL_UIDS ? MADT_ALL_PROCESSORS
+							  : e[2];
+		nmi.flags = get16(e + 3);
+		nmi.lint = e[5];
+	} else {
+		nmi.flags = get16(e + 2);
+		nmi.uid = get32(e + 4);
+		nmi.lint = e[8];
+	}
+	if (nmi.uid != MADT_ALL_PROCESSORS && !madt_has_uid(out, nmi.uid)) {
+		out->lapic_nmis_seen.listed++;
+		out->lapic_nmis_unmatched++;
+		return;
+	}
+	if (madt_room(out, &out->lapic_nmis_seen, out->lapic_nmi_count,
+		      MADT_MAX_LAPIC_NMIS))
+		out->lapic_nmis[out->lapic_nmi_count++] = nmi;
+}
+
+/* Every entry but the processors' (read before, in their own pass). */
+static void madt_other_entry(struct madt_info *out, const uint8_t *e)
 {
 	switch (e[0]) {
-	case MADT_LOCAL_APIC:
-	case MADT_LOCAL_X2APIC:
-		madt_processor(out, e, offset, madt_revision, report, ctx);
-		break;
 	case MADT_IOAPIC:
-		if (madt_room(out, out->ioapic_count, MADT_MAX_IOAPICS,
-			      "IOAPICs", offset, report, ctx))
-			out->ioapics[out->ioapic_count++] =
-				(struct madt_ioapic){
-					.id = e[2],
-					.address = get32(e + 4),
-					.gsi_base = get32(e + 8),
-				};
+		if (madt_room(out, &out->ioapics_seen, out->ioapic_count,
+			      MADT_MAX_IOAPICS))
+			out->ioapics[out->ioapic_count++] = madt_read_ioapic(e);
 		break;
 	case MADT_OVERRIDE:
-		if (madt_room(out, out->override_count, MADT_MAX_OVERRIDES,
-			      "interrupt source overrides", offset, report,
-			      ctx))
+		if (madt_room(out, &out->overrides_seen, out->override_count,
+			      MADT_MAX_OVERRIDES))
 			out->overrides[out->override_count++] =
 				(struct madt_override){
 					.bus = e[2],
@@ -389,8 +424,8 @@ static void madt_entry(struct madt_info *out, const uint8_t *e, size_t offset,
 				};
 		break;
 	case MADT_NMI_SOURCE:
-		if (madt_room(out, out->nmi_source_count, MADT_MAX_NMI_SOURCES,
-			      "NMI sources", offset, report, ctx))
+		if (madt_room(out, &out->nmi_sources_seen,
+			      out->nmi_source_count, MADT_MAX_NMI_SOURCES))
 			out->nmi_sources[out->nmi_source_count++] =
 				(struct madt_nmi_source){
 					.flags = get16(e + 2),
@@ -398,26 +433,9 @@ static void madt_entry(struct madt_info *out, const uint8_t *e, size_t offset,
 				};
 		break;
 	case MADT_LAPIC_NMI:
-	case MADT_X2APIC_NMI: {
-		struct madt_lapic_nmi nmi;
-
-		if (!madt_room(out, out->lapic_nmi_count, MADT_MAX_LAPIC_NMIS,
-			       "local APIC NMI entries", offset, report, ctx))
-			break;
-		if (e[0] == MADT_LAPIC_NMI) {
-			nmi.uid = e[2] == MADT_LAPIC_NMI_ALL_UIDS
-					  ? MADT_ALL_PROCESSORS
-					  : e[2];
-			nmi.flags = get16(e + 3);
-			nmi.lint = e[5];
-		} else {
-			nmi.flags = get16(e + 2);
-			nmi.uid = get32(e + 4);
-			nmi.lint = e[8];
-		}
-		out->lapic_nmis[out->lapic_nmi_count++] = nmi;
+	case MADT_X2APIC_NMI:
+		madt_read_lapic_nmi(out, e);
 		break;
-	}
 	case MADT_LAPIC_ADDRESS_OVERRIDE:
 		out->lapic_address = get64(e + 4);
 		out->lapic_address_overridden = true;
@@ -463,11 +481,78 @@ static bool madt_entry_ok(const uint8_t *t, size_t offset, size_t end,
 	return true;
 }
 
+static void madt_quiet(void *ctx, const char *fmt, ...)
+{
+	(void)ctx;
+	(void)fmt;
+}
+
+/*
+ * The offset where the entries stop being readable: the table's end, or
+ * the first malformed entry (reported). Both passes stop there.
+ */
+static size_t madt_readable_end(const uint8_t *t, size_t end,
+				acpi_report report, void *ctx)
+{
+	size_t offset;
+
+	for (offset = MADT_ENTRIES; offset < end; offset += t[offset + 1]) {
+		if (!madt_entry_ok(t, offset, end, report, ctx))
+			break;
+	}
+	return offset;
+}
+
+static bool madt_is_processor(uint8_t type)
+{
+	return type == MADT_LOCAL_APIC || type == MADT_LOCAL_X2APIC;
+}
+
+/* One line per kind of entry that went over the kernel's limit. */
+static void madt_report_class(const struct madt_class_count *seen, size_t kept,
+			      const char *what, acpi_report report, void *ctx)
+{
+	if (seen->over_limit)
+		report(ctx, "MADT: %zu %s, kept %zu (the kernel's limit)",
+		       seen->listed, what, kept);
+}
+
+static void madt_summarise(const struct madt_info *out, acpi_report report,
+			   void *ctx)
+{
+	if (out->cpus_invalid_id)
+		report(ctx,
+		       "MADT: %zu placeholder processor entries (APIC ID 0xff "
+		       "or 0xffffffff) skipped",
+		       out->cpus_invalid_id);
+	if (out->cpus_duplicate > MADT_REPORT_DUPLICATES)
+		report(ctx, "MADT: %zu entries repeated an APIC ID in all",
+		       out->cpus_duplicate);
+	if (out->cpus_dropped)
+		report(ctx,
+		       "MADT: %zu more CPUs than the kernel supports "
+		       "(MAX_CPUS %d): ignored",
+		       out->cpus_dropped, MAX_CPUS);
+	madt_report_class(&out->ioapics_seen, out->ioapic_count, "IOAPICs",
+			  report, ctx);
+	madt_report_class(&out->overrides_seen, out->override_count,
+			  "interrupt source overrides", report, ctx);
+	madt_report_class(&out->nmi_sources_seen, out->nmi_source_count,
+			  "NMI sources", report, ctx);
+	if (out->lapic_nmis_seen.over_limit || out->lapic_nmis_unmatched)
+		report(ctx,
+		       "MADT: %zu local-APIC NMI entries, kept %zu: %zu name "
+		       "no CPU kept, %zu over the limit of %d",
+		       out->lapic_nmis_seen.listed, out->lapic_nmi_count,
+		       out->lapic_nmis_unmatched,
+		       out->lapic_nmis_seen.over_limit, MADT_MAX_LAPIC_NMIS);
+}
+
 int madt_parse(const void *table, size_t length, struct madt_info *out,
 	       acpi_report report, void *ctx)
 {
 	const uint8_t *t = table;
-	size_t end, offset;
+	size_t end, readable, offset;
 
 	memset(out, 0, sizeof(*out));
 	if (acpi_table_check(table, length, "APIC", report, ctx))
@@ -481,29 +566,81 @@ int madt_parse(const void *table, size_t length, struct madt_info *out,
 	out->lapic_address = get32(t + MADT_LAPIC_ADDRESS);
 	out->pcat_compat = get32(t + MADT_FLAGS) & MADT_PCAT_COMPAT;
 
-	for (offset = MADT_ENTRIES; offset < end; offset += t[offset + 1]) {
-		if (!madt_entry_ok(t, offset, end, report, ctx)) {
-			report(ctx,
-			       "MADT: stopped reading at offset %zu; "
-			       "keeping the entries before it",
-			       offset);
-			out->incomplete = true;
-			break;
-		}
-		madt_entry(out, t + offset, offset, t[HDR_REVISION], report,
-			   ctx);
+	readable = madt_readable_end(t, end, report, ctx);
+	if (readable < end) {
+		report(ctx,
+		       "MADT: stopped reading at offset %zu; keeping the "
+		       "entries before it",
+		       readable);
+		out->incomplete = true;
+	}
+	for (offset = MADT_ENTRIES; offset < readable;
+	     offset += t[offset + 1]) {
+		if (madt_is_processor(t[offset]))
+			madt_processor(out, t + offset, offset, t[HDR_REVISION],
+				       report, ctx);
+	}
+	for (offset = MADT_ENTRIES; offset < readable;
+	     offset += t[offset + 1]) {
+		if (!madt_is_processor(t[offset]))
+			madt_other_entry(out, t + offset);
 	}
 
-	if (out->cpus_duplicate > MADT_REPORT_DUPLICATES)
-		report(ctx, "MADT: %zu entries repeated an APIC ID in all",
-		       out->cpus_duplicate);
-	if (out->cpus_dropped)
-		report(ctx,
-		       "MADT: %zu more CPUs than the kernel supports "
-		       "(MAX_CPUS %d): ignored",
-		       out->cpus_dropped, MAX_CPUS);
+	madt_summarise(out, report, ctx);
 	for (size_t i = 0; i < out->cpu_count; i++)
 		out->cpus_enabled += out->cpus[i].enabled;
+	return 0;
+}
+
+size_t madt_for_each_ioapic(const void *table, size_t length,
+			    void (*visit)(void *ctx,
+					  const struct madt_ioapic *ioapic),
+			    void *ctx)
+{
+	const uint8_t *t = table;
+	size_t end, offset, visited = 0;
+
+	if (acpi_table_check(table, length, "APIC", madt_quiet, NULL))
+		return 0;
+	end = get32(t + HDR_LENGTH);
+	if (end < MADT_ENTRIES)
+		return 0;
+	end = madt_readable_end(t, end, madt_quiet, NULL);
+	for (offset = MADT_ENTRIES; offset < end; offset += t[offset + 1]) {
+		struct madt_ioapic ioapic;
+
+		if (t[offset] != MADT_IOAPIC)
+			continue;
+		ioapic = madt_read_ioapic(t + offset);
+		visit(ctx, &ioapic);
+		visited++;
+	}
+	return visited;
+}
+
+/* --- DMAR ----------------------------------------------------------------- */
+
+int dmar_parse(const void *table, size_t length, struct dmar_info *out,
+	       acpi_report report, void *ctx)
+{
+	const uint8_t *t = table;
+	uint32_t len;
+
+	memset(out, 0, sizeof(*out));
+	if (acpi_table_check(table, length, "DMAR", report, ctx))
+		return -EINVAL;
+	len = get32(t + HDR_LENGTH);
+	if (len < DMAR_MIN_SIZE) {
+		report(ctx,
+		       "DMAR: length %u, needs %d for its flags: flags "
+		       "ignored",
+		       len, DMAR_MIN_SIZE);
+		return -EINVAL;
+	}
+	out->host_address_width = t[DMAR_HOST_ADDRESS_WIDTH];
+	out->intr_remap = t[DMAR_FLAGS] & DMAR_INTR_REMAP;
+	out->x2apic_opt_out = t[DMAR_FLAGS] & DMAR_X2APIC_OPT_OUT;
+	out->dma_ctrl_opt_in = t[DMAR_FLAGS] & DMAR_DMA_CTRL_OPT_IN;
 	return 0;
 }
 

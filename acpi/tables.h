@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ACPI tables as bytes (ACPI 6.5, chapter 5.2): the RSDP, the root tables
- * (RSDT, XSDT), the MADT, the FADT and the HPET table. Pure logic: every
- * function works on a buffer and its size, touches no hardware and keeps no
- * state, so the host unit tests can feed it malformed tables. Firmware
- * tables are input like any other: every length is checked before a byte
- * is read, and problems are reported, never trusted.
+ * (RSDT, XSDT), the MADT, the FADT, the HPET table and the DMAR's flags.
+ * Pure logic: every function works on a buffer and its size, touches no
+ * hardware and keeps no state, so the host unit tests can feed it malformed
+ * tables. Firmware tables are input like any other: every length is checked
+ * before a byte is read, and problems are reported, never trusted.
  *
  * acpi/acpi.c finds the tables in physical memory and maps them.
  */
@@ -99,8 +99,11 @@ uint64_t acpi_root_entry(const struct acpi_root *root, size_t i);
 
 #define MADT_MAX_IOAPICS     8
 #define MADT_MAX_OVERRIDES   16
-#define MADT_MAX_LAPIC_NMIS  16
 #define MADT_MAX_NMI_SOURCES 8
+/* Local APIC NMI entries are kept only for the processors kept in cpus[]
+ * (and for all processors): one each, plus a few that name every CPU. */
+#define MADT_MAX_ALL_CPU_NMIS 8
+#define MADT_MAX_LAPIC_NMIS   (MAX_CPUS + MADT_MAX_ALL_CPU_NMIS)
 
 #define MADT_ALL_PROCESSORS 0xffffffffU /* lapic_nmi.uid: every CPU */
 
@@ -145,6 +148,12 @@ struct madt_nmi_source {
 	uint32_t gsi;
 };
 
+/* How many entries of one kind the MADT listed, and how many did not fit. */
+struct madt_class_count {
+	size_t listed;
+	size_t over_limit; /* beyond the kernel's table for them */
+};
+
 struct madt_info {
 	uint64_t lapic_address; /* after any 64-bit override (type 5) */
 	bool lapic_address_overridden;
@@ -153,9 +162,11 @@ struct madt_info {
 	struct madt_cpu cpus[MAX_CPUS]; /* in table order, unique APIC IDs */
 	size_t cpu_count;
 	size_t cpus_enabled;
-	size_t cpus_dropped;	/* entries beyond MAX_CPUS */
-	size_t cpus_duplicate;	/* an APIC ID seen before */
-	size_t cpus_invalid_id; /* APIC ID 0xff (type 0), 0xffffffff (9) */
+	size_t cpus_dropped;   /* entries beyond MAX_CPUS */
+	size_t cpus_duplicate; /* an APIC ID seen before */
+	/* Placeholders: APIC ID 0xff (type 0) or 0xffffffff (type 9). Firmware
+	 * lists them for sockets it could fill; they are normal, not errors. */
+	size_t cpus_invalid_id;
 
 	struct madt_ioapic ioapics[MADT_MAX_IOAPICS];
 	size_t ioapic_count;
@@ -163,8 +174,12 @@ struct madt_info {
 	size_t override_count;
 	struct madt_lapic_nmi lapic_nmis[MADT_MAX_LAPIC_NMIS];
 	size_t lapic_nmi_count;
+	/* For a UID no kept CPU has (a placeholder's, or a dropped CPU's). */
+	size_t lapic_nmis_unmatched;
 	struct madt_nmi_source nmi_sources[MADT_MAX_NMI_SOURCES];
 	size_t nmi_source_count;
+	struct madt_class_count ioapics_seen, overrides_seen, lapic_nmis_seen,
+		nmi_sources_seen;
 	size_t entries_dropped; /* IOAPIC, override or NMI entries over a limit */
 
 	size_t entries_unknown; /* types this parser does not use */
@@ -177,10 +192,43 @@ struct madt_info {
  * signature, length field beyond length, bad checksum. Otherwise returns
  * 0: a malformed entry (length below 2 or below its type's size, or running
  * past the table) is reported and ends the walk, keeping what was read
- * (out->incomplete); duplicates, invalid APIC IDs and entries over a limit
- * are counted, reported and left out.
+ * (out->incomplete). Processor entries are read first, so that local APIC
+ * NMI entries can be matched to the CPUs whatever their order. Duplicates,
+ * placeholders and entries over a limit are counted, left out and summed
+ * up in one message per kind after the walk: real tables have dozens.
  */
 int madt_parse(const void *table, size_t length, struct madt_info *out,
+	       acpi_report report, void *ctx);
+
+/*
+ * Calls visit for every IOAPIC entry of the MADT in the length bytes at
+ * table, the ones beyond MADT_MAX_IOAPICS too (they must be masked all the
+ * same). Silent: it stops where madt_parse stopped and reported why.
+ * Returns the number of entries visited.
+ */
+size_t madt_for_each_ioapic(const void *table, size_t length,
+			    void (*visit)(void *ctx,
+					  const struct madt_ioapic *ioapic),
+			    void *ctx);
+
+/* --- DMAR (Intel VT-d specification, 8.1) --------------------------------- */
+
+#define DMAR_MIN_SIZE 48 /* the header, width, flags and 10 reserved bytes */
+
+struct dmar_info {
+	uint8_t host_address_width; /* DMA address bits, minus one */
+	bool intr_remap;	    /* INTR_REMAP: interrupt remapping exists */
+	/* X2APIC_OPT_OUT: the firmware asks the OS not to enable x2APIC mode
+	 * unless it uses interrupt remapping (this kernel never does). */
+	bool x2apic_opt_out;
+	bool dma_ctrl_opt_in; /* DMA_CTRL_PLATFORM_OPT_IN */
+};
+
+/*
+ * Parses the DMAR table's header flags in the length bytes at table.
+ * Returns 0, or -EINVAL (reported; out zeroed) when the table is unusable.
+ */
+int dmar_parse(const void *table, size_t length, struct dmar_info *out,
 	       acpi_report report, void *ctx);
 
 /* --- FADT (5.2.9) and HPET table (IA-PC HPET spec 1.0a, 3.2.4) ---------- */

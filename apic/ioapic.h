@@ -11,7 +11,8 @@
 
 struct madt_info;
 
-/* Maps each IOAPIC the MADT lists and masks all its entries. */
+/* Maps each IOAPIC the MADT lists, the ones beyond the parse's limit too,
+ * and masks all its entries. */
 void ioapic_init(const struct madt_info *madt);
 
 #endif

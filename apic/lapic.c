@@ -10,6 +10,7 @@
  */
 #include "apic/lapic.h"
 #include "apic/lapic_backend.h"
+#include "acpi/acpi.h"
 #include "cpu/cpu.h"
 #include "console/kprintf.h"
 #include "lib/option.h"
@@ -118,21 +119,46 @@ static void apic_error_interrupt(struct trap_frame *frame)
 		lapic_read_errors());
 }
 
+const char *lapic_choose_mode(const struct lapic_mode_facts *f,
+			      enum lapic_mode *out)
+{
+	*out = LAPIC_XAPIC;
+	if (f->firmware_x2apic) {
+		*out = LAPIC_X2APIC;
+		if (f->dmar_opt_out)
+			return "firmware enabled x2APIC, so the DMAR's x2APIC "
+			       "opt-out cannot be honoured";
+		return f->allow_x2apic ? "firmware enabled x2APIC"
+				       : "firmware enabled x2APIC (x2apic=off "
+					 "cannot leave it without a reset)";
+	}
+	if (!f->cpu_x2apic)
+		return "the CPU has no x2APIC";
+	if (!f->allow_x2apic)
+		return "x2apic=off";
+	if (f->dmar_opt_out)
+		return "the DMAR table opts out of x2APIC (and no interrupt "
+		       "remapping here)";
+	*out = LAPIC_X2APIC;
+	return "the CPU has x2APIC";
+}
+
 void lapic_init_boot_cpu(uint64_t lapic_phys)
 {
-	bool allow_x2apic = x2apic_option.choice == X2APIC_ON;
 	uint64_t base = rdmsr(MSR_APIC_BASE);
-	bool firmware_x2apic =
-		(base & APIC_BASE_ENABLE) && (base & APIC_BASE_X2APIC);
+	const struct dmar_info *dmar = acpi_dmar();
+	struct lapic_mode_facts facts = {
+		.cpu_x2apic = boot_cpu.x2apic,
+		.firmware_x2apic =
+			(base & APIC_BASE_ENABLE) && (base & APIC_BASE_X2APIC),
+		.allow_x2apic = x2apic_option.choice == X2APIC_ON,
+		.dmar_opt_out = dmar && dmar->x2apic_opt_out,
+	};
+	const char *why = lapic_choose_mode(&facts, &mode);
 
-	if (firmware_x2apic && !allow_x2apic)
-		kprintf("apic: firmware left x2APIC enabled; staying in it "
-			"(x2apic=off cannot leave it without a reset)\n");
-	if (boot_cpu.x2apic && (allow_x2apic || firmware_x2apic)) {
-		mode = LAPIC_X2APIC;
+	if (mode == LAPIC_X2APIC) {
 		backend = &x2apic_backend;
 	} else {
-		mode = LAPIC_XAPIC;
 		backend = &xapic_backend;
 		if (!lapic_phys)
 			lapic_phys = base & APIC_BASE_ADDR_MASK;
@@ -141,8 +167,10 @@ void lapic_init_boot_cpu(uint64_t lapic_phys)
 	trap_set_handler(VECTOR_APIC_ERROR, apic_error_interrupt);
 	trap_set_spurious(VECTOR_SPURIOUS, NULL);
 	enable_this_cpu();
-	kprintf("apic: %s, boot CPU APIC ID %u, version %#x\n", backend->name,
-		lapic_id(), lapic_read(LAPIC_VERSION) & 0xff);
+	kprintf("apic: %s, boot CPU APIC ID %u, version %#x; chosen because "
+		"%s\n",
+		backend->name, lapic_id(), lapic_read(LAPIC_VERSION) & 0xff,
+		why);
 }
 
 void lapic_init_this_cpu(void)

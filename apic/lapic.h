@@ -9,8 +9,9 @@
  *
  * Callers use the xAPIC register offsets below with lapic_read/lapic_write;
  * the back end translates. The mode is chosen once at boot: x2APIC whenever
- * CPUID has it, unless `x2apic=off` (and the firmware has not locked x2APIC
- * on, in which case we stay in it and say so).
+ * CPUID has it, unless `x2apic=off` or the DMAR table's x2APIC opt-out
+ * (and the firmware has not locked x2APIC on, in which case we stay in it
+ * and say so). The boot report line gives the reason.
  */
 #ifndef APIC_LAPIC_H
 #define APIC_LAPIC_H
@@ -59,9 +60,30 @@ enum lapic_mode {
 	LAPIC_X2APIC,
 };
 
+/* What the APIC mode is chosen from. */
+struct lapic_mode_facts {
+	bool cpu_x2apic;      /* CPUID has x2APIC */
+	bool firmware_x2apic; /* IA32_APIC_BASE: x2APIC already enabled */
+	bool allow_x2apic;    /* x2apic=on */
+	bool dmar_opt_out;    /* the DMAR table's X2APIC_OPT_OUT flag */
+};
+
 /*
- * Chooses the mode (from CPUID, `x2apic=` and the firmware's state), maps
- * the xAPIC page if needed and enables this (the boot) CPU's APIC.
+ * x2APIC when the CPU has it, unless x2apic=off or the DMAR table's x2APIC
+ * opt-out says otherwise. The opt-out asks the OS to stay in xAPIC mode
+ * unless it remaps interrupts, which this kernel never does. Firmware that
+ * already enabled x2APIC wins over both: leaving x2APIC for xAPIC needs the
+ * APIC disabled in between (SDM Vol. 3A, 11.12.5), losing its state while
+ * the firmware may rely on it. Pure; sets *out and returns why, for the
+ * boot report.
+ */
+const char *lapic_choose_mode(const struct lapic_mode_facts *f,
+			      enum lapic_mode *out);
+
+/*
+ * Chooses the mode (from CPUID, `x2apic=`, the DMAR's x2APIC opt-out and
+ * the firmware's state), maps the xAPIC page if needed and enables this
+ * (the boot) CPU's APIC.
  * lapic_phys: the APIC base from the MADT (0: use IA32_APIC_BASE).
  */
 void lapic_init_boot_cpu(uint64_t lapic_phys);

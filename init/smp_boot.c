@@ -26,6 +26,7 @@
 #include "console/kprintf.h"
 #include "trap/panic.h"
 #include "cpu/platform.h"
+#include "lib/option.h"
 #include "lib/string.h"
 #include "proc/syscall.h"
 #include "arch/x86.h"
@@ -59,11 +60,13 @@ extern const struct trampoline_params trampoline_params;
 /* Set by the AP in ap_entry (release), polled by the boot CPU (acquire). */
 static volatile uint32_t ap_alive;
 
+/* One row per CPU the MADT parse kept (at most MAX_CPUS), plus one for the
+ * boot CPU, which a bad MADT may leave out. */
 static struct cpu_report_line {
 	uint32_t apic_id;
 	enum cpu_state state;
 	int index; /* -1 when not online */
-} report[MAX_CPUS];
+} report[MAX_CPUS + 1];
 static size_t report_count;
 
 __noreturn void ap_entry(struct percpu *p);
@@ -196,13 +199,74 @@ static void stop_other_cpus(void)
 
 static void add_report(uint32_t apic_id, enum cpu_state state, int index)
 {
+	KASSERT(report_count < ARRAY_SIZE(report), "CPU report full");
 	report[report_count++] =
 		(struct cpu_report_line){apic_id, state, index};
+}
+
+/* xAPIC IDs are 8 bits and 0xff is the broadcast address. */
+#define XAPIC_MAX_ID 0xfe
+
+/* maxcpus=N: a machine with many CPUs runs as a smaller one, and the
+ * report of CPUs over the limit can be seen under an emulator. */
+static const struct option_desc maxcpus_desc = {
+	.name = "maxcpus",
+	.type = OPTION_UINT,
+	.min = 1,
+	.max = MAX_CPUS,
+	.def = MAX_CPUS,
+	.help = "start at most this many CPUs, the boot CPU included; the "
+		"others are reported as over the limit"};
+static struct option_value maxcpus_option;
+OPTION(41, maxcpus, &maxcpus_desc, &maxcpus_option, NULL, NULL);
+
+/* CPUs the kernel cannot run, by reason; each reason said in one line. */
+struct left_out {
+	size_t table_full; /* MAX_CPUS (cpus[], the CPU masks) or maxcpus= */
+	size_t needs_x2apic;
+};
+
+/* True (and counted) when an enabled CPU is beyond the kernel's limits. */
+static bool over_limit(uint32_t apic_id, struct left_out *left)
+{
+	if (cpu_count >= maxcpus_option.number) {
+		left->table_full++;
+		return true;
+	}
+	if (lapic_mode() == LAPIC_XAPIC && apic_id > XAPIC_MAX_ID) {
+		left->needs_x2apic++;
+		return true;
+	}
+	return false;
+}
+
+static void report_left_out(const struct madt_info *madt,
+			    const struct left_out *left)
+{
+	size_t listed;
+
+	if (left->needs_x2apic)
+		kprintf("smp: %zu CPUs have APIC IDs above %#x, which need "
+			"x2APIC mode: left out\n",
+			left->needs_x2apic, XAPIC_MAX_ID);
+	if (!left->table_full && !madt->cpus_dropped)
+		return;
+	/* Enabled ones, and the ones the MADT parse had no room for. */
+	listed = madt->cpus_enabled + madt->cpus_dropped;
+	if (maxcpus_option.number < MAX_CPUS)
+		kprintf("smp: %zu CPUs listed, %u started: maxcpus=%llu\n",
+			listed, cpu_count,
+			(unsigned long long)maxcpus_option.number);
+	else
+		kprintf("smp: %zu CPUs listed, %u started: the kernel supports "
+			"at most %d\n",
+			listed, cpu_count, MAX_CPUS);
 }
 
 void smp_boot_cpus(const struct madt_info *madt)
 {
 	uint32_t self = lapic_id();
+	struct left_out left = {0};
 	uint64_t root;
 	size_t n;
 
@@ -220,18 +284,17 @@ void smp_boot_cpus(const struct madt_info *madt)
 		const struct madt_cpu *c = &madt->cpus[i];
 		enum cpu_state state;
 
+		if (c->enabled && c->apic_id != self &&
+		    over_limit(c->apic_id, &left)) {
+			add_report(c->apic_id, CPU_OVER_LIMIT, -1);
+			continue;
+		}
 		/* LAB(L0) begin: start one listed CPU, or say why not
 		 * keeps: c, state, self, root, start_cpu, stop_other_cpus */
 		if (c->apic_id == self)
 			continue;
 		if (!c->enabled) {
 			add_report(c->apic_id, CPU_ABSENT, -1);
-			continue;
-		}
-		if (lapic_mode() == LAPIC_XAPIC && c->apic_id > 0xfe) {
-			kprintf("smp: APIC ID %u needs x2APIC mode; left out\n",
-				c->apic_id);
-			add_report(c->apic_id, CPU_OVER_LIMIT, -1);
 			continue;
 		}
 		state = start_cpu(c->apic_id, cpu_count, root);
@@ -251,9 +314,7 @@ void smp_boot_cpus(const struct madt_info *madt)
 		}
 		/* LAB(L0) end */
 	}
-	if (madt->cpus_dropped)
-		kprintf("smp: %zu more CPUs than MAX_CPUS (%d) left out\n",
-			madt->cpus_dropped, MAX_CPUS);
+	report_left_out(madt, &left);
 }
 
 static const char *state_name(enum cpu_state s)

@@ -547,7 +547,7 @@ HOST_TEST(madt_good)
 	madt_nmi_source(0x5, 30);
 	madt_lapic_nmi(0xff, 0x5, 1);
 	madt_x2apic_nmi(0x5, 0xffffffffU, 1);
-	madt_x2apic_nmi(0, 300, 0);
+	madt_x2apic_nmi(0, 3, 0); /* by UID: the CPU with APIC ID 300 */
 	t = table_end(&len);
 
 	fresh();
@@ -587,7 +587,7 @@ HOST_TEST(madt_good)
 	CHECK_EQ(m->lapic_nmis[0].lint, 1);
 	CHECK_EQ(m->lapic_nmis[0].flags, 5);
 	CHECK_EQ(m->lapic_nmis[1].uid, MADT_ALL_PROCESSORS);
-	CHECK_EQ(m->lapic_nmis[2].uid, 300);
+	CHECK_EQ(m->lapic_nmis[2].uid, 3);
 	CHECK_EQ(m->lapic_nmis[2].lint, 0);
 	CHECK(!m->incomplete, "walk ended early: %s", msgs.text);
 	CHECK_EQ(m->entries_unknown, 0);
@@ -636,8 +636,11 @@ HOST_TEST(madt_invalid_ids)
 	CHECK_EQ(madt_parse(t, len, m, collect, &msgs), 0);
 	CHECK_EQ(m->cpu_count, 2);
 	CHECK_EQ(m->cpus_invalid_id, 2);
-	CHECK(said("APIC ID 0xff:"), "%s", msgs.text);
-	CHECK(said("APIC ID 0xffffffff"), "%s", msgs.text);
+	/* Placeholders are normal: one line for all of them. */
+	CHECK(said("2 placeholder processor entries (APIC ID 0xff or "
+		   "0xffffffff) skipped"),
+	      "%s", msgs.text);
+	CHECK_EQ(msgs.count, 1);
 	CHECK(!m->pcat_compat, "PCAT_COMPAT invented");
 	CHECK(cpu_with_id(m, 0xfe), "x2APIC ID 0xfe is valid");
 	free(t);
@@ -896,7 +899,8 @@ HOST_TEST(madt_limits)
 		madt_ioapic(i, 0xfec00000 + i * 0x1000U, i * 24U);
 	for (uint8_t i = 0; i < MADT_MAX_OVERRIDES + 2; i++)
 		madt_override(i, i, 0);
-	for (uint8_t i = 0; i < MADT_MAX_LAPIC_NMIS + 1; i++)
+	/* Only UIDs 0 and 1 belong to CPUs. */
+	for (uint8_t i = 0; i < 17; i++)
 		madt_lapic_nmi(i, 0, 1);
 	for (uint8_t i = 0; i < MADT_MAX_NMI_SOURCES + 1; i++)
 		madt_nmi_source(0, i);
@@ -906,13 +910,194 @@ HOST_TEST(madt_limits)
 	CHECK_EQ(madt_parse(t, len, m, collect, &msgs), 0);
 	CHECK_EQ(m->ioapic_count, MADT_MAX_IOAPICS);
 	CHECK_EQ(m->override_count, MADT_MAX_OVERRIDES);
-	CHECK_EQ(m->lapic_nmi_count, MADT_MAX_LAPIC_NMIS);
+	CHECK_EQ(m->lapic_nmi_count, 2);
+	CHECK_EQ(m->lapic_nmis_unmatched, 15);
 	CHECK_EQ(m->nmi_source_count, MADT_MAX_NMI_SOURCES);
-	CHECK_EQ(m->entries_dropped, 5);
+	CHECK_EQ(m->entries_dropped, 4);
+	CHECK_EQ(m->ioapics_seen.listed, MADT_MAX_IOAPICS + 1);
+	CHECK_EQ(m->ioapics_seen.over_limit, 1);
 	CHECK_EQ(m->ioapics[MADT_MAX_IOAPICS - 1].id, MADT_MAX_IOAPICS - 1);
 	CHECK_EQ(m->cpu_count, 2);
-	CHECK(said("more than 8 IOAPICs"), "%s", msgs.text);
-	CHECK_EQ(msgs.count, 5);
+	/* One line per kind, never one per entry. */
+	CHECK(said("9 IOAPICs, kept 8"), "%s", msgs.text);
+	CHECK(said("18 interrupt source overrides, kept 16"), "%s", msgs.text);
+	CHECK(said("9 NMI sources, kept 8"), "%s", msgs.text);
+	CHECK(said("17 local-APIC NMI entries, kept 2: 15 name no CPU kept"),
+	      "%s", msgs.text);
+	CHECK_EQ(msgs.count, 4);
+	free(t);
+}
+
+/*
+ * The MADT of a typical AMD desktop: twice as many processor entries as
+ * CPUs (the rest placeholders, with APIC ID 0xff or not enabled), one
+ * local APIC NMI entry per UID (LINT1, flags 5: active high, edge), a few
+ * IOAPICs and the usual ISA overrides.
+ */
+static uint8_t *amd_madt(unsigned enabled, unsigned ioapics, size_t *len)
+{
+	unsigned half = enabled / 2;
+
+	madt_begin(4, 0xfee00000, 1);
+	for (unsigned uid = 0; uid < enabled; uid++)
+		madt_lapic((uint8_t)uid, (uint8_t)uid, EN);
+	/* Half the placeholders have an ID but are not enabled (absent). */
+	for (unsigned uid = enabled; uid < enabled + half; uid++)
+		madt_lapic((uint8_t)uid, (uint8_t)uid, 0);
+	for (unsigned uid = enabled + half; uid < 2 * enabled; uid++)
+		madt_lapic((uint8_t)uid, 0xff, 0);
+	for (unsigned i = 0; i < ioapics; i++)
+		madt_ioapic((uint8_t)(2 * enabled + i),
+			    0xfec00000 + i * 0x1000U, i * 24U);
+	madt_override(0, 2, 0);
+	madt_override(9, 9, 0xf);
+	for (unsigned uid = 0; uid < 2 * enabled; uid++)
+		madt_lapic_nmi((uint8_t)uid, 5, 1);
+	return table_end(len);
+}
+
+HOST_TEST(madt_amd_shaped)
+{
+	static const struct {
+		unsigned enabled, ioapics;
+	} boards[] = {{16, 2}, {24, 3}};
+	struct madt_info *m = info();
+	size_t len;
+	uint8_t *t;
+
+	for (size_t b = 0; b < ARRAY_SIZE(boards); b++) {
+		unsigned enabled = boards[b].enabled, half = enabled / 2;
+
+		t = amd_madt(enabled, boards[b].ioapics, &len);
+		fresh();
+		CHECK_EQ(madt_parse(t, len, m, collect, &msgs), 0);
+		CHECK_EQ(m->cpu_count, enabled + half);
+		CHECK_EQ(m->cpus_enabled, enabled);
+		CHECK_EQ(m->cpus_invalid_id, half);
+		CHECK_EQ(m->ioapic_count, boards[b].ioapics);
+		CHECK_EQ(m->override_count, 2);
+		/* One NMI entry for each CPU kept, none for placeholders. */
+		CHECK_EQ(m->lapic_nmi_count, enabled + half);
+		CHECK_EQ(m->lapic_nmis_unmatched, half);
+		for (size_t i = 0; i < m->lapic_nmi_count; i++) {
+			CHECK_EQ(m->lapic_nmis[i].uid, i);
+			CHECK_EQ(m->lapic_nmis[i].lint, 1);
+			CHECK_EQ(m->lapic_nmis[i].flags, 5);
+		}
+		CHECK_EQ(m->entries_dropped, 0);
+		CHECK(!m->incomplete, "walk ended early");
+		/* A placeholder line and an NMI line: no flood. */
+		CHECK(msgs.count <= 2, "%u lines:\n%s", msgs.count, msgs.text);
+		CHECK(said("placeholder processor entries"), "%s", msgs.text);
+		free(t);
+	}
+}
+
+/* NMI entries before the processor entries still find their CPUs. */
+HOST_TEST(madt_nmi_before_cpus)
+{
+	struct madt_info *m = info();
+	size_t len;
+	uint8_t *t;
+
+	madt_begin(4, 0xfee00000, 1);
+	madt_lapic_nmi(1, 5, 1);
+	madt_x2apic_nmi(5, 700, 1);
+	madt_lapic(0, 0, EN);
+	madt_lapic(1, 1, EN);
+	madt_x2apic(300, EN, 700);
+	t = table_end(&len);
+	fresh();
+	CHECK_EQ(madt_parse(t, len, m, collect, &msgs), 0);
+	CHECK_EQ(m->lapic_nmi_count, 2);
+	CHECK_EQ(m->lapic_nmis[0].uid, 1);
+	CHECK_EQ(m->lapic_nmis[1].uid, 700);
+	CHECK_EQ(m->cpu_count, 3);
+	CHECK_EQ(m->cpus[2].apic_id, 300);
+	CHECK_EQ(msgs.count, 0);
+	free(t);
+}
+
+/*
+ * A server's MADT with more of everything than the kernel keeps: 300
+ * x2APIC CPUs, one x2APIC NMI entry each plus ten for all CPUs, 12 IOAPICs.
+ */
+HOST_TEST(madt_huge_server)
+{
+	struct madt_info *m = info();
+	size_t len;
+	uint8_t *t;
+
+	madt_begin(5, 0xfee00000, 0);
+	for (uint32_t i = 0; i < 300; i++)
+		madt_x2apic(0x100 + i, EN, i);
+	for (uint32_t i = 0; i < 12; i++)
+		madt_ioapic((uint8_t)i, 0xfec00000 + i * 0x1000U, i * 32U);
+	for (uint32_t i = 0; i < 300; i++)
+		madt_x2apic_nmi(5, i, 1);
+	for (int i = 0; i < 10; i++)
+		madt_x2apic_nmi(5, 0xffffffffU, 1);
+	t = table_end(&len);
+	fresh();
+	CHECK_EQ(madt_parse(t, len, m, collect, &msgs), 0);
+	CHECK_EQ(m->cpu_count, MAX_CPUS);
+	CHECK_EQ(m->cpus_dropped, 300 - MAX_CPUS);
+	CHECK_EQ(m->cpus[MAX_CPUS - 1].apic_id, 0x100 + MAX_CPUS - 1);
+	CHECK_EQ(m->ioapic_count, MADT_MAX_IOAPICS);
+	CHECK_EQ(m->ioapics_seen.listed, 12);
+	/* 256 for kept CPUs and 10 for all: two over the table's size. */
+	CHECK_EQ(m->lapic_nmi_count, MADT_MAX_LAPIC_NMIS);
+	CHECK_EQ(m->lapic_nmis_unmatched, 300 - MAX_CPUS);
+	CHECK_EQ(m->lapic_nmis_seen.over_limit,
+		 MAX_CPUS + 10 - MADT_MAX_LAPIC_NMIS);
+	CHECK(said("44 more CPUs than the kernel supports"), "%s", msgs.text);
+	CHECK(said("12 IOAPICs, kept 8"), "%s", msgs.text);
+	CHECK(said("310 local-APIC NMI entries, kept 264: 44 name no CPU "
+		   "kept, 2 over the limit of 264"),
+	      "%s", msgs.text);
+	CHECK(msgs.count <= 3, "%u lines:\n%s", msgs.count, msgs.text);
+	free(t);
+}
+
+static void count_ioapic(void *ctx, const struct madt_ioapic *ioapic)
+{
+	unsigned *seen = ctx;
+
+	/* In table order: entry n has ID n. */
+	CHECK_EQ(ioapic->id, *seen);
+	CHECK_EQ(ioapic->address, 0xfec00000 + *seen * 0x1000U);
+	(*seen)++;
+}
+
+/* Every IOAPIC is visited, the ones beyond the limit too, so all are
+ * masked; the walk stops where madt_parse stops. */
+HOST_TEST(madt_every_ioapic)
+{
+	uint8_t bad[] = {1, 1};
+	unsigned seen = 0;
+	size_t len;
+	uint8_t *t;
+
+	madt_begin(1, 0xfee00000, 1);
+	madt_lapic(0, 0, EN);
+	for (uint8_t i = 0; i < 12; i++) {
+		madt_ioapic(i, 0xfec00000 + i * 0x1000U, i * 24U);
+		madt_lapic_nmi(i, 5, 1);
+	}
+	t = table_end(&len);
+	CHECK_EQ(madt_for_each_ioapic(t, len, count_ioapic, &seen), 12);
+	CHECK_EQ(seen, 12);
+	free(t);
+
+	madt_begin(1, 0xfee00000, 1);
+	madt_ioapic(0, 0xfec00000, 0);
+	put(bad, sizeof(bad));
+	madt_ioapic(1, 0xfec01000, 24);
+	t = table_end(&len);
+	seen = 0;
+	CHECK_EQ(madt_for_each_ioapic(t, len, count_ioapic, &seen), 1);
+	t[len - 1] ^= 1;
+	CHECK_EQ(madt_for_each_ioapic(t, len, count_ioapic, &seen), 0);
 	free(t);
 }
 
@@ -1178,5 +1363,82 @@ HOST_TEST(hpet_table)
 	fresh();
 	CHECK_EQ(hpet_parse(t, len, &h, collect, &msgs), -EINVAL);
 	CHECK(said("needs 56"), "%s", msgs.text);
+	free(t);
+}
+
+/* --- DMAR ----------------------------------------------------------------- */
+
+/* A DMAR of len bytes (48 for the fixed part) with these flags and one
+ * DRHD remapping unit after the fixed part when len allows. */
+static uint8_t *dmar(size_t len, uint8_t flags, size_t *out)
+{
+	uint8_t body[64] = {0};
+
+	table_begin("DMAR", 1);
+	body[36] = 38; /* 39-bit DMA addresses */
+	body[37] = flags;
+	set16(body + 48, 0);  /* DRHD */
+	set16(body + 50, 16); /* its length */
+	set64(body + 56, 0xfed90000);
+	put(body + ACPI_HEADER_SIZE, len - ACPI_HEADER_SIZE);
+	return table_end(out);
+}
+
+HOST_TEST(dmar_flags)
+{
+	struct dmar_info d;
+	size_t len;
+	uint8_t *t;
+
+	/* Opt-out with interrupt remapping, as firmware sets it. */
+	t = dmar(64, 0x3, &len);
+	fresh();
+	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), 0);
+	CHECK(d.x2apic_opt_out, "X2APIC_OPT_OUT lost");
+	CHECK(d.intr_remap, "INTR_REMAP lost");
+	CHECK(!d.dma_ctrl_opt_in, "DMA_CTRL_PLATFORM_OPT_IN invented");
+	CHECK_EQ(d.host_address_width, 38);
+	CHECK_EQ(msgs.count, 0);
+	free(t);
+
+	/* Each flag alone. */
+	t = dmar(64, 0x2, &len);
+	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), 0);
+	CHECK(d.x2apic_opt_out && !d.intr_remap, "opt-out alone");
+	free(t);
+	t = dmar(64, 0x1, &len);
+	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), 0);
+	CHECK(!d.x2apic_opt_out && d.intr_remap, "remapping alone");
+	free(t);
+
+	/* Flags clear; only the fixed part. */
+	t = dmar(DMAR_MIN_SIZE, 0x4, &len);
+	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), 0);
+	CHECK(!d.x2apic_opt_out && !d.intr_remap, "flags invented");
+	CHECK(d.dma_ctrl_opt_in, "DMA_CTRL_PLATFORM_OPT_IN lost");
+	free(t);
+
+	/* A bad checksum: the opt-out is not believed. */
+	t = dmar(64, 0x2, &len);
+	t[40] ^= 1;
+	fresh();
+	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), -EINVAL);
+	CHECK(!d.x2apic_opt_out, "opt-out from a bad table");
+	CHECK(said("DMAR: bad checksum"), "%s", msgs.text);
+	free(t);
+
+	/* Too short to hold the flags. */
+	t = dmar(37, 0, &len);
+	fresh();
+	CHECK_EQ(dmar_parse(t, len, &d, collect, &msgs), -EINVAL);
+	CHECK(said("DMAR: length 37, needs 48"), "%s", msgs.text);
+	free(t);
+
+	/* A length field past the buffer. */
+	t = dmar(64, 0x2, &len);
+	fresh();
+	CHECK_EQ(dmar_parse(t, len - 8, &d, collect, &msgs), -EINVAL);
+	CHECK(!d.x2apic_opt_out, "opt-out read past the buffer");
+	CHECK(said("length 64"), "%s", msgs.text);
 	free(t);
 }

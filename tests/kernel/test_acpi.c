@@ -2,6 +2,7 @@
 /* The ACPI tables the firmware gave this machine, as acpi_init found them. */
 #include "tests/ktest.h"
 #include "acpi/acpi.h"
+#include "apic/lapic.h"
 #include "cpu/cpu.h"
 #include "lib/format.h"
 #include "lib/string.h"
@@ -220,4 +221,53 @@ KTEST(ACPI0009, acpi, "a search of the BIOS areas finds the same RSDP")
 		"search: XSDT %#llx; acpi_init: %#llx",
 		(unsigned long long)found.info.xsdt,
 		(unsigned long long)r->info.xsdt);
+}
+
+/*
+ * The APIC mode for each combination that matters: the DMAR's opt-out
+ * keeps xAPIC, unless the firmware already left x2APIC on. Pure, so it
+ * runs on every machine; emulators here have no DMAR that opts out.
+ */
+KTEST(ACPI0010, acpi, "the APIC mode honours the DMAR's x2APIC opt-out")
+{
+	static const struct {
+		struct lapic_mode_facts facts;
+		enum lapic_mode mode;
+		const char *why; /* words the reason must hold */
+	} cases[] = {
+		{{.cpu_x2apic = true, .allow_x2apic = true},
+		 LAPIC_X2APIC,
+		 "has"},
+		{{.cpu_x2apic = true,
+		  .allow_x2apic = true,
+		  .dmar_opt_out = true},
+		 LAPIC_XAPIC,
+		 "DMAR"},
+		{{.cpu_x2apic = true,
+		  .firmware_x2apic = true,
+		  .allow_x2apic = true,
+		  .dmar_opt_out = true},
+		 LAPIC_X2APIC,
+		 "cannot be honoured"},
+		{{.cpu_x2apic = true, .firmware_x2apic = true},
+		 LAPIC_X2APIC,
+		 "x2apic=off cannot"},
+		{{.cpu_x2apic = true}, LAPIC_XAPIC, "x2apic=off"},
+		{{.allow_x2apic = true, .dmar_opt_out = true},
+		 LAPIC_XAPIC,
+		 "no x2APIC"},
+	};
+	const struct dmar_info *dmar = acpi_dmar();
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		enum lapic_mode mode;
+		const char *why = lapic_choose_mode(&cases[i].facts, &mode);
+
+		KEXPECT(mode == cases[i].mode && strstr(why, cases[i].why),
+			"case %zu: mode %d, \"%s\"", i, mode, why);
+	}
+	if (dmar)
+		ktest_note("this machine's DMAR: x2APIC opt-out %s; mode %s",
+			   dmar->x2apic_opt_out ? "set" : "clear",
+			   lapic_mode_name());
 }

@@ -26,9 +26,14 @@ class TestConfig:
 
 def cfg(name: str, kind: str = "ktap", needs: str = "", expect: tuple[str, ...] = (),
         compare: tuple[str, str] = ("", ""), mem_mib: int = 128, **settings) -> TestConfig:
-    # The boot summary must count exactly the CPUs the machine has.
+    # The boot summary must count exactly the CPUs the machine has, or the
+    # fewer that maxcpus= allows.
     if kind == "ktap":
-        expect = (f"boot: cpus={settings['smp']} ", *expect)
+        started = settings["smp"]
+        for word in settings.get("cmdline", []):
+            if word.startswith("maxcpus="):
+                started = min(started, int(word.removeprefix("maxcpus=")))
+        expect = (f"boot: cpus={started} ", *expect)
     # Several vCPUs on a 2-core host, beside the pool's other job, spin on
     # each other: give them room.
     if settings.get("emu") != "bochs" and settings["smp"] >= 2:
@@ -66,6 +71,10 @@ CONFIGS = [
         expect=("has no linear framebuffer",)),
     cfg("tcg-5g", **TCG, mem_mib=5 * 1024, smp=1),
     cfg("tcg-q35", **TCG, machine="q35", mem_mib=256, smp=1),
+    # An IOMMU, as on most PCs: its DMAR table is read for the x2APIC opt-out.
+    cfg("tcg-q35-iommu", **TCG, machine="q35", smp=1, cmdline=["test=acpi"],
+        qemu_args=["-device", "intel-iommu,intremap=on"],
+        expect=("acpi: DMAR: interrupt remapping supported, x2APIC opt-out clear",)),
     cfg("tcg-serial-none", "exit", accel="tcg", smp=1, serial="none"),
     # Every user program that runs on its own must exit with status 0.
     cfg("tcg-smp2-init-all", "exit", **TCG, smp=2, cmdline=["init=all", "console=serial"]),
@@ -111,6 +120,10 @@ CONFIGS = [
     # UEFI's memory map and tables, with the suites that lean on them.
     cfg("tcg-uefi-smp4", **TCG, firmware="uefi", mem_mib=256, smp=4,
         cmdline=["test=acpi,boot,mm,smp,sched,time,tlb"]),
+    # maxcpus= below the CPUs enabled: the ones over the limit are counted,
+    # reported in one line, and never started (the MAX_CPUS path).
+    cfg("tcg-smp4-maxcpus2", **TCG, smp=4, cmdline=["maxcpus=2", "test=boot"],
+        expect=("smp: 4 CPUs listed, 2 started: maxcpus=2",)),
     cfg("tcg-x2apic-typo", **TCG, smp=2, cmdline=["x2apic=maybe", "test=boot,smp"],
         expect=("cmdline: warning: option x2apic: bad value 'maybe'",)),
     cfg("tcg-crash-panic", "crash", **TCG, smp=2, cmdline=["crash=panic"],
