@@ -22,6 +22,7 @@
 #include "apic/tsc.h"
 #include "acpi/tables.h"
 #include "cpu/cpu.h"
+#include "cpu/cpu_quirks.h"
 #include "trap/idt.h"
 #include "console/kprintf.h"
 #include "trap/panic.h"
@@ -77,6 +78,7 @@ static void announce(uint32_t value)
 __noreturn void ap_entry(struct percpu *p)
 {
 	struct cpu_features f;
+	enum lfence_setting lfence;
 
 	/* The trampoline's tables identity-map low memory; drop them. */
 	tlb_load_kernel_root(kernel_root);
@@ -89,6 +91,13 @@ __noreturn void ap_entry(struct percpu *p)
 		halt_forever();
 	}
 	cpu_enable_features(&boot_cpu);
+	cpu_quirks_this_cpu(&boot_cpu, &lfence);
+	/* The census shows the boot CPU's; an AP speaks only if it differs. */
+	if (lfence != boot_cpu.lfence)
+		kprintf("cpu: CPU %u: %s (on the boot CPU: %s)\n", p->index,
+			cpu_lfence_setting_name(lfence),
+			cpu_lfence_setting_name(boot_cpu.lfence));
+	tsc_adjust_reset_this_cpu(p->index);
 	syscall_init_this_cpu();
 	kmap_init_this_cpu();
 	tlb_init_cpu(kernel_root);
@@ -188,10 +197,23 @@ static enum cpu_state start_cpu(uint32_t apic_id, unsigned index,
 	/* LAB(L0) end */
 }
 
-/* Stops every other CPU with an NMI (trap/panic.c calls it). */
+/*
+ * Stops every other online CPU with an NMI (trap/panic.c calls it), one
+ * IPI per CPU to its APIC ID. Not the all-but-self shorthand: that also
+ * reaches CPUs the kernel never started or parked again with INIT (no
+ * answer, incompatible features, over the limit), and an NMI to a CPU in
+ * wait-for-SIPI is at best lost and at worst wakes firmware code. An AP
+ * still between its STARTUP and its announcement is not in the mask yet:
+ * it finishes its bring-up and idles.
+ */
 static void stop_other_cpus(void)
 {
-	lapic_send_ipi(0, ICR_NMI | ICR_DEST_ALL_BUT_SELF);
+	unsigned self = this_cpu_index();
+
+	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
+		if (cpu != self && cpumask_test(&cpu_online_mask, cpu))
+			lapic_send_ipi(cpus[cpu]->apic_id, ICR_NMI);
+	}
 }
 
 static void add_report(uint32_t apic_id, enum cpu_state state, int index)

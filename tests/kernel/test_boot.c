@@ -10,6 +10,8 @@
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
+#include "cpu/percpu.h"
+#include "smp/call.h"
 
 extern char kernel_text_start[], kernel_rodata_start[], kernel_data_start[];
 
@@ -127,4 +129,48 @@ KTEST(BOOT0006, boot, "the TLB policy follows the CPU quirks the census shows")
 		"PCID in use, not usable");
 	KEXPECT(pcide == tlb_policy.pcid, "CR4.PCIDE %d, pcid in force %d",
 		pcide, tlb_policy.pcid);
+}
+
+struct control_registers {
+	uint64_t cr0[MAX_CPUS], cr4[MAX_CPUS];
+	uint32_t runs[MAX_CPUS];
+};
+
+static void read_control_registers(void *arg)
+{
+	struct control_registers *r = arg;
+	unsigned cpu = this_cpu_index();
+
+	r->cr0[cpu] = read_cr0();
+	r->cr4[cpu] = read_cr4();
+	__atomic_fetch_add(&r->runs[cpu], 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Each CPU's own registers, read there by a cross-CPU call: an AP that kept
+ * what INIT left (CR0.CD and NW set) or a bit the firmware set in CR4
+ * fails here, whichever CPU it is.
+ */
+KTEST(BOOT0007, boot, "every CPU's CR0 and CR4 are the kernel's computed value")
+{
+	static struct control_registers r;
+	uint64_t cr0 = cpu_wanted_cr0();
+	uint64_t cr4 =
+		cpu_wanted_cr4(&boot_cpu) | (tlb_policy.pcid ? CR4_PCIDE : 0);
+
+	__builtin_memset(&r, 0, sizeof(r));
+	smp_call_function_all(read_control_registers, &r, SMP_CALL_WAIT);
+	KEXPECT(cr4 & CR4_MCE, "CR4.MCE is not in the computed value");
+	KEXPECT(!(cr0 & (CR0_CD | CR0_NW)), "caches off in the computed CR0");
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++) {
+		if (!KEXPECT(r.runs[cpu] == 1, "CPU %u ran the call %u times",
+			     cpu, r.runs[cpu]))
+			continue;
+		KEXPECT(r.cr0[cpu] == cr0, "CPU %u: CR0 %#llx, computed %#llx",
+			cpu, (unsigned long long)r.cr0[cpu],
+			(unsigned long long)cr0);
+		KEXPECT(r.cr4[cpu] == cr4, "CPU %u: CR4 %#llx, computed %#llx",
+			cpu, (unsigned long long)r.cr4[cpu],
+			(unsigned long long)cr4);
+	}
 }
