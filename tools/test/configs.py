@@ -135,7 +135,7 @@ CONFIGS = [
         expect=("cpu: quirk intel-invlpg-global-pcid: PCID off (forced", "pcid=0 invpcid=0 ")),
     cfg("tcg-quirks-typo", **TCG, smp=1, cmdline=["test=boot", "cpu_quirks=maybe"],
         expect=("cmdline: warning: option cpu_quirks: bad value 'maybe'",
-                "cpu: quirks: none of the 2 known applies")),
+                "cpu: quirks: none of the 4 known applies")),
     cfg("kvm", needs="kvm", accel="kvm", cpu="host", mem_mib=256, smp=2),
     # Every benchmark, with a tenth of the samples (no timing thresholds).
     cfg("bench-tcg", "bench", **TCG, smp=2, cmdline=["bench_scale=10"]),
