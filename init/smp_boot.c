@@ -200,18 +200,22 @@ static enum cpu_state start_cpu(uint32_t apic_id, unsigned index,
 /*
  * Stops every other online CPU with an NMI (trap/panic.c calls it), one
  * IPI per CPU to its APIC ID. Not the all-but-self shorthand: that also
- * reaches CPUs the kernel never started or parked again with INIT (no
- * answer, incompatible features, over the limit), and an NMI to a CPU in
- * wait-for-SIPI is at best lost and at worst wakes firmware code. An AP
- * still between its STARTUP and its announcement is not in the mask yet:
- * it finishes its bring-up and idles.
+ * reaches CPUs the kernel does not run, where it has nothing to stop: one
+ * parked again with INIT waits for a STARTUP and is the firmware's until
+ * then, and one halted for incompatible features is not the kernel's to
+ * wake. An AP still between its STARTUP and its announcement is not in
+ * the mask yet: it finishes its bring-up and idles.
+ *
+ * This CPU is found by its GS base, not this_cpu(): a CPU that panics
+ * early in its bring-up has no per-CPU data yet (GS base 0, matching no
+ * CPU), and a load through GS would fault inside the panic.
  */
 static void stop_other_cpus(void)
 {
-	unsigned self = this_cpu_index();
+	const struct percpu *self = (const struct percpu *)rdmsr(MSR_GS_BASE);
 
 	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
-		if (cpu != self && cpumask_test(&cpu_online_mask, cpu))
+		if (cpumask_test(&cpu_online_mask, cpu) && cpus[cpu] != self)
 			lapic_send_ipi(cpus[cpu]->apic_id, ICR_NMI);
 	}
 }
