@@ -4,9 +4,16 @@
  *
  * Each CPU: enable the APIC globally (IA32_APIC_BASE.EN, plus EXTD for
  * x2APIC), accept every priority (TPR 0), route APIC errors to
- * VECTOR_APIC_ERROR, mask LINT0 (the 8259 is masked anyway) and make LINT1
- * deliver NMIs as PC firmware wires it, then software-enable the APIC with
- * the spurious vector.
+ * VECTOR_APIC_ERROR, mask LINT0 (the 8259 is masked anyway), then
+ * software-enable the APIC with the spurious vector.
+ *
+ * LINT1: PC boards wire the chipset's NMI line (memory parity, the NMI
+ * button, a watchdog) to LINT1, and the MADT's local-APIC NMI entries name
+ * the CPUs whose pin it is. Like Linux (arch/x86/kernel/apic/apic.c,
+ * setup_local_APIC), the boot CPU delivers it as an NMI and every AP keeps
+ * LINT1 masked: one CPU is enough to report a board NMI, and an AP whose
+ * LINT1 is not wired could see a floating pin as NMIs. The panic path does
+ * not need LINT1: it sends NMIs by IPI.
  */
 #include "apic/lapic.h"
 #include "apic/lapic_backend.h"
@@ -89,7 +96,7 @@ uint32_t lapic_read_errors(void)
 	return backend->read(LAPIC_ESR);
 }
 
-static void enable_this_cpu(void)
+static void enable_this_cpu(bool boot_cpu)
 {
 	uint64_t base = rdmsr(MSR_APIC_BASE);
 
@@ -105,7 +112,8 @@ static void enable_this_cpu(void)
 	lapic_write(LAPIC_TPR, 0);
 	lapic_write(LAPIC_LVT_ERROR, VECTOR_APIC_ERROR);
 	lapic_write(LAPIC_LVT_LINT0, LVT_MASKED);
-	lapic_write(LAPIC_LVT_LINT1, LVT_DELIVERY_NMI);
+	lapic_write(LAPIC_LVT_LINT1, boot_cpu ? LVT_DELIVERY_NMI
+					      : LVT_MASKED | LVT_DELIVERY_NMI);
 	lapic_write(LAPIC_LVT_TIMER, LVT_MASKED);
 	lapic_write(LAPIC_SPURIOUS, LAPIC_SPURIOUS_ENABLE | VECTOR_SPURIOUS);
 	lapic_read_errors();
@@ -166,7 +174,7 @@ void lapic_init_boot_cpu(uint64_t lapic_phys)
 	}
 	trap_set_handler(VECTOR_APIC_ERROR, apic_error_interrupt);
 	trap_set_spurious(VECTOR_SPURIOUS, NULL);
-	enable_this_cpu();
+	enable_this_cpu(true);
 	kprintf("apic: %s, boot CPU APIC ID %u, version %#x; chosen because "
 		"%s\n",
 		backend->name, lapic_id(), lapic_read(LAPIC_VERSION) & 0xff,
@@ -176,5 +184,5 @@ void lapic_init_boot_cpu(uint64_t lapic_phys)
 void lapic_init_this_cpu(void)
 {
 	KASSERT(backend, "the boot CPU sets the APIC mode first");
-	enable_this_cpu();
+	enable_this_cpu(false);
 }

@@ -42,6 +42,7 @@
 #define LVT_TIMER_DEADLINE    0x40000
 #define LAPIC_LVT_LINT0	      0x350
 #define LAPIC_LVT_LINT1	      0x360
+#define LVT_DELIVERY_MODE     0x00700 /* bits 10:8 */
 #define LVT_DELIVERY_NMI      0x00400
 #define LAPIC_LVT_ERROR	      0x370
 #define LAPIC_TIMER_INITIAL   0x380

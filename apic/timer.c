@@ -13,12 +13,15 @@
  *
  * TSC-deadline mode (CPUID.1:ECX[24]): the timer interrupts when this CPU's
  * TSC reaches the value written to IA32_TSC_DEADLINE, then disarms itself.
- * It has no periodic form, so periodic interrupts always count.
+ * It has no periodic form, so periodic interrupts always count. Some
+ * microcode has a broken one: cpu_tsc_deadline_usable says whether to use
+ * it (docs/cpu-quirks.md, intel-tsc-deadline-microcode).
  */
 #include "apic/timer.h"
 #include "apic/lapic.h"
 #include "apic/tsc.h"
 #include "cpu/cpu.h"
+#include "cpu/cpu_quirks.h"
 #include "console/kprintf.h"
 #include "trap/panic.h"
 #include "arch/x86.h"
@@ -150,7 +153,14 @@ static void choose_modes(void)
 			"at a plausible rate; no periodic timer%s\n",
 			boot_cpu.tsc_deadline ? "" : " and no one-shots");
 
-	use_deadline = boot_cpu.tsc_deadline;
+	/* A quirk takes it away on microcode with a broken deadline timer
+	 * (cpu/cpu_quirks.c, intel-tsc-deadline-microcode); the census says
+	 * which and why. */
+	use_deadline = cpu_tsc_deadline_usable(&boot_cpu);
+	if (boot_cpu.tsc_deadline && !use_deadline)
+		kprintf("apic: TSC-deadline mode not used: quirk %s "
+			"(see the cpu: quirk lines)\n",
+			cpu_quirk_taking(&boot_cpu, CPU_QUIRK_NO_TSC_DEADLINE));
 	if (use_deadline && !deadline_works()) {
 		kprintf("apic: warning: CPUID offers TSC-deadline mode but "
 			"IA32_TSC_DEADLINE does not hold a deadline; "

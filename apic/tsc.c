@@ -29,6 +29,7 @@
 #include "cpu/cpu.h"
 #include "lib/format.h"
 #include "console/kprintf.h"
+#include "arch/extable.h"
 #include "arch/x86.h"
 #include "mm/kmap.h"
 #include "mm/pagetable.h"
@@ -505,12 +506,58 @@ static void print_rate(const char *how)
 		boot_cpu.invariant_tsc ? "yes" : "no");
 }
 
+/*
+ * IA32_TSC_ADJUST (SDM Vol. 3B, "Time-Stamp Counter"): every read of the
+ * TSC adds it, and a write changes the TSC by as much as the MSR changes.
+ * Firmware sometimes leaves a different value on each CPU, and then their
+ * TSCs disagree by as much; the kernel compares TSCs across CPUs (wait
+ * deadlines, the benchmarks' cross-CPU timings). Linux resets the boot
+ * CPU's to 0 and sets each AP's to the boot CPU's value, which is then 0
+ * too (arch/x86/kernel/tsc_sync.c): so does this.
+ */
+void tsc_adjust_reset_this_cpu(unsigned cpu)
+{
+	uint64_t value;
+
+	if (!boot_cpu.tsc_adjust) {
+		if (cpu == 0)
+			kprintf("tsc: TSC_ADJUST: n/a (CPUID.7:EBX[1] "
+				"clear)\n");
+		return;
+	}
+	if (probe_rdmsr(MSR_TSC_ADJUST, &value)) {
+		kprintf("tsc: warning: CPUID has TSC_ADJUST, but reading it "
+			"on CPU %u raised #GP\n",
+			cpu);
+		return;
+	}
+	if (!value) {
+		if (cpu == 0)
+			kprintf("tsc: TSC_ADJUST 0 on the boot CPU; each other "
+				"CPU says so only if its was not\n");
+		return;
+	}
+	if (probe_wrmsr(MSR_TSC_ADJUST, 0)) {
+		kprintf("tsc: warning: TSC_ADJUST is %lld on CPU %u and "
+			"writing 0 raised #GP\n",
+			(long long)value, cpu);
+		return;
+	}
+	kprintf("tsc: TSC_ADJUST was %lld on CPU %u, reset\n", (long long)value,
+		cpu);
+}
+
 void tsc_init(void)
 {
 	const char *how = NULL;
-	uint64_t stated = cpuid_rate(&how), measured = 0;
+	uint64_t stated, measured = 0;
 	enum tsc_clock clock;
 	static char detail[64];
+
+	/* First: the reset moves this CPU's TSC, and the rate is measured
+	 * on it. */
+	tsc_adjust_reset_this_cpu(0);
+	stated = cpuid_rate(&how);
 
 	if (stated && !plausible(stated)) {
 		kprintf("tsc: warning: %s states %llu Hz; ignored\n", how,

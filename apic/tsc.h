@@ -29,8 +29,19 @@ enum tsc_clock {
 	TSC_CLOCK_COUNT,
 };
 
-/* Determines the TSC rate and prints one line saying how (boot CPU). */
+/*
+ * Determines the TSC rate and prints one line saying how (boot CPU), after
+ * tsc_adjust_reset_this_cpu(0) (one line more).
+ */
 void tsc_init(void);
+
+/*
+ * Sets this CPU's IA32_TSC_ADJUST to 0 where CPUID has it, and says so
+ * when it was not ("tsc: TSC_ADJUST was X on CPU n, reset"); the boot CPU
+ * (cpu 0) also says when it was 0 or the MSR is absent. Before anything
+ * on this CPU measures with the TSC: the reset moves it.
+ */
+void tsc_adjust_reset_this_cpu(unsigned cpu);
 
 /* TSC cycles per second; 0 before tsc_init. */
 uint64_t tsc_hz(void);

@@ -14,9 +14,14 @@
 #define CR0_MP 0x00000002ULL /* monitor coprocessor */
 #define CR0_EM 0x00000004ULL /* x87 emulation: must be clear for FPU use */
 #define CR0_TS 0x00000008ULL /* task switched */
+#define CR0_ET 0x00000010ULL /* extension type: reads 1 on every x86-64 */
 #define CR0_NE 0x00000020ULL /* native x87 error reporting */
+#define CR0_NW \
+	0x20000000ULL /* not write-through (with CD: caches incoherent) */
+#define CR0_CD 0x40000000ULL /* cache disable: no new lines are filled */
 
 /* CR4 (SDM Vol. 3A, 2.5); PAE comes from arch/consts.h */
+#define CR4_MCE	       0x00000040ULL /* machine-check exception enabled */
 #define CR4_PGE	       0x00000080ULL /* global pages */
 #define CR4_OSFXSR     0x00000200ULL /* FXSAVE/FXRSTOR and SSE */
 #define CR4_OSXMMEXCPT 0x00000400ULL /* SIMD floating-point exceptions */
@@ -37,6 +42,16 @@
 
 /* Intel IA32_BIOS_SIGN_ID, AMD PATCH_LEVEL: the microcode revision. */
 #define MSR_BIOS_SIGN_ID 0x0000008bU
+
+/* IA32_TSC_ADJUST (CPUID.7.0:EBX[1]): added to the TSC on every read. */
+#define MSR_TSC_ADJUST 0x0000003bU
+
+/*
+ * AMD DE_CFG (BKDGs and PPRs of families 10h-17h): bit 1 makes LFENCE
+ * dispatch-serialising, which is what orders RDTSC behind it.
+ */
+#define MSR_AMD_DE_CFG		    0xc0011029U
+#define AMD_DE_CFG_LFENCE_SERIALIZE (1ULL << 1)
 
 /* XCR0 (SDM Vol. 1, 13.3) */
 #define XCR0_X87 0x1ULL
@@ -156,6 +171,16 @@ static inline uint64_t read_cr4(void)
 static inline void write_cr4(uint64_t v)
 {
 	__asm__ volatile("mov %0, %%cr4" : : "r"(v) : "memory");
+}
+
+/*
+ * Writes every modified cache line back to memory and invalidates every
+ * cache of this CPU (SDM Vol. 2B, WBINVD). "memory": no access may move
+ * across it.
+ */
+static inline void wbinvd(void)
+{
+	__asm__ volatile("wbinvd" : : : "memory");
 }
 
 static inline uint64_t xgetbv(uint32_t index)

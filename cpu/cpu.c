@@ -43,20 +43,62 @@ static void read_microcode(struct cpu_features *f)
 	f->microcode_known = true;
 }
 
+/*
+ * DE_CFG bit 1 (cpu/cpu_quirks.c, amd-lfence-serializing). The MSR is
+ * read and written with the helpers that survive a #GP: an emulator, or a
+ * CPU forced into the quirk, may not have it. Read back after the write:
+ * a hypervisor may accept the write and keep the bit clear.
+ */
+static enum lfence_setting set_lfence_serializing(void)
+{
+	uint64_t value;
+
+	if (probe_rdmsr(MSR_AMD_DE_CFG, &value))
+		return LFENCE_MSR_FAULTED;
+	if (value & AMD_DE_CFG_LFENCE_SERIALIZE)
+		return LFENCE_ALREADY_SET;
+	if (probe_wrmsr(MSR_AMD_DE_CFG, value | AMD_DE_CFG_LFENCE_SERIALIZE) ||
+	    probe_rdmsr(MSR_AMD_DE_CFG, &value))
+		return LFENCE_MSR_FAULTED;
+	return value & AMD_DE_CFG_LFENCE_SERIALIZE ? LFENCE_SET_NOW
+						   : LFENCE_WRITE_IGNORED;
+}
+
+void cpu_quirks_this_cpu(const struct cpu_features *f,
+			 enum lfence_setting *setting)
+{
+	*setting = LFENCE_NOT_TOUCHED;
+	if (f->quirk_effects & CPU_QUIRK_SET_LFENCE_SERIALIZING)
+		*setting = set_lfence_serializing();
+}
+
 void cpu_apply_quirks(struct cpu_features *f)
 {
 	read_microcode(f);
 	cpu_quirks_decide(f, cpu_quirks_requested());
+	cpu_quirks_this_cpu(f, &f->lfence);
 }
 
-void cpu_enable_features(const struct cpu_features *f)
+uint64_t cpu_wanted_cr0(void)
 {
-	uint64_t cr0 = read_cr0();
-	uint64_t cr4 = read_cr4();
+	/*
+	 * Protected mode and paging (long mode), write protection in ring 0,
+	 * x87/SSE usable with native error reporting, no emulation and no
+	 * task-switch trap. CD and NW clear: caches on, write-back. AM clear:
+	 * no user program here asks for alignment-check faults.
+	 */
+	return CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_WP | CR0_PG;
+}
 
-	/* x87/SSE usable (for user programs): no emulation, native errors. */
-	cr0 = (cr0 & ~(CR0_EM | CR0_TS)) | CR0_MP | CR0_NE | CR0_WP;
-	write_cr0(cr0);
+uint64_t cpu_wanted_cr4(const struct cpu_features *f)
+{
+	/*
+	 * PAE: long mode requires it. MCE: with it clear, a machine check
+	 * shuts the machine down instead of raising #MC (SDM Vol. 3B,
+	 * "Machine-Check Architecture"), so a hardware error would leave no
+	 * trace at all.
+	 */
+	uint64_t cr4 = CR4_PAE | CR4_MCE;
 
 	if (f->pge)
 		cr4 |= CR4_PGE;
@@ -73,7 +115,33 @@ void cpu_enable_features(const struct cpu_features *f)
 	 * programs where the kernel keeps its GDT and IDT. */
 	if (f->umip)
 		cr4 |= CR4_UMIP;
-	write_cr4(cr4);
+	return cr4;
+}
+
+/*
+ * An AP arrives from INIT with CD and NW set (SDM Vol. 3A, "Processor
+ * State After Reset": CR0 60000010H), and INIT does not empty the caches.
+ * With NW set a write that hits the cache need not reach memory, so the
+ * caches may hold lines memory does not have. WBINVD while CD is still set
+ * writes them back and empties the caches, and no line can be filled
+ * before the CR0 write (CD stops fills): caching then starts from empty
+ * caches that agree with memory, the order the SDM's cache-control chapter
+ * gives for changing cache modes.
+ */
+static void write_cr0_caches_on(uint64_t wanted)
+{
+	if (read_cr0() & CR0_CD)
+		wbinvd();
+	write_cr0(wanted);
+}
+
+void cpu_enable_features(const struct cpu_features *f)
+{
+	write_cr0_caches_on(cpu_wanted_cr0());
+	/* The whole value, so nothing INIT or the firmware left (TSD, DE,
+	 * VME, PCE) survives. CR4.PCIDE is mm/'s (tlb_policy): it is kept
+	 * as found, which at boot is clear. */
+	write_cr4(cpu_wanted_cr4(f) | (read_cr4() & CR4_PCIDE));
 	/* The interrupt entry (trap/isr.asm) clears RFLAGS.AC with CLAC,
 	 * which exists only with SMAP; every CPU writes the same value. */
 	entry_clac = f->smap;
@@ -166,7 +234,10 @@ void cpu_report(const struct cpu_features *f)
 {
 	const char *pcid_taker = cpu_quirk_taking(f, CPU_QUIRK_NO_PCID);
 	const char *invpcid_taker = cpu_quirk_taking(f, CPU_QUIRK_NO_INVPCID);
+	const char *deadline_taker =
+		cpu_quirk_taking(f, CPU_QUIRK_NO_TSC_DEADLINE);
 	char pcid_path[TAKEN_PATH_MAX], invpcid_path[TAKEN_PATH_MAX];
+	char deadline_path[TAKEN_PATH_MAX];
 
 	kprintf("cpu: %s, family %u model %u stepping %u, \"%s\"\n", f->vendor,
 		f->family, f->model, f->stepping, f->brand);
@@ -199,7 +270,9 @@ void cpu_report(const struct cpu_features *f)
 		    taken_path(invpcid_taker, invpcid_path),
 		    "CR3 writes and INVLPG instead");
 	feature_row("x2APIC", f->x2apic, "available to apic/", "xAPIC (MMIO)");
-	feature_row("TSC-deadline", f->tsc_deadline, "available to apic/",
+	feature_row("TSC-deadline", f->tsc_deadline,
+		    deadline_taker ? taken_path(deadline_taker, deadline_path)
+				   : "available to apic/",
 		    "LAPIC timer counts");
 	feature_row("invariant TSC", f->invariant_tsc, "TSC usable as a clock",
 		    "TSC rate may vary: timings marked");

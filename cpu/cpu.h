@@ -14,10 +14,22 @@ struct cpuid_regs;
 /*
  * What an applied quirk (cpu/cpu_quirks.h) takes away, whatever CPUID
  * says: the subsystem that would use the feature asks cpu_*_usable below.
+ * Or what it sets on every CPU: cpu_quirks_this_cpu does it.
  */
 enum cpu_quirk_effect {
 	CPU_QUIRK_NO_PCID = 1U << 0,
 	CPU_QUIRK_NO_INVPCID = 1U << 1,
+	CPU_QUIRK_NO_TSC_DEADLINE = 1U << 2,
+	CPU_QUIRK_SET_LFENCE_SERIALIZING = 1U << 3, /* AMD DE_CFG bit 1 */
+};
+
+/* What cpu_quirks_this_cpu found in AMD's DE_CFG and did with it. */
+enum lfence_setting {
+	LFENCE_NOT_TOUCHED,   /* the quirk is not applied */
+	LFENCE_ALREADY_SET,   /* the firmware had set the bit */
+	LFENCE_SET_NOW,	      /* the bit was clear: set it */
+	LFENCE_MSR_FAULTED,   /* DE_CFG read or write raised #GP */
+	LFENCE_WRITE_IGNORED, /* written, but reads back clear */
 };
 
 struct cpu_features {
@@ -48,6 +60,9 @@ struct cpu_features {
 	bool fsgsbase;	     /* RDFSBASE and friends */
 	bool avx;	     /* AVX state, saved by XSAVE when present */
 	bool erms;	     /* fast REP MOVSB/STOSB */
+	bool tsc_adjust;     /* IA32_TSC_ADJUST MSR */
+	/* AMD CPUID Fn8000_0021 EAX[2]: LFENCE is always dispatch-serialising. */
+	bool lfence_always_serializing;
 
 	/*
 	 * Reported, not used: AMD's broadcast invalidation (INVLPGB, and
@@ -67,6 +82,8 @@ struct cpu_features {
 	uint32_t quirks_matched; /* its table entry describes this CPU */
 	uint32_t quirks_applied; /* in force, after cpu_quirks= */
 	unsigned quirk_effects;	 /* enum cpu_quirk_effect, of those applied */
+	/* This CPU's DE_CFG, for the census (cpu_quirks_this_cpu). */
+	enum lfence_setting lfence;
 };
 
 /* One CPUID query: what the instruction returns for leaf and subleaf. */
@@ -98,8 +115,9 @@ bool cpu_features_agree(const struct cpu_features *ap,
 			const struct cpu_features *boot);
 
 /*
- * Reads f's microcode revision and decides which known quirks apply
- * (cpu/cpu_quirks.c, with the cpu_quirks= options). On the boot CPU,
+ * Reads f's microcode revision, decides which known quirks apply
+ * (cpu/cpu_quirks.c, with the cpu_quirks= options) and does what they set
+ * on this CPU (cpu_quirks_this_cpu, into f->lfence). On the boot CPU,
  * once the IDT is up (the MSR read may fault in an emulator) and the
  * command line parsed, before anything uses PCID or INVPCID.
  */
@@ -116,7 +134,34 @@ static inline bool cpu_invpcid_usable(const struct cpu_features *f)
 	return f->invpcid && !(f->quirk_effects & CPU_QUIRK_NO_INVPCID);
 }
 
-/* Sets CR0, CR4, EFER and XCR0 on this CPU from the features. */
+/* The local APIC's TSC-deadline mode, less what a quirk took away. */
+static inline bool cpu_tsc_deadline_usable(const struct cpu_features *f)
+{
+	return f->tsc_deadline &&
+	       !(f->quirk_effects & CPU_QUIRK_NO_TSC_DEADLINE);
+}
+
+/*
+ * What the applied quirks set on this CPU (f: the boot CPU's decision),
+ * with the MSR helpers that survive a #GP; the result in *setting. The
+ * boot CPU's runs in cpu_apply_quirks, each AP's in its bring-up.
+ */
+void cpu_quirks_this_cpu(const struct cpu_features *f,
+			 enum lfence_setting *setting);
+
+/*
+ * The CR0 and CR4 every CPU runs with, computed from the boot CPU's
+ * features alone: nothing the firmware or INIT left there survives
+ * (docs/cpu-quirks.md, "Control registers"). CR4.PCIDE is not in it: mm/
+ * sets it after (tlb_policy.pcid).
+ */
+uint64_t cpu_wanted_cr0(void);
+uint64_t cpu_wanted_cr4(const struct cpu_features *f);
+
+/*
+ * Writes CR0 and CR4 whole (caches on, with WBINVD first if they were
+ * off), then EFER.NXE and XCR0, on this CPU, from the features.
+ */
 void cpu_enable_features(const struct cpu_features *f);
 
 /* Prints what was found and which path each feature selects. */

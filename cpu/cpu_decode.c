@@ -10,16 +10,17 @@
 #include "lib/string.h"
 
 /* CPUID leaves and bits (Intel SDM Vol. 2A, CPUID, tables 3-8 to 3-11). */
-#define LEAF_VENDOR	   0x00000000U
-#define LEAF_FEATURES	   0x00000001U
-#define LEAF_EXT_FEATURES7 0x00000007U
-#define LEAF_HYPERVISOR	   0x40000000U
-#define LEAF_EXT_MAX	   0x80000000U
-#define LEAF_EXT_FEATURES  0x80000001U
-#define LEAF_BRAND_FIRST   0x80000002U
-#define LEAF_BRAND_LAST	   0x80000004U
-#define LEAF_POWER	   0x80000007U
-#define LEAF_ADDR_SIZES	   0x80000008U
+#define LEAF_VENDOR	    0x00000000U
+#define LEAF_FEATURES	    0x00000001U
+#define LEAF_EXT_FEATURES7  0x00000007U
+#define LEAF_HYPERVISOR	    0x40000000U
+#define LEAF_EXT_MAX	    0x80000000U
+#define LEAF_EXT_FEATURES   0x80000001U
+#define LEAF_BRAND_FIRST    0x80000002U
+#define LEAF_BRAND_LAST	    0x80000004U
+#define LEAF_POWER	    0x80000007U
+#define LEAF_ADDR_SIZES	    0x80000008U
+#define LEAF_EXT_FEATURES21 0x80000021U
 
 #define F1_ECX_PCID	     (1U << 17)
 #define F1_ECX_X2APIC	     (1U << 21)
@@ -32,6 +33,7 @@
 #define F1_EDX_PAT	     (1U << 16)
 #define F1_EDX_FXSR	     (1U << 24)
 #define F7_EBX_FSGSBASE	     (1U << 0)
+#define F7_EBX_TSC_ADJUST    (1U << 1)
 #define F7_EBX_SMEP	     (1U << 7)
 #define F7_EBX_ERMS	     (1U << 9)
 #define F7_EBX_INVPCID	     (1U << 10)
@@ -45,6 +47,8 @@
 #define FX_ECX_TCE	     (1U << 17)
 #define FA_EBX_INVLPGB	     (1U << 3)
 #define FA_EDX_INVLPGB_COUNT 0xffffU /* the most pages, less one */
+/* AMD APM Vol. 3, CPUID Fn8000_0021_EAX: LfenceAlwaysSerializing. */
+#define F21_EAX_LFENCE_ALWAYS_SERIALIZING (1U << 2)
 
 static void copy_regs(char *dst, const uint32_t *regs, size_t n)
 {
@@ -105,6 +109,7 @@ void cpu_decode(struct cpu_features *f, cpuid_reader read)
 	if (f->max_leaf >= LEAF_EXT_FEATURES7) {
 		r = read(LEAF_EXT_FEATURES7, 0);
 		f->fsgsbase = r.ebx & F7_EBX_FSGSBASE;
+		f->tsc_adjust = r.ebx & F7_EBX_TSC_ADJUST;
 		f->smep = r.ebx & F7_EBX_SMEP;
 		f->erms = r.ebx & F7_EBX_ERMS;
 		f->invpcid = r.ebx & F7_EBX_INVPCID;
@@ -135,6 +140,10 @@ void cpu_decode(struct cpu_features *f, cpuid_reader read)
 		f->phys_addr_bits = 36;
 		f->virt_addr_bits = 48;
 	}
+	if (f->max_ext_leaf >= LEAF_EXT_FEATURES21)
+		f->lfence_always_serializing =
+			read(LEAF_EXT_FEATURES21, 0).eax &
+			F21_EAX_LFENCE_ALWAYS_SERIALIZING;
 	decode_brand(f, read);
 
 	/* The hypervisor leaves exist only when the hypervisor bit is set. */

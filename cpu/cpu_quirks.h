@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CPUs as they are: the known TLB errata and quirks, one table entry each,
- * with the CPUs it describes, what it takes away (enum cpu_quirk_effect in
- * cpu/cpu.h) and why (docs/cpu-quirks.md). Pure logic, compiled for the
+ * CPUs as they are: the known errata and quirks of the TLB and of the
+ * clocks the kernel reads (TSC-deadline timer, LFENCE before RDTSC), one
+ * table entry each, with the CPUs it describes, what it takes away or sets
+ * (enum cpu_quirk_effect in cpu/cpu.h) and why (docs/cpu-quirks.md). Pure logic, compiled for the
  * host tests too: the table decides from a struct cpu_features, however it
  * was filled.
  *
@@ -19,8 +20,10 @@
 #include "lib/types.h"
 
 enum cpu_quirk {
-	CPU_QUIRK_INVLPG_GLOBAL_PCID,	/* intel-invlpg-global-pcid */
-	CPU_QUIRK_INVPCID_WITHOUT_PCID, /* invpcid-without-pcid */
+	CPU_QUIRK_INVLPG_GLOBAL_PCID,	  /* intel-invlpg-global-pcid */
+	CPU_QUIRK_INVPCID_WITHOUT_PCID,	  /* invpcid-without-pcid */
+	CPU_QUIRK_TSC_DEADLINE_MICROCODE, /* intel-tsc-deadline-microcode */
+	CPU_QUIRK_AMD_LFENCE_SERIALIZING, /* amd-lfence-serializing */
 	CPU_QUIRK_COUNT
 };
 
@@ -55,6 +58,9 @@ struct cpu_quirk_request {
  */
 void cpu_quirks_decide(struct cpu_features *f,
 		       const struct cpu_quirk_request *req);
+
+/* What DE_CFG held and what became of it, for the census and the APs. */
+const char *cpu_lfence_setting_name(enum lfence_setting setting);
 
 /* The first applied quirk that takes `effect` away, or NULL. */
 const char *cpu_quirk_taking(const struct cpu_features *f, unsigned effect);

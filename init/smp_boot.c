@@ -22,6 +22,7 @@
 #include "apic/tsc.h"
 #include "acpi/tables.h"
 #include "cpu/cpu.h"
+#include "cpu/cpu_quirks.h"
 #include "trap/idt.h"
 #include "console/kprintf.h"
 #include "trap/panic.h"
@@ -80,6 +81,7 @@ static void announce(uint32_t value)
 __noreturn void ap_entry(struct percpu *p)
 {
 	struct cpu_features f;
+	enum lfence_setting lfence;
 
 	/* The trampoline's tables identity-map low memory; drop them. */
 	tlb_load_kernel_root(kernel_root);
@@ -92,6 +94,13 @@ __noreturn void ap_entry(struct percpu *p)
 		halt_forever();
 	}
 	cpu_enable_features(&boot_cpu);
+	cpu_quirks_this_cpu(&boot_cpu, &lfence);
+	/* The census shows the boot CPU's; an AP speaks only if it differs. */
+	if (lfence != boot_cpu.lfence)
+		kprintf("cpu: CPU %u: %s (on the boot CPU: %s)\n", p->index,
+			cpu_lfence_setting_name(lfence),
+			cpu_lfence_setting_name(boot_cpu.lfence));
+	tsc_adjust_reset_this_cpu(p->index);
 	syscall_init_this_cpu();
 	kmap_init_this_cpu();
 	tlb_init_cpu(kernel_root);
@@ -191,10 +200,27 @@ static enum cpu_state start_cpu(uint32_t apic_id, unsigned index,
 	/* LAB(L0) end */
 }
 
-/* Stops every other CPU with an NMI (trap/panic.c calls it). */
+/*
+ * Stops every other online CPU with an NMI (trap/panic.c calls it), one
+ * IPI per CPU to its APIC ID. Not the all-but-self shorthand: that also
+ * reaches CPUs the kernel does not run, where it has nothing to stop: one
+ * parked again with INIT waits for a STARTUP and is the firmware's until
+ * then, and one halted for incompatible features is not the kernel's to
+ * wake. An AP still between its STARTUP and its announcement is not in
+ * the mask yet: it finishes its bring-up and idles.
+ *
+ * This CPU is found by its GS base, not this_cpu(): a CPU that panics
+ * early in its bring-up has no per-CPU data yet (GS base 0, matching no
+ * CPU), and a load through GS would fault inside the panic.
+ */
 static void stop_other_cpus(void)
 {
-	lapic_send_ipi(0, ICR_NMI | ICR_DEST_ALL_BUT_SELF);
+	const struct percpu *self = (const struct percpu *)rdmsr(MSR_GS_BASE);
+
+	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
+		if (cpumask_test(&cpu_online_mask, cpu) && cpus[cpu] != self)
+			lapic_send_ipi(cpus[cpu]->apic_id, ICR_NMI);
+	}
 }
 
 static void add_report(uint32_t apic_id, enum cpu_state state, int index)

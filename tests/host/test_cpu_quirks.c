@@ -5,7 +5,9 @@
  * its neighbours (other models, families, vendors) keep PCID, INVPCID
  * without a usable PCID is not used, cpu_quirks= and cpu_quirks_force= do
  * what they say (and name a bad value), and the INVLPGB page count is
- * decoded. The expected models and revisions are written out here, not
+ * decoded. Intel's TSC-deadline errata take TSC-deadline mode away below
+ * their microcode revisions, and AMD's families 10h-17h get LFENCE made
+ * dispatch-serialising. The expected models and revisions are written out here, not
  * read from the table, so a wrong table entry fails.
  */
 #include "cpu/cpu.h"
@@ -18,7 +20,7 @@
 struct fake_cpu {
 	const char *vendor; /* 12 characters */
 	uint32_t max_leaf, signature, f1_ecx, f1_edx, f7_ebx;
-	uint32_t ext_max, fx_ecx, fx_edx, fa_ebx, fa_edx;
+	uint32_t ext_max, fx_ecx, fx_edx, fa_ebx, fa_edx, f21_eax;
 };
 
 static struct fake_cpu fake;
@@ -50,6 +52,8 @@ static struct cpuid_regs fake_cpuid(uint32_t leaf, uint32_t subleaf)
 		r = (struct cpuid_regs){0, 0, fake.fx_ecx, fake.fx_edx};
 	else if (leaf == 0x80000008U)
 		r = (struct cpuid_regs){0x3028, fake.fa_ebx, 0, fake.fa_edx};
+	else if (leaf == 0x80000021U)
+		r.eax = fake.f21_eax;
 	return r;
 }
 
@@ -101,6 +105,9 @@ static struct cpu_features decided(const char *vendor, uint32_t family,
 }
 
 #define BIT(q) (1U << (q))
+#define TLB_QUIRKS                           \
+	(BIT(CPU_QUIRK_INVLPG_GLOBAL_PCID) | \
+	 BIT(CPU_QUIRK_INVPCID_WITHOUT_PCID))
 
 /* Linux's invlpg_miss_ids with the fixed revisions (f24f669d03f8). */
 static const struct {
@@ -198,8 +205,8 @@ HOST_TEST(neighbours_keep_pcid)
 		struct cpu_features f = decided(
 			others[i].vendor, others[i].family, others[i].model, 0);
 
-		CHECK(!f.quirks_matched && cpu_pcid_usable(&f),
-		      "%s family %#x model %#x: a quirk matched (%#x)",
+		CHECK(!(f.quirks_matched & TLB_QUIRKS) && cpu_pcid_usable(&f),
+		      "%s family %#x model %#x: a TLB quirk matched (%#x)",
 		      others[i].vendor, others[i].family, others[i].model,
 		      f.quirks_matched);
 	}
@@ -422,4 +429,256 @@ HOST_TEST(detail_names_the_revisions)
 	cpu_quirk_table[CPU_QUIRK_INVPCID_WITHOUT_PCID].detail(&f, buf,
 							       sizeof(buf));
 	CHECK(strstr(buf, "intel-invlpg-global-pcid"), "detail: %s", buf);
+}
+
+#define F1_ECX_TSC_DEADLINE (1U << 24)
+#define F1_ECX_HYPERVISOR   (1U << 31)
+#define F7_EBX_TSC_ADJUST   (1U << 1)
+#define F21_EAX_LFENCE	    (1U << 2)
+
+/* An Intel family 6 CPU with TSC-deadline mode, of a model and stepping. */
+static struct cpu_features deadline_cpu(uint32_t model, uint32_t stepping,
+					uint32_t microcode)
+{
+	struct cpu_features f;
+
+	fake = (struct fake_cpu){.vendor = "GenuineIntel",
+				 .max_leaf = 0x16,
+				 .signature = signature(6, model, stepping),
+				 .f1_ecx = F1_ECX_TSC_DEADLINE,
+				 .ext_max = 0x80000008U};
+	cpu_decode(&f, fake_cpuid);
+	f.microcode_known = microcode != MICROCODE_UNSET;
+	f.microcode = f.microcode_known ? microcode : 0;
+	cpu_quirks_decide(&f, &automatic);
+	return f;
+}
+
+/* Linux's deadline_match, written out: model, steppings, first good rev. */
+static const struct {
+	uint32_t model, first_stepping, last_stepping, fixed;
+} deadline_errata[] = {
+	{0x3f, 2, 2, 0x3a},	   {0x3f, 4, 4, 0x0f},
+	{0x4f, 0, 15, 0x0b000020}, {0x56, 2, 2, 0x00000011},
+	{0x56, 3, 3, 0x0700000e},  {0x56, 4, 4, 0x0f00000c},
+	{0x56, 5, 5, 0x0e000003},  {0x55, 3, 3, 0x01000136},
+	{0x55, 4, 4, 0x02000014},  {0x3c, 0, 15, 0x22},
+	{0x45, 0, 15, 0x20},	   {0x46, 0, 15, 0x17},
+	{0x3d, 0, 15, 0x25},	   {0x47, 0, 15, 0x17},
+	{0x4e, 0, 15, 0xb2},	   {0x5e, 0, 15, 0xb2},
+	{0x8e, 0, 15, 0x52},	   {0x9e, 0, 15, 0x52},
+};
+
+HOST_TEST(deadline_errata_lose_tsc_deadline)
+{
+	const char *taker;
+
+	for (size_t i = 0; i < ARRAY_SIZE(deadline_errata); i++) {
+		uint32_t model = deadline_errata[i].model;
+
+		for (uint32_t s = deadline_errata[i].first_stepping;
+		     s <= deadline_errata[i].last_stepping; s++) {
+			struct cpu_features f = deadline_cpu(
+				model, s, deadline_errata[i].fixed - 1);
+
+			CHECK(f.tsc_deadline, "CPUID bit not decoded");
+			CHECK_EQ(f.quirks_applied,
+				 BIT(CPU_QUIRK_TSC_DEADLINE_MICROCODE));
+			CHECK(!cpu_tsc_deadline_usable(&f),
+			      "model %#x stepping %u below %#x: usable", model,
+			      s, deadline_errata[i].fixed);
+			taker = cpu_quirk_taking(&f, CPU_QUIRK_NO_TSC_DEADLINE);
+			CHECK(taker && !strcmp(taker,
+					       "intel-tsc-deadline-microcode"),
+			      "taken by %s", taker ? taker : "(none)");
+			CHECK(cpu_pcid_usable(&f) == f.pcid,
+			      "the deadline quirk touched PCID");
+
+			f = deadline_cpu(model, s, deadline_errata[i].fixed);
+			CHECK(!f.quirks_matched && cpu_tsc_deadline_usable(&f),
+			      "model %#x stepping %u at %#x: quirk matched",
+			      model, s, deadline_errata[i].fixed);
+			f = deadline_cpu(model, s, MICROCODE_UNSET);
+			CHECK(!cpu_tsc_deadline_usable(&f),
+			      "model %#x stepping %u, revision unknown: usable",
+			      model, s);
+		}
+	}
+}
+
+HOST_TEST(deadline_neighbours_keep_tsc_deadline)
+{
+	static const struct {
+		uint32_t model, stepping;
+	} neighbours[] = {
+		/* Haswell-X and Broadwell-DE steppings off the list. */
+		{0x3f, 1},
+		{0x3f, 3},
+		{0x56, 1},
+		{0x56, 6},
+		/* Skylake-X from stepping 5 (Cascade Lake, Cooper Lake). */
+		{0x55, 2},
+		{0x55, 5},
+		{0x55, 7},
+		{0x55, 11},
+		/* Later and other models. */
+		{0xa5, 2},
+		{0x6a, 6},
+		{0x97, 2},
+		{0x8c, 1},
+		{0x3e, 4},
+		{0x2d, 7},
+	};
+	struct cpu_features f;
+	char buf[160];
+
+	for (size_t i = 0; i < ARRAY_SIZE(neighbours); i++) {
+		f = deadline_cpu(neighbours[i].model, neighbours[i].stepping,
+				 0);
+		CHECK(!(f.quirks_matched &
+			BIT(CPU_QUIRK_TSC_DEADLINE_MICROCODE)) &&
+			      cpu_tsc_deadline_usable(&f),
+		      "model %#x stepping %u, microcode 0: quirk matched",
+		      neighbours[i].model, neighbours[i].stepping);
+	}
+	/* Under a hypervisor the timer is emulated: Linux skips the check. */
+	fake.f1_ecx = F1_ECX_TSC_DEADLINE | F1_ECX_HYPERVISOR;
+	fake.signature = signature(6, 0x5e, 3);
+	cpu_decode(&f, fake_cpuid);
+	f.microcode_known = true;
+	f.microcode = 1;
+	cpu_quirks_decide(&f, &automatic);
+	CHECK(f.hypervisor_bit && cpu_tsc_deadline_usable(&f),
+	      "Skylake under a hypervisor lost TSC-deadline");
+	cpu_quirk_table[CPU_QUIRK_TSC_DEADLINE_MICROCODE].detail(&f, buf,
+								 sizeof(buf));
+	CHECK(strstr(buf, "hypervisor"), "detail: %s", buf);
+	/* Without the CPUID bit there is nothing to take away. */
+	f = deadline_cpu(0x5e, 3, 1);
+	f.tsc_deadline = false;
+	cpu_quirks_decide(&f, &automatic);
+	CHECK_EQ(f.quirks_matched, 0);
+	/* Other vendors and families with a listed model number. */
+	f = crafted("AuthenticAMD", 6, 0x5e, 0);
+	f.tsc_deadline = true;
+	cpu_quirks_decide(&f, &automatic);
+	CHECK(cpu_tsc_deadline_usable(&f), "AMD model 0x5e lost it");
+	f = crafted("GenuineIntel", 0xf, 0x3c, 0);
+	f.tsc_deadline = true;
+	cpu_quirks_decide(&f, &automatic);
+	CHECK(cpu_tsc_deadline_usable(&f), "Intel family 0xf lost it");
+}
+
+HOST_TEST(deadline_detail_names_the_revisions)
+{
+	struct cpu_features f = deadline_cpu(0x9e, 10, 0x4e);
+	char buf[160];
+
+	cpu_quirk_table[CPU_QUIRK_TSC_DEADLINE_MICROCODE].detail(&f, buf,
+								 sizeof(buf));
+	CHECK(strstr(buf, "Kaby Lake") &&
+		      strstr(buf, "stepping 10, microcode 0x4e, works from "
+				  "0x52"),
+	      "detail: %s", buf);
+}
+
+/* An AMD-style CPU of a vendor and family, LfenceAlwaysSerializing or not. */
+static struct cpu_features lfence_cpu(const char *vendor, uint32_t family,
+				      bool always_serializing)
+{
+	struct cpu_features f;
+
+	fake = (struct fake_cpu){
+		.vendor = vendor,
+		.max_leaf = 0xd,
+		.signature = signature(family, 1, 0),
+		.ext_max = always_serializing ? 0x80000021U : 0x80000008U,
+		.f21_eax = always_serializing ? F21_EAX_LFENCE : 0};
+	cpu_decode(&f, fake_cpuid);
+	cpu_quirks_decide(&f, &automatic);
+	return f;
+}
+
+HOST_TEST(amd_lfence_families_get_de_cfg)
+{
+	static const uint32_t amd_needs[] = {0x10, 0x12, 0x14,
+					     0x15, 0x16, 0x17};
+	static const struct {
+		const char *vendor;
+		uint32_t family;
+	} others[] = {
+		/* 0Fh and 11h: LFENCE always serialises, no DE_CFG bit. */
+		{"AuthenticAMD", 0xf},	{"AuthenticAMD", 0x11},
+		{"AuthenticAMD", 0x19}, {"AuthenticAMD", 0x1a},
+		{"HygonGenuine", 0x17}, {"GenuineIntel", 6},
+		{"GenuineIntel", 0x15}, {"CentaurHauls", 6},
+	};
+	struct cpu_features f;
+
+	for (size_t i = 0; i < ARRAY_SIZE(amd_needs); i++) {
+		f = lfence_cpu("AuthenticAMD", amd_needs[i], false);
+		CHECK_EQ(f.family, amd_needs[i]);
+		CHECK_EQ(f.quirks_applied,
+			 BIT(CPU_QUIRK_AMD_LFENCE_SERIALIZING));
+		CHECK(f.quirk_effects & CPU_QUIRK_SET_LFENCE_SERIALIZING,
+		      "family %#x: no DE_CFG effect", amd_needs[i]);
+		/* CPUID saying LFENCE always serialises: nothing to do. */
+		f = lfence_cpu("AuthenticAMD", amd_needs[i], true);
+		CHECK(f.lfence_always_serializing, "0x80000021 not decoded");
+		CHECK_EQ(f.quirks_matched, 0);
+	}
+	f = lfence_cpu("HygonGenuine", 0x18, false);
+	CHECK_EQ(f.quirks_applied, BIT(CPU_QUIRK_AMD_LFENCE_SERIALIZING));
+	for (size_t i = 0; i < ARRAY_SIZE(others); i++) {
+		f = lfence_cpu(others[i].vendor, others[i].family, false);
+		CHECK(!(f.quirk_effects & CPU_QUIRK_SET_LFENCE_SERIALIZING),
+		      "%s family %#x got DE_CFG set", others[i].vendor,
+		      others[i].family);
+	}
+}
+
+HOST_TEST(lfence_detail_says_what_was_done)
+{
+	static const struct {
+		enum lfence_setting setting;
+		const char *says;
+	} outcomes[] = {
+		{LFENCE_ALREADY_SET, "already set by the firmware"},
+		{LFENCE_SET_NOW, "was clear: set"},
+		{LFENCE_MSR_FAULTED, "#GP"},
+		{LFENCE_WRITE_IGNORED, "reads back clear"},
+	};
+	struct cpu_features f = lfence_cpu("AuthenticAMD", 0x17, false);
+	struct cpu_quirk_request r;
+	char buf[160];
+
+	for (size_t i = 0; i < ARRAY_SIZE(outcomes); i++) {
+		f.lfence = outcomes[i].setting;
+		cpu_quirk_table[CPU_QUIRK_AMD_LFENCE_SERIALIZING].detail(
+			&f, buf, sizeof(buf));
+		CHECK(strstr(buf, "family 0x17") &&
+			      strstr(buf, outcomes[i].says),
+		      "detail: %s", buf);
+	}
+	/* Forced on QEMU's CPU (AMD family 0Fh): applied, not matched. */
+	f = lfence_cpu("AuthenticAMD", 0xf, false);
+	CHECK_EQ(parse("cpu_quirks_force=amd-lfence-serializing", &r), 0);
+	cpu_quirks_decide(&f, &r);
+	CHECK(!f.quirks_matched &&
+		      (f.quirk_effects & CPU_QUIRK_SET_LFENCE_SERIALIZING),
+	      "forcing did not apply it");
+	cpu_quirk_table[CPU_QUIRK_AMD_LFENCE_SERIALIZING].detail(&f, buf,
+								 sizeof(buf));
+	CHECK(strstr(buf, "not a listed family"), "detail: %s", buf);
+}
+
+HOST_TEST(tsc_adjust_decodes)
+{
+	struct cpu_features f = crafted("GenuineIntel", 6, 0x55, 0);
+
+	CHECK(!f.tsc_adjust, "TSC_ADJUST without its bit");
+	fake.f7_ebx |= F7_EBX_TSC_ADJUST;
+	cpu_decode(&f, fake_cpuid);
+	CHECK(f.tsc_adjust, "TSC_ADJUST bit not decoded");
+	CHECK(f.invpcid, "the leaf's other bits kept");
 }

@@ -10,6 +10,10 @@
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
+#include "cpu/percpu.h"
+#include "smp/call.h"
+#include "apic/lapic.h"
+#include "arch/extable.h"
 
 extern char kernel_text_start[], kernel_rodata_start[], kernel_data_start[];
 
@@ -127,4 +131,114 @@ KTEST(BOOT0006, boot, "the TLB policy follows the CPU quirks the census shows")
 		"PCID in use, not usable");
 	KEXPECT(pcide == tlb_policy.pcid, "CR4.PCIDE %d, pcid in force %d",
 		pcide, tlb_policy.pcid);
+}
+
+struct control_registers {
+	uint64_t cr0[MAX_CPUS], cr4[MAX_CPUS];
+	uint32_t runs[MAX_CPUS];
+	uint32_t lint1[MAX_CPUS];
+	uint64_t tsc_adjust[MAX_CPUS];
+	int tsc_adjust_error[MAX_CPUS];
+};
+
+static void read_control_registers(void *arg)
+{
+	struct control_registers *r = arg;
+	unsigned cpu = this_cpu_index();
+
+	r->cr0[cpu] = read_cr0();
+	r->cr4[cpu] = read_cr4();
+	r->lint1[cpu] = lapic_read(LAPIC_LVT_LINT1);
+	if (boot_cpu.tsc_adjust)
+		r->tsc_adjust_error[cpu] =
+			probe_rdmsr(MSR_TSC_ADJUST, &r->tsc_adjust[cpu]);
+	__atomic_fetch_add(&r->runs[cpu], 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Each CPU's own registers, read there by a cross-CPU call: an AP that kept
+ * what INIT left (CR0.CD and NW set) or a bit the firmware set in CR4
+ * fails here, whichever CPU it is.
+ */
+/* Every CPU's registers, each read on its own CPU. */
+static struct control_registers *read_on_every_cpu(void)
+{
+	static struct control_registers r;
+
+	__builtin_memset(&r, 0, sizeof(r));
+	smp_call_function_all(read_control_registers, &r, SMP_CALL_WAIT);
+	return &r;
+}
+
+KTEST(BOOT0007, boot, "every CPU's CR0 and CR4 are the kernel's computed value")
+{
+	const struct control_registers *r = read_on_every_cpu();
+	uint64_t cr0 = cpu_wanted_cr0();
+	uint64_t cr4 =
+		cpu_wanted_cr4(&boot_cpu) | (tlb_policy.pcid ? CR4_PCIDE : 0);
+
+	KEXPECT(cr4 & CR4_MCE, "CR4.MCE is not in the computed value");
+	KEXPECT(!(cr0 & (CR0_CD | CR0_NW)), "caches off in the computed CR0");
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++) {
+		if (!KEXPECT(r->runs[cpu] == 1, "CPU %u ran the call %u times",
+			     cpu, r->runs[cpu]))
+			continue;
+		KEXPECT(r->cr0[cpu] == cr0, "CPU %u: CR0 %#llx, computed %#llx",
+			cpu, (unsigned long long)r->cr0[cpu],
+			(unsigned long long)cr0);
+		KEXPECT(r->cr4[cpu] == cr4, "CPU %u: CR4 %#llx, computed %#llx",
+			cpu, (unsigned long long)r->cr4[cpu],
+			(unsigned long long)cr4);
+	}
+}
+
+/*
+ * The board's NMI line reaches the boot CPU only: LINT1 delivers NMIs
+ * there and is masked on every AP (apic/lapic.c).
+ */
+KTEST(BOOT0008, boot, "LINT1 is an NMI on the boot CPU, masked on the others")
+{
+	const struct control_registers *r = read_on_every_cpu();
+
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++) {
+		uint32_t lint1 = r->lint1[cpu];
+		bool nmi = (lint1 & LVT_DELIVERY_MODE) == LVT_DELIVERY_NMI;
+		bool masked = lint1 & LVT_MASKED;
+
+		if (!KEXPECT(r->runs[cpu] == 1, "CPU %u ran the call %u times",
+			     cpu, r->runs[cpu]))
+			continue;
+		if (cpu == 0)
+			KEXPECT(nmi && !masked,
+				"boot CPU: LVT LINT1 %#x, not an unmasked NMI",
+				lint1);
+		else
+			KEXPECT(masked, "CPU %u: LVT LINT1 %#x is not masked",
+				cpu, lint1);
+	}
+}
+
+/*
+ * Where the CPU has IA32_TSC_ADJUST, every CPU's is 0 after boot
+ * (apic/tsc.c): firmware's leftovers would skew one CPU's TSC against the
+ * others'.
+ */
+KTEST(BOOT0009, boot, "every CPU's TSC_ADJUST is 0 where the CPU has it")
+{
+	const struct control_registers *r;
+
+	if (!boot_cpu.tsc_adjust) {
+		ktest_skip(t, "no IA32_TSC_ADJUST (CPUID.7:EBX[1] clear)");
+		return;
+	}
+	r = read_on_every_cpu();
+	for (unsigned cpu = 0; cpu < cpu_count; cpu++) {
+		if (!KEXPECT(r->runs[cpu] == 1, "CPU %u ran the call %u times",
+			     cpu, r->runs[cpu]))
+			continue;
+		KEXPECT(!r->tsc_adjust_error[cpu],
+			"CPU %u: reading TSC_ADJUST raised #GP", cpu);
+		KEXPECT(r->tsc_adjust[cpu] == 0, "CPU %u: TSC_ADJUST %lld", cpu,
+			(long long)r->tsc_adjust[cpu]);
+	}
 }
