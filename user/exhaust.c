@@ -47,19 +47,20 @@
 #define HANDLE_RECEIVE_KEEP 8 /* proc/handle.h */
 #define SHM_MAPPINGS_PER_MM 4 /* mm/mm.h */
 
-#define PAGE		4096UL
-#define STACK_SIZE	2048
-#define STATUS_WRONG	99
-#define SHM_AT		0x500000000000UL
-#define MEMORY_AT	0x100000000000UL
-#define MEMORY_CHUNK	(1UL << 20)
-#define BIG_OBJECT	(16UL << 20) /* the largest shared object */
-#define BIG_OBJECTS_MAX 16 /* TASK_SHM_MAX: the share must come first */
-#define GRANTS		SYS_HANDLE_SLOTS /* more than the receiver's room */
-#define LABEL_GRANT	(SYS_IPC_LABEL_HANDLE | 1)
-#define LABEL_DONE	2
-#define SLEEP_NS	1000000
-#define TRIES_PAST_MAX	8 /* calls past a limit, so a late refusal shows */
+#define PAGE		  4096UL
+#define STACK_SIZE	  2048
+#define STATUS_WRONG	  99
+#define SHM_AT		  0x500000000000UL
+#define MEMORY_AT	  0x100000000000UL
+#define MEMORY_CHUNK	  (1UL << 20)
+#define BIG_OBJECT	  (16UL << 20) /* the largest shared object */
+#define BIG_OBJECTS_MAX	  16 /* TASK_SHM_MAX: the share must come first */
+#define GRANTS		  SYS_HANDLE_SLOTS /* more than the receiver's room */
+#define LABEL_GRANT	  (SYS_IPC_LABEL_HANDLE | 1)
+#define LABEL_DONE	  2
+#define SLEEP_NS	  1000000
+#define TRIES_PAST_MAX	  8 /* calls past a limit, so a late refusal shows */
+#define MEMORY_FULL_TRIES 8 /* frees elsewhere taken by maps, at most */
 
 static char stacks[TASK_THREADS_MAX + TRIES_PAST_MAX][STACK_SIZE] __aligned(16);
 static int release;	 /* the threads may end */
@@ -273,24 +274,32 @@ static long receiver(void)
 	return got;
 }
 
-/* Maps chunks, then pages, from MEMORY_AT until refused; the refusal. */
+/* Where the next map goes: each call of map_until_refused goes on. */
+static uint64_t map_end = MEMORY_AT;
+static uint64_t pages_mapped; /* by the last map_until_refused */
+
+/* Maps chunks, then pages, from map_end until refused; the refusal. */
 static long map_until_refused(void)
 {
-	uint64_t at = MEMORY_AT, pages = 0;
+	uint64_t from = map_end;
 	long r;
 
-	while ((r = sys_map((void *)at, MEMORY_CHUNK,
-			    SYS_PROT_READ | SYS_PROT_WRITE)) == 0)
-		at += MEMORY_CHUNK;
+	pages_mapped = 0;
+	while ((r = sys_map((void *)map_end, MEMORY_CHUNK,
+			    SYS_PROT_READ | SYS_PROT_WRITE)) == 0) {
+		map_end += MEMORY_CHUNK;
+		pages_mapped += MEMORY_CHUNK / PAGE;
+	}
 	if (r == -SYS_ENOMEM || r == -SYS_EBUSY) {
-		while ((r = sys_map((void *)at, PAGE,
+		while ((r = sys_map((void *)map_end, PAGE,
 				    SYS_PROT_READ | SYS_PROT_WRITE)) == 0) {
-			at += PAGE;
-			pages++;
+			map_end += PAGE;
+			pages_mapped++;
 		}
 	}
 	printf("exhaust: mapped %lu MiB and %lu pages, then %ld\n",
-	       (unsigned long)((at - MEMORY_AT) >> 20), (unsigned long)pages,
+	       (unsigned long)((map_end - from) >> 20),
+	       (unsigned long)(((map_end - from) & ((1UL << 20) - 1)) / PAGE),
 	       r);
 	return r;
 }
@@ -319,12 +328,30 @@ static void memory_full(bool check_shm)
 {
 	long r, ep;
 
-	/* Asked before the kernel frees anything: a thread's stack, once
-	 * freed, would lift free memory above the reserve again. */
-	r = check_shm ? sys_shm_create(PAGE) : -SYS_ENOMEM;
-	if (r != -SYS_ENOMEM)
+	/*
+	 * Asked before the kernel frees anything: a thread's stack, once
+	 * freed, would lift free memory above the reserve again. Memory may
+	 * still grow meanwhile: an earlier task's address space is freed
+	 * when the last CPU that used it, lazily perhaps, lets it go. An
+	 * object that is granted is then handed back, and more maps take
+	 * what was freed; one granted after maps that took nothing more is
+	 * an object past the reserve.
+	 */
+	for (unsigned tries = 0; check_shm; tries++) {
+		r = sys_shm_create(PAGE);
+		if (r == -SYS_ENOMEM)
+			break;
+		if (r >= 0)
+			sys_handle_close(r);
+		if (r >= 0 && tries < MEMORY_FULL_TRIES) {
+			map_until_refused();
+			if (pages_mapped)
+				continue;
+		}
 		say_wrong("a shared object with user memory full", r,
 			  -SYS_ENOMEM);
+		break;
+	}
 	one_thread("a thread with user memory full");
 	ep = sys_endpoint_create();
 	if (ep < 0)
