@@ -26,6 +26,7 @@
 #include "console/kprintf.h"
 #include "trap/panic.h"
 #include "cpu/platform.h"
+#include "cpu/topology.h"
 #include "lib/string.h"
 #include "proc/syscall.h"
 #include "arch/x86.h"
@@ -89,6 +90,7 @@ __noreturn void ap_entry(struct percpu *p)
 		halt_forever();
 	}
 	cpu_enable_features(&boot_cpu);
+	cpu_topology_read_this_cpu(p->index);
 	syscall_init_this_cpu();
 	kmap_init_this_cpu();
 	tlb_init_cpu(kernel_root);
