@@ -520,15 +520,83 @@ def verdicts(run: Run, result: boot.RunResult) -> list[tuple[str, bool, str]]:
     return out
 
 
+def cpu_verdicts(run: Run, threads: int) -> list[tuple[str, bool, str]]:
+    """Whether the record says what its CPUs are and the one-target rows
+    kept off CPU 0's core (bench/cpus.h). threads: the threads per core
+    the machine was given (QEMU's -smp threads=), 1 when not said.
+
+      (cpus)    a `bench: cpu` line for every CPU; siblings named both
+                ways, with equal package and core; with threads > 1,
+                smt=on and threads - 1 siblings for each CPU;
+      (target)  each `shootdown targets=1,...` row used CPU 0 and the
+                env's target_cpu, not a sibling of CPU 0 unless every
+                other CPU is one (and the env says target_core=sibling),
+                and named the APIC ID the target's cpu line has."""
+    cpus = {c["cpu"]: c for c in run.cpus}
+    problems = []
+    if len(cpus) != int(run.env.get("cpus", "0") or 0):
+        problems.append(f"{len(cpus)} `bench: cpu` lines for cpus={run.env.get('cpus')}")
+    for c in cpus.values():
+        for s in c["siblings"]:
+            other = cpus.get(s)
+            if other is None or c["cpu"] not in other["siblings"] or (
+                    other["package"], other["core"]) != (c["package"], c["core"]):
+                problems.append(f"CPU {c['cpu']} names CPU {s} its sibling, which "
+                                "does not agree")
+        if threads > 1 and len(c["siblings"]) != threads - 1:
+            problems.append(f"CPU {c['cpu']} has siblings {c['siblings']}, the machine "
+                            f"{threads} threads per core")
+    if threads > 1 and run.env.get("smt") != "on":
+        problems.append(f"smt={run.env.get('smt')} on a machine with {threads} threads per core")
+    out = [("(cpus)", not problems, "; ".join(problems))]
+    if not cpus or 0 not in cpus:
+        return out
+    problems = []
+    shared = set(cpus[0]["siblings"])
+    others = [c for c in cpus if c != 0]
+    for b in run.benchmarks.values():
+        for row in b["results"]:
+            if b["name"] != "shootdown" or row["params"].get("targets") != "1" or "na" in row:
+                continue
+            used = row.get("where", {}).get("cpus", [])
+            label = f"{b['name']} {row['params_text']}"
+            if len(used) != 2 or used[0] != 0:
+                problems.append(f"{label} used CPUs {used}, not CPU 0 and one other")
+                continue
+            target = used[1]
+            if str(target) != run.env.get("target_cpu"):
+                problems.append(f"{label} flushed CPU {target}, the env says "
+                                f"target_cpu={run.env.get('target_cpu')}")
+            if target in shared and not set(others) <= shared:
+                problems.append(f"{label} flushed CPU {target}, CPU 0's SMT sibling, "
+                                "though another core is online")
+            if target in shared and run.env.get("target_core") != "sibling":
+                problems.append(f"{label} flushed CPU 0's sibling and the env says "
+                                f"target_core={run.env.get('target_core')}")
+            if row["where"].get("apic", [None, None])[1] != cpus[target]["apic"]:
+                problems.append(f"{label} names APIC IDs {row['where'].get('apic')}, the "
+                                f"`bench: cpu {target}` line {cpus[target]['apic']}")
+    out.append(("(target)", not problems, "; ".join(problems)))
+    return out
+
+
+def threads_per_core(s: boot.Settings) -> int:
+    """QEMU's threads= of the machine's topology, 1 when not given."""
+    m = re.search(r"(?:^|,)threads=(\d+)", s.topology)
+    return int(m.group(1)) if m else 1
+
+
 def test_run(s: boot.Settings, kernel: str, run_dir: Path) -> list[tuple[str, bool, str]]:
-    """Boots s with bench=all (unless its options choose) and judges it."""
+    """Boots s with bench=all (unless its options choose) and judges it,
+    with what it says of its CPUs (cpu_verdicts)."""
     s = dataclasses.replace(s, cmdline=list(s.cmdline))
     if not any(w.startswith("bench=") for w in s.cmdline):
         s.cmdline.insert(0, "bench=all")
     if s.icount and "icount" not in s.cmdline:
         s.cmdline.append("icount")
     result = boot.run(s, kernel, run_dir)
-    return verdicts(parse(result.serial), result)
+    run = parse(result.serial)
+    return verdicts(run, result) + (cpu_verdicts(run, threads_per_core(s)) if run.env else [])
 
 
 def test_compare(s: boot.Settings, kernel: str, run_dir: Path, a: str,
