@@ -423,22 +423,22 @@ def check_row_fields(cases: Cases) -> None:
     run = bench.parse(ROWS_LOG)
     rows = run.benchmarks["shootdown"]["results"]
     cases.check("rows: old and new rows parse, n/a too",
-                not run.problems and len(rows) == 3, run.problems)
+                not run.problems and len(rows) == 3, str(run.problems))
     cases.check("rows: a row without the CPU fields has none", "where" not in rows[0],
-                rows[0])
+                str(rows[0]))
     want = {"cpus": [0, 1, 2], "apic": [0, 1, 4], "types": ["P", "P", "P"],
             "smt": [[0, 1]], "eff_mhz": 4712, "smi": 2}
     cases.check("rows: the CPU fields decoded", rows[1].get("where") == want,
-                rows[1].get("where"))
+                str(rows[1].get("where")))
     cases.check("rows: env keeps its new fields, brand still last",
                 run.env.get("target_cpu") == "2" and run.env.get("smi_count") == "17"
-                and run.env.get("brand") == "X Y", run.env)
+                and run.env.get("brand") == "X Y", str(run.env))
     cases.check("rows: bench: cpu lines", [c["apic"] for c in run.cpus] == [0, 1, 4, 32]
                 and run.cpus[0]["siblings"] == [1] and run.cpus[2]["siblings"] == []
-                and run.cpus[3]["type"] == "E", run.cpus)
+                and run.cpus[3]["type"] == "E", str(run.cpus))
     broken = bench.parse(ROWS_LOG.replace("smi=2", "smi"))
     cases.check("rows: a CPU field that is not key=value is a problem",
-                any("key=value" in p for p in broken.problems), broken.problems)
+                any("key=value" in p for p in broken.problems), str(broken.problems))
     text = report.where_text(rows[1])
     cases.check("rows: the report's where column is compact",
                 text == "cpu 0-2 apic 0-1,4 PPP smt 0+1 4712MHz smi 2", text)
@@ -451,7 +451,22 @@ def check_row_fields(cases: Cases) -> None:
     cases.check("rows: the comparison says when a row ran on other CPUs",
                 not any("ran elsewhere" in line for line in same)
                 and any(line.startswith("shootdown targets=2,state=active ran elsewhere")
-                        for line in differ), differ)
+                        for line in differ), "\n".join(differ))
+    one = ("@ shootdown targets=1,state=active cycles 900 800 1000 700 11 300.0 - - "
+           "cpus=0,{cpu} apic=0,{apic} types=PP smt={smt} eff_mhz=4712 smi=0")
+    good = bench.parse(ROWS_LOG.replace("@ shootdown targets=1,state=active cycles 900 800 1000 "
+                                        "700 11 300.0 - ipi-sent=11",
+                                        one.format(cpu=2, apic=4, smt="none")))
+    bad = bench.parse(ROWS_LOG.replace("@ shootdown targets=1,state=active cycles 900 800 1000 "
+                                       "700 11 300.0 - ipi-sent=11",
+                                       one.format(cpu=1, apic=1, smt="0+1")))
+    verdict = dict((name, ok) for name, ok, _ in bench.cpu_verdicts(good, 1))
+    cases.check("rows: one target on another core passes the CPU checks",
+                verdict == {"(cpus)": True, "(target)": True},
+                str(bench.cpu_verdicts(good, 1)))
+    verdict = dict((name, (ok, why)) for name, ok, why in bench.cpu_verdicts(bad, 1))
+    cases.check("rows: one target on CPU 0's sibling fails while another core is online",
+                not verdict["(target)"][0] and "sibling" in verdict["(target)"][1], str(verdict))
 
 
 def main() -> int:
