@@ -41,11 +41,11 @@
  * key, and rows without them are older output. Around them: one `bench:
  * env ...` line (platform, CPUs, TSC, CPU model and features, the CPUs'
  * topology in brief, selection), a `bench: cpu N ...` line per CPU, the
- * `options:` and
- * `bench: tlb ...` lines with every policy in force, a `bench: NAME: N
- * results in T ms` line after each benchmark and `bench: end ...` last. A
- * benchmark may print a figure derived from its rows before its results
- * line (flush_local's `bench: flush_local crossover ...`, bench/flush.c).
+ * `options:` and `bench: tlb ...` lines with every policy in force, a
+ * `bench: NAME: N results in T ms` line after each benchmark and `bench:
+ * end ...` last. A benchmark may print a figure derived from its rows
+ * before its results line (flush_local's `bench: flush_local crossover
+ * ...`, bench/flush.c).
  * tools/bench/bench.py reads exactly this.
  */
 #include "bench/bench.h"
@@ -435,15 +435,14 @@ static void format_where(char *buf, size_t size)
 	const struct cpu_cycle_counters *b = &row.cycles_after;
 	char clock[24] = "n/a", smi[24] = "n/a";
 	size_t used;
-	uint64_t khz;
+	uint64_t khz, smis;
 
 	bench_cpus_format(row.first_cpu, &row.others, buf, size);
 	if (!row.cycles_moved && cpu_effective_khz(a, b, tsc_hz(), &khz))
 		ksnprintf(clock, sizeof(clock), "%llu",
 			  (unsigned long long)(khz / KHZ_PER_MHZ));
-	if (a->smi_known && b->smi_known)
-		ksnprintf(smi, sizeof(smi), "%llu",
-			  (unsigned long long)(b->smi - a->smi));
+	if (cpu_smis_between(a, b, &smis))
+		ksnprintf(smi, sizeof(smi), "%llu", (unsigned long long)smis);
 	used = strlen(buf);
 	ksnprintf(buf + used, size - used, " eff_mhz=%s smi=%s", clock, smi);
 }

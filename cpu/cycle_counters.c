@@ -63,6 +63,15 @@ void cpu_cycle_counters_read(struct cpu_cycle_counters *c)
 	}
 }
 
+bool cpu_smis_between(const struct cpu_cycle_counters *before,
+		      const struct cpu_cycle_counters *after, uint64_t *smis)
+{
+	if (!before->smi_known || !after->smi_known)
+		return false;
+	*smis = (after->smi - before->smi) & SMI_COUNT_MASK;
+	return true;
+}
+
 bool cpu_effective_khz(const struct cpu_cycle_counters *before,
 		       const struct cpu_cycle_counters *after, uint64_t tsc_hz,
 		       uint64_t *khz)

@@ -39,4 +39,11 @@ bool cpu_effective_khz(const struct cpu_cycle_counters *before,
 		       const struct cpu_cycle_counters *after, uint64_t tsc_hz,
 		       uint64_t *khz);
 
+/*
+ * The SMIs between two readings, the 32-bit counter's wrap taken into
+ * account. False when either reading lacks the count.
+ */
+bool cpu_smis_between(const struct cpu_cycle_counters *before,
+		      const struct cpu_cycle_counters *after, uint64_t *smis);
+
 #endif
