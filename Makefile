@@ -118,7 +118,8 @@ lib_c := string.c format.c cmdline.c qr.c deflate.c base64.c
 arch_c := extable.c
 arch_asm := probe.asm
 console_c := kprintf.c console.c serial.c fbcon.c font.c
-cpu_c := cpu.c cpu_decode.c cpu_quirks.c gdt.c platform.c percpu.c
+cpu_c := cpu.c cpu_decode.c cpu_quirks.c gdt.c platform.c percpu.c \
+	topology.c topology_decode.c cycle_counters.c
 trap_c := idt.c trap.c panic.c symbols.c crash.c
 trap_asm := isr.asm
 boot_c := multiboot2.c boot_modules.c options.c
@@ -134,7 +135,7 @@ proc_c := task.c elf.c uaccess.c syscall.c handle.c endpoint.c ipc.c \
 	ipc_fast.c
 proc_asm := syscall_entry.asm
 bench_c := harness.c results.c summary.c screen.c qr_codes.c tlb_view.c \
-	fixture.c prim.c reach.c switch.c flush.c scale.c revoke.c
+	fixture.c cpus.c prim.c reach.c switch.c flush.c scale.c revoke.c
 tests_c := ktest.c kernel/test_format.c kernel/test_mm.c kernel/test_trap.c \
 	kernel/test_boot.c kernel/test_time.c kernel/test_acpi.c kernel/test_smp.c \
 	kernel/test_sched.c kernel/test_user.c kernel/test_race.c kernel/test_tlb.c \
@@ -424,7 +425,7 @@ HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 HOST_TESTS := format cmdline multiboot2 memmap frame_alloc \
-	acpi_tables elf cpu_quirks qr deflate heap
+	acpi_tables elf cpu_quirks cpu_topology qr deflate heap
 HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
 $(BUILD)/host/test_format: tests/host/test_format.c lib/format.c lib/string.c tests/host/host_test.h
@@ -435,6 +436,8 @@ $(BUILD)/host/test_frame_alloc: tests/host/test_frame_alloc.c mm/frame_alloc.c t
 $(BUILD)/host/test_acpi_tables: tests/host/test_acpi_tables.c acpi/tables.c tests/host/host_test.h
 $(BUILD)/host/test_cpu_quirks: tests/host/test_cpu_quirks.c cpu/cpu_decode.c cpu/cpu_quirks.c \
 	lib/cmdline.c lib/format.c lib/string.c tests/host/host_test.h
+$(BUILD)/host/test_cpu_topology: tests/host/test_cpu_topology.c \
+	cpu/topology_decode.c lib/string.c tests/host/host_test.h
 # test_elf also checks the real user programs, so they must be built first.
 $(BUILD)/host/test_elf: tests/host/test_elf.c proc/elf.c tests/host/host_test.h $(USER_ELFS)
 $(BUILD)/host/test_elf: HOST_TEST_CFLAGS += -DUSER_ELF_DIR='"$(BUILD)/user"'

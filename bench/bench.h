@@ -35,6 +35,7 @@
 #include "apic/tsc.h"
 #include "lib/cmdline.h"
 #include "lib/types.h"
+#include "sync/cpumask.h"
 
 struct bench {
 	const char *name;
@@ -115,6 +116,13 @@ void bench_end(void);
  * was begun or printed n/a since.
  */
 bool bench_last_median(uint64_t *median);
+
+/*
+ * The CPUs besides the measuring one that the rows begun from now on use
+ * (NULL: none): each row names them, with their APIC IDs and cores. The
+ * harness forgets them when the benchmark ends.
+ */
+void bench_row_cpus(const struct cpumask *others);
 
 /* A row that cannot be measured here, and why ("no PCID"). */
 void bench_na(const char *why, const char *params, ...) __printf(2, 3);

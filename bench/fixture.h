@@ -81,10 +81,10 @@ void bench_threads_wait(void);
 
 /*
  * Rows of several CPUs measure on CPU 0 (the boot CPU, whose timings the
- * single-CPU rows give) against CPU 1.
+ * single-CPU rows give) against bench_other_cpu(), on another core
+ * (bench/cpus.h).
  */
 #define MEASURING_CPU 0
-#define OTHER_CPU     1
 
 /*
  * Runs rows(space) in a thread on MEASURING_CPU, in a new space of pages

@@ -17,6 +17,7 @@
  * the boot's policy back afterwards.
  */
 #include "bench/bench.h"
+#include "bench/cpus.h"
 #include "bench/fixture.h"
 #include "bench/results.h"
 #include "cpu/cpu.h"
@@ -50,7 +51,12 @@ enum target_state {
 	TARGET_LAZY,
 };
 
-/* The threads that keep CPUs 1..count targets of flushes of space. */
+/*
+ * The threads that keep `count` CPUs targets of flushes of space: the
+ * first count of bench_target_cpu's order, other cores before CPU 0's SMT
+ * siblings, so that one target is never a CPU sharing the flusher's TLB
+ * while another core is there. Arrays are by CPU index.
+ */
 static struct {
 	const struct bench_space *space;
 	unsigned count;
@@ -88,17 +94,24 @@ static void lazy_target(void *arg)
 	spin_unlock_irqrestore(&wq->lock, flags);
 }
 
-/* Starts the targets on CPUs 1..count; active ones are running when this
- * returns. */
+/* Starts the targets; active ones are running when this returns. */
 static bool targets_start(const struct bench_space *s, unsigned count,
 			  enum target_state state)
 {
+	struct cpumask used;
+
 	targets.space = s;
 	targets.count = count;
 	targets.state = state;
 	targets.stop = false;
 	targets.round = 0;
-	for (unsigned cpu = 1; cpu <= count; cpu++) {
+	cpumask_clear_all(&used);
+	for (unsigned i = 0; i < count; i++)
+		cpumask_set(&used, bench_target_cpu(i));
+	bench_row_cpus(&used);
+	for (unsigned i = 0; i < count; i++) {
+		unsigned cpu = bench_target_cpu(i);
+
 		wait_queue_init(&targets.wq[cpu]);
 		targets.seen[cpu] = UINT32_MAX;
 		if (!bench_thread_start(state == TARGET_LAZY ? lazy_target
@@ -107,8 +120,8 @@ static bool targets_start(const struct bench_space *s, unsigned count,
 			return false;
 	}
 	/* Lazy ones are waited for before every sample (targets_relazy). */
-	for (unsigned cpu = 1; cpu <= count && state == TARGET_ACTIVE; cpu++)
-		bench_wait_loaded(cpu, s->mm);
+	for (unsigned i = 0; i < count && state == TARGET_ACTIVE; i++)
+		bench_wait_loaded(bench_target_cpu(i), s->mm);
 	return true;
 }
 
@@ -132,9 +145,11 @@ static void targets_relazy(void)
 	if (targets.state != TARGET_LAZY)
 		return;
 	targets.round++;
-	for (unsigned cpu = 1; cpu <= targets.count; cpu++)
-		wake_all(&targets.wq[cpu]);
-	for (unsigned cpu = 1; cpu <= targets.count; cpu++) {
+	for (unsigned i = 0; i < targets.count; i++)
+		wake_all(&targets.wq[bench_target_cpu(i)]);
+	for (unsigned i = 0; i < targets.count; i++) {
+		unsigned cpu = bench_target_cpu(i);
+
 		while (__atomic_load_n(&targets.seen[cpu], __ATOMIC_ACQUIRE) !=
 			       targets.round ||
 		       !cpu_lazy(cpu))
@@ -146,9 +161,10 @@ static void targets_stop(void)
 {
 	__atomic_store_n(&targets.stop, true, __ATOMIC_RELAXED);
 	if (targets.state == TARGET_LAZY) {
-		for (unsigned cpu = 1; cpu <= targets.count; cpu++)
-			wake_all(&targets.wq[cpu]);
+		for (unsigned i = 0; i < targets.count; i++)
+			wake_all(&targets.wq[bench_target_cpu(i)]);
 	}
+	bench_row_cpus(NULL);
 }
 
 /* --- Shootdown rows ------------------------------------------------------------ */
@@ -521,9 +537,10 @@ static void bounce_rows(void *arg)
 	const struct bench_space *s = arg;
 	uint64_t va = bench_page(s, s->pages);
 	struct cpumask cpu[2] = {bench_cpu_mask(MEASURING_CPU),
-				 bench_cpu_mask(OTHER_CPU)};
+				 bench_cpu_mask(bench_other_cpu())};
 	unsigned side = 0;
 
+	bench_row_cpus(&cpu[1]);
 	bench_begin(1, "lazy=%s", tlb_lazy_names[tlb_policy.lazy]);
 	while (bench_more()) {
 		uint64_t start = bench_clock();
@@ -581,7 +598,7 @@ static void storm_flusher(void *arg)
 	struct storm *st = arg;
 	const struct bench_space *s = st->space;
 
-	bench_wait_loaded(OTHER_CPU, s->mm);
+	bench_wait_loaded(bench_other_cpu(), s->mm);
 	bench_begin(1, "lazy=%s", tlb_lazy_names[tlb_policy.lazy]);
 	while (bench_more()) {
 		uint64_t flags = irq_save(), start = bench_clock();
@@ -596,14 +613,15 @@ static void storm_flusher(void *arg)
 }
 
 BENCH(lazy_storm, flush,
-      "flushes from CPU 0 while CPU 1 switches between a user and a kernel "
-      "thread: lazy-mode IPIs (lazy-leave) against CR3 loads")
+      "flushes from CPU 0 while another CPU switches between a user and a "
+      "kernel thread: lazy-mode IPIs (lazy-leave) against CR3 loads")
 {
 	static const enum tlb_lazy_policy policies[] = {
 		TLB_LAZY_IPI, TLB_LAZY_DYNAMIC, TLB_LAZY_SKIP};
 	static struct storm st;
 	struct bench_space space;
-	struct cpumask other = bench_cpu_mask(OTHER_CPU);
+	unsigned other_cpu = bench_other_cpu();
+	struct cpumask other = bench_cpu_mask(other_cpu);
 
 	if (cpu_count < 2) {
 		for (size_t i = 0; i < ARRAY_SIZE(policies); i++)
@@ -619,10 +637,11 @@ BENCH(lazy_storm, flush,
 			continue;
 		}
 		st = (struct storm){&space, false};
-		/* Only the two threads decide when CPU 1 switches. */
+		/* Only the two threads decide when the other CPU switches. */
 		bench_ticks_stop(&other);
-		if (!bench_thread_start(storm_user, &st, OTHER_CPU, space.mm) ||
-		    !bench_thread_start(storm_user, &st, OTHER_CPU, NULL) ||
+		bench_row_cpus(&other);
+		if (!bench_thread_start(storm_user, &st, other_cpu, space.mm) ||
+		    !bench_thread_start(storm_user, &st, other_cpu, NULL) ||
 		    !bench_thread_start(storm_flusher, &st, MEASURING_CPU,
 					space.mm))
 			st.stop = true;

@@ -26,26 +26,36 @@
  * row, which is both the human table and the machine-readable record:
  *
  *	@ name params unit median p10 p90 min count median_ns insns counters
+ *	  cpus=L apic=L types=T smt=S eff_mhz=F smi=N
  *	@ name params n/a: reason
  *
  * Fields are separated by spaces and never contain one (params: key=value
  * pairs joined by commas, "-" for none; counters: name=value pairs of the
  * TLB and IPC path counters that moved, joined by commas, "-" for none;
  * "-" also for ns and insns where they do not apply), except the n/a
- * reason, which runs to the end of the line. Around them: one `bench: env ...` line (platform,
- * CPUs, TSC, CPU model and features, selection), the `options:` and
- * `bench: tlb ...` lines with every policy in force, a `bench: NAME: N
- * results in T ms` line after each benchmark and `bench: end ...` last. A
- * benchmark may print a figure derived from its rows before its results
- * line (flush_local's `bench: flush_local crossover ...`, bench/flush.c).
+ * reason, which runs to the end of the line. After the counters, key=value
+ * fields say where the row ran (bench/cpus.h): the CPUs it used, measuring
+ * one first, their APIC IDs, core types and shared cores, then the
+ * measuring CPU's effective clock (APERF/MPERF) and the SMIs during the
+ * samples, "n/a" where the CPU has no such counter; a parser reads them by
+ * key, and rows without them are older output. Around them: one `bench:
+ * env ...` line (platform, CPUs, TSC, CPU model and features, the CPUs'
+ * topology in brief, selection), a `bench: cpu N ...` line per CPU, the
+ * `options:` and `bench: tlb ...` lines with every policy in force, a
+ * `bench: NAME: N results in T ms` line after each benchmark and `bench:
+ * end ...` last. A benchmark may print a figure derived from its rows
+ * before its results line (flush_local's `bench: flush_local crossover
+ * ...`, bench/flush.c).
  * tools/bench/bench.py reads exactly this.
  */
 #include "bench/bench.h"
+#include "bench/cpus.h"
 #include "bench/fixture.h"
 #include "bench/results.h"
 #include "bench/summary.h"
 #include "bench/tlb_view.h"
 #include "cpu/cpu.h"
+#include "cpu/cycle_counters.h"
 #include "lib/format.h"
 #include "console/kprintf.h"
 #include "boot/options.h"
@@ -77,6 +87,7 @@
 #define NS_TENTHS	       10
 /* Room for every TLB counter with a large value. */
 #define BENCH_COUNTERS_MAX 320
+#define KHZ_PER_MHZ	   1000
 
 extern const struct bench bench_table_start[], bench_table_end[];
 
@@ -104,7 +115,17 @@ static struct {
 	struct bench_counters before;
 	bool frozen; /* delta holds the counters' change: stop reading */
 	struct bench_counters delta;
+	/* Where it runs: the CPU that began it and the others it uses. */
+	unsigned first_cpu;
+	struct cpumask others;
+	/* APERF/MPERF and SMIs over the samples, read on cycles_cpu. */
+	unsigned cycles_cpu;
+	bool cycles_moved; /* ended on another CPU: no effective clock */
+	struct cpu_cycle_counters cycles_before, cycles_after;
 } row;
+
+/* bench_row_cpus: the others of the rows begun from now on. */
+static struct cpumask row_others;
 
 static uint64_t samples[BENCH_SAMPLES_DEFAULT * (BENCH_SCALE_MAX / PERCENT)];
 static unsigned scale = BENCH_SCALE_DEFAULT;
@@ -263,6 +284,8 @@ static void open_row(bool timed, const char *unit, unsigned batch,
 	row.count = 0;
 	row.measuring = false;
 	row.frozen = false;
+	row.first_cpu = this_cpu_index();
+	row.others = row_others;
 	if (fmt)
 		kvsnprintf(row.params, sizeof(row.params), fmt, ap);
 	else
@@ -287,6 +310,15 @@ void bench_begin_unit(const char *unit, const char *params, ...)
 	va_end(ap);
 }
 
+/* The TLB counters, APERF/MPERF and the SMI count start for the row. */
+static void counters_start(void)
+{
+	bench_counters_read(&row.before);
+	row.cycles_cpu = this_cpu_index();
+	row.cycles_moved = false;
+	cpu_cycle_counters_read(&row.cycles_before);
+}
+
 bool bench_more(void)
 {
 	KASSERT(row.open, "bench_more outside a row (%s)", row.bench->name);
@@ -295,7 +327,7 @@ bool bench_more(void)
 	if (!row.measuring) {
 		/* The samples start now: so do the budget and the counters. */
 		row.measuring = true;
-		bench_counters_read(&row.before);
+		counters_start();
 		row.started = bench_clock();
 	}
 	if (row.count >= bench_max_samples())
@@ -384,16 +416,49 @@ static void keep_na(const char *params, const char *why)
 	bench_results_add(&r);
 }
 
+/* The counters' change since the row's samples started. */
+static void counters_delta(struct bench_counters *delta)
+{
+	bench_counters_read(delta);
+	bench_counters_sub(delta, &row.before);
+	cpu_cycle_counters_read(&row.cycles_after);
+	row.cycles_moved = this_cpu_index() != row.cycles_cpu;
+}
+
+/*
+ * The row's fields after its counters: where it ran (bench/cpus.h), the
+ * measuring CPU's effective clock and the SMIs while it measured.
+ */
+static void format_where(char *buf, size_t size)
+{
+	const struct cpu_cycle_counters *a = &row.cycles_before;
+	const struct cpu_cycle_counters *b = &row.cycles_after;
+	char clock[24] = "n/a", smi[24] = "n/a";
+	size_t used;
+	uint64_t khz, smis;
+
+	bench_cpus_format(row.first_cpu, &row.others, buf, size);
+	if (!row.cycles_moved && cpu_effective_khz(a, b, tsc_hz(), &khz))
+		ksnprintf(clock, sizeof(clock), "%llu",
+			  (unsigned long long)(khz / KHZ_PER_MHZ));
+	if (cpu_smis_between(a, b, &smis))
+		ksnprintf(smi, sizeof(smi), "%llu", (unsigned long long)smis);
+	used = strlen(buf);
+	ksnprintf(buf + used, size - used, " eff_mhz=%s smi=%s", clock, smi);
+}
+
 static void print_header(void)
 {
 	kprintf("# %-16s %-30s %-8s %9s %9s %9s %9s %6s %9s %7s %s\n",
 		"benchmark", "parameters", "unit", "median", "p10", "p90",
-		"min", "count", "median_ns", "insns", "counters");
+		"min", "count", "median_ns", "insns",
+		"counters, then where: cpus apic types smt eff_mhz smi");
 }
 
 static void print_row(const uint64_t *sorted, size_t n,
 		      const struct bench_counters *delta)
 {
+	static char where[BENCH_CPU_FIELDS_MAX + 48];
 	char ns[24] = "-", insns[24] = "-", counters[BENCH_COUNTERS_MAX];
 	uint64_t median = percentile(sorted, n, PERCENT / 2);
 	uint64_t tenths_of_ns = 0;
@@ -412,20 +477,15 @@ static void print_row(const uint64_t *sorted, size_t n,
 	}
 	keep_row(sorted, n, tenths_of_ns);
 	bench_counters_format(delta, counters, sizeof(counters));
-	kprintf("@ %-16s %-30s %-8s %9llu %9llu %9llu %9llu %6zu %9s %7s %s\n",
+	format_where(where, sizeof(where));
+	kprintf("@ %-16s %-30s %-8s %9llu %9llu %9llu %9llu %6zu %9s %7s %s "
+		"%s\n",
 		row.bench->name, row.params, row.unit,
 		(unsigned long long)median,
 		(unsigned long long)percentile(sorted, n, P10),
 		(unsigned long long)percentile(sorted, n, P90),
-		(unsigned long long)sorted[0], n, ns, insns, counters);
+		(unsigned long long)sorted[0], n, ns, insns, counters, where);
 	rows_printed++;
-}
-
-/* The counters' change since the row's samples started. */
-static void counters_delta(struct bench_counters *delta)
-{
-	bench_counters_read(delta);
-	bench_counters_sub(delta, &row.before);
 }
 
 static void close_row(void)
@@ -450,7 +510,7 @@ void bench_end(void)
 {
 	KASSERT(row.open, "bench_end outside a row (%s)", row.bench->name);
 	if (!row.measuring)
-		bench_counters_read(&row.before);
+		counters_start();
 	close_row();
 }
 
@@ -459,6 +519,14 @@ bool bench_last_median(uint64_t *median)
 	if (last_row.valid)
 		*median = last_row.median;
 	return last_row.valid;
+}
+
+void bench_row_cpus(const struct cpumask *others)
+{
+	if (others)
+		row_others = *others;
+	else
+		cpumask_clear_all(&row_others);
 }
 
 void bench_na(const char *why, const char *params, ...)
@@ -485,7 +553,7 @@ void bench_begin_external(const char *params, ...)
 	row.external = true;
 	row.warmup_left = 0;
 	row.measuring = true;
-	bench_counters_read(&row.before);
+	counters_start();
 }
 
 void bench_external_window(bool measuring)
@@ -493,7 +561,7 @@ void bench_external_window(bool measuring)
 	KASSERT(row.open && row.external,
 		"bench_external_window outside an external row");
 	if (measuring)
-		bench_counters_read(&row.before);
+		counters_start();
 	else if (!row.frozen)
 		counters_delta(&row.delta);
 	row.frozen = !measuring;
@@ -511,7 +579,9 @@ static const char *platform_name(void)
 static void print_environment(void)
 {
 	const struct cpu_features *f = &boot_cpu;
-	char list[256];
+	char list[256], cpus[BENCH_CPUS_ENV_MAX], smi[24] = "n/a";
+	char target[BENCH_OTHER_TEXT_MAX];
+	struct cpu_cycle_counters now;
 	size_t used = 0;
 
 	for (size_t i = ARRAY_SIZE(groups); i < choice_count; i++) {
@@ -521,17 +591,28 @@ static void print_environment(void)
 				sizeof(list) - MIN(used, sizeof(list)), "%s%s",
 				used ? "," : "", choices[i]);
 	}
+	bench_cpus_env(cpus, sizeof(cpus));
+	cpu_cycle_counters_read(&now);
+	if (now.smi_known)
+		ksnprintf(smi, sizeof(smi), "%llu",
+			  (unsigned long long)now.smi);
 	kprintf("bench: env platform=%s cpus=%u tsc_hz=%llu tsc_source=%s "
 		"invariant_tsc=%d clock_overhead=%llu scale=%u vendor=%s "
 		"family=%u model=%u stepping=%u pcid=%d invpcid=%d pge=%d "
 		"x2apic=%d tsc_deadline=%d smep=%d smap=%d xsave=%d "
-		"hypervisor=%s selected=%s brand=%s\n",
+		"hypervisor=%s %s eff_clock=%s smi_count=%s selected=%s "
+		"brand=%s\n",
 		platform_name(), cpu_count, (unsigned long long)tsc_hz(),
 		tsc_source(), f->invariant_tsc,
 		(unsigned long long)clock_overhead, scale, f->vendor, f->family,
 		f->model, f->stepping, f->pcid, f->invpcid, f->pge, f->x2apic,
 		f->tsc_deadline, f->smep, f->smap, f->xsave,
-		f->hypervisor[0] ? f->hypervisor : "-", list, f->brand);
+		f->hypervisor[0] ? f->hypervisor : "-", cpus,
+		cpu_has_aperf_mperf() ? "aperf_mperf" : "n/a", smi, list,
+		f->brand);
+	bench_cpus_report();
+	kprintf("bench: one-target rows flush %s\n",
+		bench_other_describe(target));
 	options_report();
 	bench_policy_report();
 }
@@ -547,11 +628,13 @@ bool bench_run_requested(void)
 	KASSERT(this_cpu_index() == 0, "benchmarks run on CPU 0, not %u",
 		this_cpu_index());
 	measure_clock_overhead();
+	cpu_cycle_counters_probe();
+	bench_cpus_choose();
 	bench_results_reset();
 	bench_record_start();
 	kprintf("bench: shootdown benchmarks (docs/bench.md); rows: @ name "
 		"params unit median p10 p90 min count median_ns insns "
-		"counters\n");
+		"counters cpus apic types smt eff_mhz smi\n");
 	print_environment();
 	for (size_t i = ARRAY_SIZE(groups); i < choice_count; i++) {
 		const struct bench *b = choice_bench[i];
@@ -567,6 +650,7 @@ bool bench_run_requested(void)
 		boot_policy = tlb_policy;
 		b->run();
 		KASSERT(!row.open, "benchmark %s left a row open", b->name);
+		bench_row_cpus(NULL);
 		if (bench_policy_changed()) {
 			bench_policy_set(&boot_policy);
 			bench_policy_changed();

@@ -241,6 +241,9 @@ static void spin(void *arg)
 
 static void ipi_row(unsigned cpu, bool busy)
 {
+	struct cpumask target = bench_cpu_mask(cpu);
+
+	bench_row_cpus(&target);
 	if (busy) {
 		spin_stop = false;
 		if (!bench_thread_start(spin, NULL, cpu, NULL)) {

@@ -13,13 +13,14 @@
  *
  * revoke_refill: what the flush costs afterwards. A thread on CPU 0 keeps
  * REFILL_HOT pages of its address space hot in a loop, while a kernel
- * thread on CPU 1 keeps revoking small objects that space maps: under
+ * thread on another core (bench_other_cpu) keeps revoking small objects that space maps: under
  * unmap_batch=pages each revoke costs the loop a few INVLPGs, under all a
  * whole-context flush and REFILL_HOT misses (Ingo Molnar's point in the
  * flush-ceiling debate: an INVLPG is dear, but the refill after a full
  * flush is dearer). Per loop iteration, in cycles.
  */
 #include "bench/bench.h"
+#include "bench/cpus.h"
 #include "bench/fixture.h"
 #include "cpu/cpu.h"
 #include "arch/extable.h"
@@ -227,7 +228,7 @@ struct refill_job {
 	bool stop; /* atomic */
 };
 
-/* CPU 1: revoke an object the measured space maps, again and again. */
+/* The other CPU: revoke an object the measured space maps, again and again. */
 static void revoker(void *arg)
 {
 	struct refill_job *job = arg;
@@ -272,6 +273,7 @@ BENCH(revoke_refill, flush,
 {
 	static struct refill_job job;
 	struct bench_space space;
+	struct cpumask other;
 
 	if (cpu_count < 2) {
 		bench_na("one CPU", "hot=%u", REFILL_HOT);
@@ -286,7 +288,9 @@ BENCH(revoke_refill, flush,
 		return;
 	}
 	job = (struct refill_job){&space, false};
-	if (!bench_thread_start(revoker, &job, OTHER_CPU, NULL) ||
+	other = bench_cpu_mask(bench_other_cpu());
+	bench_row_cpus(&other);
+	if (!bench_thread_start(revoker, &job, bench_other_cpu(), NULL) ||
 	    !bench_thread_start(refill_rows, &job, MEASURING_CPU, space.mm))
 		__atomic_store_n(&job.stop, true, __ATOMIC_RELEASE);
 	bench_threads_wait();

@@ -106,6 +106,7 @@ static void scale_row(enum tlb_lazy_mm lazy_mm)
 	for_each_cpu (cpu, &cpu_online_mask)
 		switches[cpu].n = 0;
 	bench_ticks_stop(&cpu_online_mask);
+	bench_row_cpus(&cpu_online_mask);
 	bench_begin_unit("switch/s", "lazy_mm=%s,cpus=%u", name, cpu_count);
 	for_each_cpu (cpu, &cpu_online_mask) {
 		started = started &&

@@ -9,6 +9,7 @@
  * reason.
  */
 #include "bench/summary.h"
+#include "bench/cpus.h"
 #include "bench/results.h"
 #include "console/console.h"
 #include "cpu/cpu.h"
@@ -239,7 +240,7 @@ static void headline_ceiling(void)
 
 static void headline_shootdown(void)
 {
-	char a[FIGURE_MAX], b[FIGURE_MAX];
+	char a[FIGURE_MAX], b[FIGURE_MAX], target[BENCH_OTHER_TEXT_MAX];
 	char params[BENCH_PARAMS_MAX];
 	const char *why;
 	const struct bench_result *one, *all;
@@ -253,12 +254,14 @@ static void headline_shootdown(void)
 		add("shootdown", "Shootdown: %s.", why);
 		return;
 	}
+	/* Which CPU the one target was: a sibling shares the TLB. */
+	bench_other_describe(target);
 	if (cpu_count == 2) {
 		add("shootdown",
-		    "Shootdown: one page to the other CPU takes "
+		    "Shootdown: one page to the other CPU, target %s, takes "
 		    "%s (with 2 CPUs that is all of them; more "
 		    "CPUs give the curve).",
-		    cost(a, one));
+		    target, cost(a, one));
 		return;
 	}
 	ksnprintf(params, sizeof(params), "targets=%u,state=active",
@@ -266,14 +269,14 @@ static void headline_shootdown(void)
 	all = usable("shootdown", params, &why);
 	if (all)
 		add("shootdown",
-		    "Shootdown: one page to 1 other CPU takes %s; "
-		    "to all %u others %s.",
-		    cost(a, one), cpu_count - 1, cost(b, all));
+		    "Shootdown: one page to 1 other CPU, target %s, takes "
+		    "%s; to all %u others %s.",
+		    target, cost(a, one), cpu_count - 1, cost(b, all));
 	else
 		add("shootdown",
-		    "Shootdown: one page to 1 other CPU takes %s; "
-		    "to all %u others: %s.",
-		    cost(a, one), cpu_count - 1, why);
+		    "Shootdown: one page to 1 other CPU, target %s, takes "
+		    "%s; to all %u others: %s.",
+		    target, cost(a, one), cpu_count - 1, why);
 }
 
 static void headline_lazy(void)

@@ -11,6 +11,7 @@
  * sends its samples to the kernel over IPC (uapi/bench.h).
  */
 #include "bench/bench.h"
+#include "bench/cpus.h"
 #include "bench/fixture.h"
 #include "uapi/bench.h"
 #include "boot/boot_modules.h"
@@ -112,6 +113,7 @@ static void run_user(const struct user_run *r, const char *params)
 	quiet = bench_cpu_mask(r->cpu);
 	cpumask_set(&quiet, r->server_task ? r->server_cpu : r->peer_cpu);
 	bench_ticks_stop(&quiet);
+	bench_row_cpus(&quiet);
 	bench_begin_external("%s", params);
 	grants[UBENCH_HANDLE_KERNEL] = endpoint_grant(results_endpoint);
 	grants[UBENCH_HANDLE_SERVER] = endpoint_grant(server_endpoint);
@@ -173,8 +175,8 @@ BENCH(ipc, switch,
 		bench_na("one CPU", "spaces=1,cpus=2");
 		return;
 	}
-	two_spaces.server_cpu = OTHER_CPU;
-	one_space.peer_cpu = OTHER_CPU;
+	two_spaces.server_cpu = bench_other_cpu();
+	one_space.peer_cpu = bench_other_cpu();
 	run_user(&two_spaces, "spaces=2,cpus=2");
 	run_user(&one_space, "spaces=1,cpus=2");
 }
@@ -357,10 +359,11 @@ BENCH(wakeup, switch,
 	w.turn = 0;
 	w.stop = false;
 	both = bench_cpu_mask(MEASURING_CPU);
-	cpumask_set(&both, OTHER_CPU);
+	cpumask_set(&both, bench_other_cpu());
 	bench_ticks_stop(&both);
+	bench_row_cpus(&both);
 	bench_begin(1, "target=idle");
-	if (!bench_thread_start(wakeup_answer, &w, OTHER_CPU, NULL) ||
+	if (!bench_thread_start(wakeup_answer, &w, bench_other_cpu(), NULL) ||
 	    !bench_thread_start(wakeup_measure, &w, MEASURING_CPU, NULL)) {
 		w.stop = true;
 		pass_turn(&w, 1);

@@ -30,6 +30,7 @@
 #include "lib/option.h"
 #include "trap/panic.h"
 #include "cpu/platform.h"
+#include "cpu/topology.h"
 #include "console/serial.h"
 #include "lib/string.h"
 #include "proc/syscall.h"
@@ -268,6 +269,7 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 {
 	serial_init();
 	cpu_probe(&boot_cpu);
+	cpu_topology_read_this_cpu(0);
 	gdt_load(&boot_cpu_tables);
 	percpu_init_boot_cpu();
 	idt_load();

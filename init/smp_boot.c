@@ -28,6 +28,7 @@
 #include "trap/panic.h"
 #include "cpu/platform.h"
 #include "lib/option.h"
+#include "cpu/topology.h"
 #include "lib/string.h"
 #include "proc/syscall.h"
 #include "arch/x86.h"
@@ -101,6 +102,7 @@ __noreturn void ap_entry(struct percpu *p)
 			cpu_lfence_setting_name(lfence),
 			cpu_lfence_setting_name(boot_cpu.lfence));
 	tsc_adjust_reset_this_cpu(p->index);
+	cpu_topology_read_this_cpu(p->index);
 	syscall_init_this_cpu();
 	kmap_init_this_cpu();
 	tlb_init_cpu(kernel_root);

@@ -15,6 +15,11 @@ marks at their page counts, and with only the 2-CPU run make plots must say
 that make bench SMP=8 gives the shootdown curve. The checkers are also run
 on a page with a row and a chart taken out: they must notice.
 
+Rows and env lines of both formats parse (bench.py parse): without the CPU
+fields, as the fixtures' kernel printed them, and with them (cpus=, apic=,
+types=, smt=, eff_mhz=, smi= after the counters; `bench: cpu` lines), and
+the report and the comparison show where each row ran.
+
 Prints KTAP, one result per case (tools/test/run_tests.py runs it as
 host/bench-report). Chart cases say SKIP where gnuplot is missing.
 """
@@ -34,7 +39,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tools import ROOT
-from tools.bench import plots, report
+from tools.bench import bench, plots, report
 from tools.test.ktap import Cases
 
 HERE = Path(__file__).resolve().parent
@@ -395,8 +400,78 @@ def check_variants(cases: Cases, work: Path) -> None:
                 len(said) == 1 and "carry no summary" in said[0], said)
 
 
+# A made-up log: an SMT machine whose CPU 1 is CPU 0's sibling, hybrid,
+# with APERF/MPERF and an SMI counter; one row of each format.
+ROWS_LOG = """\
+bench: env platform=none cpus=4 tsc_hz=3000000000 smt=on hybrid=on target_cpu=2 \
+target_apic=4 target_core=other eff_clock=aperf_mperf smi_count=17 selected=shootdown brand=X Y
+bench: cpu 0 apic=0 package=0 core=0 thread=0 type=P siblings=1 topology=0x1f
+bench: cpu 1 apic=1 package=0 core=0 thread=1 type=P siblings=0 topology=0x1f
+bench: cpu 2 apic=4 package=0 core=2 thread=0 type=P siblings=- topology=0x1f
+bench: cpu 3 apic=32 package=0 core=16 thread=0 type=E siblings=- topology=0x1f
+bench: shootdown (flush): one page
+@ shootdown targets=1,state=active cycles 900 800 1000 700 11 300.0 - ipi-sent=11
+@ shootdown targets=2,state=active cycles 1200 1100 1300 1000 11 400.0 - - cpus=0-2 \
+apic=0-1,4 types=PPP smt=0+1 eff_mhz=4712 smi=2
+@ shootdown targets=3,state=active n/a: out of memory
+bench: shootdown: 3 results in 10 ms
+bench: end benchmarks=1 results=3 seconds=1
+""".replace("\\\n", "")
+
+
+def check_row_fields(cases: Cases) -> None:
+    run = bench.parse(ROWS_LOG)
+    rows = run.benchmarks["shootdown"]["results"]
+    cases.check("rows: old and new rows parse, n/a too",
+                not run.problems and len(rows) == 3, str(run.problems))
+    cases.check("rows: a row without the CPU fields has none", "where" not in rows[0],
+                str(rows[0]))
+    want = {"cpus": [0, 1, 2], "apic": [0, 1, 4], "types": ["P", "P", "P"],
+            "smt": [[0, 1]], "eff_mhz": 4712, "smi": 2}
+    cases.check("rows: the CPU fields decoded", rows[1].get("where") == want,
+                str(rows[1].get("where")))
+    cases.check("rows: env keeps its new fields, brand still last",
+                run.env.get("target_cpu") == "2" and run.env.get("smi_count") == "17"
+                and run.env.get("brand") == "X Y", str(run.env))
+    cases.check("rows: bench: cpu lines", [c["apic"] for c in run.cpus] == [0, 1, 4, 32]
+                and run.cpus[0]["siblings"] == [1] and run.cpus[2]["siblings"] == []
+                and run.cpus[3]["type"] == "E", str(run.cpus))
+    broken = bench.parse(ROWS_LOG.replace("smi=2", "smi"))
+    cases.check("rows: a CPU field that is not key=value is a problem",
+                any("key=value" in p for p in broken.problems), str(broken.problems))
+    text = report.where_text(rows[1])
+    cases.check("rows: the report's where column is compact",
+                text == "cpu 0-2 apic 0-1,4 PPP smt 0+1 4712MHz smi 2", text)
+    cases.check("rows: an old row's where is -", report.where_text(rows[0]) == "-")
+    record = bench.record_of(run)
+    moved = copy.deepcopy(record)
+    moved["benchmarks"][0]["results"][1]["where"]["cpus"] = [0, 2, 3]
+    same = bench.comparison(record, record, "A", "B")
+    differ = bench.comparison(record, moved, "A", "B")
+    cases.check("rows: the comparison says when a row ran on other CPUs",
+                not any("ran elsewhere" in line for line in same)
+                and any(line.startswith("shootdown targets=2,state=active ran elsewhere")
+                        for line in differ), "\n".join(differ))
+    one = ("@ shootdown targets=1,state=active cycles 900 800 1000 700 11 300.0 - - "
+           "cpus=0,{cpu} apic=0,{apic} types=PP smt={smt} eff_mhz=4712 smi=0")
+    good = bench.parse(ROWS_LOG.replace("@ shootdown targets=1,state=active cycles 900 800 1000 "
+                                        "700 11 300.0 - ipi-sent=11",
+                                        one.format(cpu=2, apic=4, smt="none")))
+    bad = bench.parse(ROWS_LOG.replace("@ shootdown targets=1,state=active cycles 900 800 1000 "
+                                       "700 11 300.0 - ipi-sent=11",
+                                       one.format(cpu=1, apic=1, smt="0+1")))
+    verdict = dict((name, ok) for name, ok, _ in bench.cpu_verdicts(good, 1))
+    cases.check("rows: one target on another core passes the CPU checks",
+                verdict == {"(cpus)": True, "(target)": True},
+                str(bench.cpu_verdicts(good, 1)))
+    verdict = dict((name, (ok, why)) for name, ok, why in bench.cpu_verdicts(bad, 1))
+    cases.check("rows: one target on CPU 0's sibling fails while another core is online",
+                not verdict["(target)"][0] and "sibling" in verdict["(target)"][1], str(verdict))
+
+
 def main() -> int:
     cases = Cases()
+    check_row_fields(cases)
     with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
         work = Path(tmp)
         check_no_results(cases, work)

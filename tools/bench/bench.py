@@ -28,7 +28,9 @@ instructions. Without `bench=` in the options the kernel runs its default
 job, every benchmark.
 
 The kernel's output is read as docs/bench.md describes: `@ ` rows, one per
-result, and `bench: ...` lines around them. Python 3.11 standard library only.
+result, and `bench: ...` lines around them. Rows and env lines of kernels
+from before the CPU fields (cpus=, apic=, ... on rows; `bench: cpu` lines)
+parse too, without them. Python 3.11 standard library only.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ SCHEMA = 1
 ROW_FIELDS = ("unit", "median", "p10", "p90", "min", "count", "median_ns", "insns",
               "counters")
 STATS = ("median", "p10", "p90", "min")
+# Where a row ran, key=value after its counters (bench/cpus.h); older
+# kernels print none of them.
+WHERE_FIELDS = ("cpus", "apic", "types", "smt", "eff_mhz", "smi")
 # A suite that takes longer than this is stuck (the default one takes well
 # under a minute under TCG); Bochs is some 50 times slower.
 TIMEOUT_QEMU = 600
@@ -69,6 +74,9 @@ DONE = re.compile(r"bench: (\S+): (\d+) results in (\d+) ms$")
 # A figure a benchmark derives from its rows: flush_local's crossover
 # (bench/flush.c): `pages=N`, `none` (page by page always cheaper) or `n/a`.
 CROSSOVER = re.compile(r"bench: (\S+) crossover (pages=(\d+)|none|n/a) ceiling=(\d+)$")
+# A CPU's place (bench/cpus.c): `bench: cpu N apic=A ... siblings=L`.
+CPU_LINE = re.compile(r"bench: cpu (\d+) (.*)$")
+CPU_NUMBERS = ("apic", "package", "core", "thread")
 # The summary's sentences (bench/summary.c): `bench: summary KEY SENTENCE`.
 SUMMARY = re.compile(r"bench: summary (\S+) (.*)$")
 
@@ -108,6 +116,44 @@ def parse_params(text: str) -> dict[str, str]:
     return {} if text == "-" else dict(p.split("=", 1) for p in text.split(","))
 
 
+def number_list(text: str) -> list[int]:
+    """'0,2-4' -> [0, 2, 3, 4]: runs of consecutive numbers as a-b."""
+    out: list[int] = []
+    for part in text.split(","):
+        first, sep, last = part.partition("-")
+        out += range(int(first), int(last) + 1) if sep else [int(first)]
+    return out
+
+
+def parse_where(words: list[str]) -> dict:
+    """A row's fields after its counters, `cpus=0,2 apic=0,4 types=- smt=none
+    eff_mhz=n/a smi=n/a`, as {"cpus": [0, 2], "apic": [0, 4], "types": [],
+    "smt": [], "eff_mhz": None, "smi": None}; types: one letter per CPU
+    (P, E, ?) on a hybrid machine, else empty; smt: the groups of the
+    row's CPUs that share a core. Keys this parser does not know are kept
+    as text. Raises ValueError on a malformed field."""
+    raw = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or not value:
+            raise ValueError(word)
+        raw[key] = value
+    where: dict = dict(raw)
+    if "cpus" in raw:
+        where["cpus"] = number_list(raw["cpus"])
+    if "apic" in raw:
+        where["apic"] = number_list(raw["apic"])
+    if "types" in raw:
+        where["types"] = [] if raw["types"] == "-" else list(raw["types"])
+    if "smt" in raw:
+        where["smt"] = ([] if raw["smt"] == "none" else
+                        [[int(c) for c in g.split("+")] for g in raw["smt"].split(",")])
+    for key in ("eff_mhz", "smi"):
+        if key in raw:
+            where[key] = None if raw[key] == "n/a" else int(raw[key])
+    return where
+
+
 class ParseError(Exception):
     pass
 
@@ -125,9 +171,15 @@ def parse_row(line: str) -> dict:
     if words[2] == "n/a:":
         row["na"] = " ".join(words[3:]) or "?"
         return row
-    if len(words) != 2 + len(ROW_FIELDS):
+    if len(words) < 2 + len(ROW_FIELDS):
         raise ParseError(f"expected {2 + len(ROW_FIELDS)} fields: {line!r}")
     values = dict(zip(ROW_FIELDS, words[2:]))
+    if len(words) > 2 + len(ROW_FIELDS):
+        try:
+            row["where"] = parse_where(words[2 + len(ROW_FIELDS):])
+        except ValueError:
+            raise ParseError(f"a field after the counters is not key=value: "
+                             f"{line!r}") from None
     row["unit"] = values["unit"]
     try:
         for key in (*STATS, "count", "median_ns", "insns"):
@@ -152,6 +204,10 @@ class Run:
     # name -> {"result": "pages=N"|"none"|"n/a", "pages": N|None, "ceiling": C}
     crossover: dict = dataclasses.field(default_factory=dict)
     summary: list = dataclasses.field(default_factory=list)  # {"key", "text"}
+    # One per `bench: cpu N ...` line: {"cpu": N, "apic": A, "package": P,
+    # "core": C, "thread": T, "type": "-"|"P"|"E"|"?", "siblings": [..],
+    # "topology": where CPUID told it}; empty from older kernels.
+    cpus: list = dataclasses.field(default_factory=list)
     end: dict = dataclasses.field(default_factory=dict)
     problems: list = dataclasses.field(default_factory=list)
 
@@ -180,6 +236,15 @@ class Run:
         return out
 
 
+def cpu_of(index: int, values: dict[str, str]) -> dict:
+    """A `bench: cpu` line's fields as numbers and lists."""
+    cpu: dict = {"cpu": index, **{k: int(values[k]) for k in CPU_NUMBERS}}
+    cpu["type"] = values["type"]
+    cpu["siblings"] = [] if values["siblings"] == "-" else number_list(values["siblings"])
+    cpu["topology"] = values["topology"]
+    return cpu
+
+
 def parse(text: str) -> Run:
     run = Run()
     current = None
@@ -192,6 +257,11 @@ def parse(text: str) -> Run:
             run.tlb = key_values(line[len("bench: tlb "):])
         elif line.startswith("bench: end "):
             run.end = {k: int(v) for k, v in key_values(line[len("bench: end "):]).items()}
+        elif m := CPU_LINE.match(line):
+            try:
+                run.cpus.append(cpu_of(int(m.group(1)), key_values(m.group(2))))
+            except (KeyError, ValueError):
+                run.problems.append(f"a CPU line that does not parse: {line!r}")
         elif m := SUMMARY.match(line):
             run.summary.append({"key": m.group(1), "text": m.group(2)})
         elif m := DONE.match(line):
@@ -267,7 +337,7 @@ def record_of(run: Run, **how: object) -> dict:
     return {"schema": SCHEMA, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **how,
             "env": run.env, "options": run.options, "tlb": run.tlb, "end": run.end,
             "benchmarks": list(run.benchmarks.values()), "crossover": run.crossover,
-            "summary": run.summary, "problems": run.missing()}
+            "summary": run.summary, "cpus": run.cpus, "problems": run.missing()}
 
 
 def write_json(record: dict, path: Path) -> None:
@@ -306,6 +376,12 @@ def ratio(a: dict | None, b: dict | None) -> str:
     return f"{b['median'] / a['median']:.2f}"
 
 
+def cpus_of(row: dict | None) -> tuple:
+    """The CPUs, APIC IDs and shared cores a row used (bench/cpus.h)."""
+    where = (row or {}).get("where", {})
+    return tuple(str(where.get(k)) for k in ("cpus", "apic", "smt"))
+
+
 def paired(a: dict, b: dict) -> list[tuple[tuple[str, str], dict | None, dict | None]]:
     """Every (benchmark, parameters) of either record, with its row in A
     and in B (None where that run lacks it), in A's order."""
@@ -323,10 +399,16 @@ def comparison(a: dict, b: dict, a_label: str, b_label: str) -> list[str]:
     lines = [f"A: {a_label}", f"B: {b_label}",
              f"{'benchmark':<16} {'parameters':<30} {'unit':<8} {'A median':>10} "
              f"{'B median':>10} {'B/A':>6}"]
+    moved = []
     for key, row_a, row_b in paired(a, b):
         unit = (row_a or row_b).get("unit", "")
         lines.append(f"{key[0]:<16} {key[1]:<30} {unit:<8} {shown(row_a):>10} "
                      f"{shown(row_b):>10} {ratio(row_a, row_b):>6}")
+        # A ratio of rows measured on different cores compares the cores.
+        where_a, where_b = (report.where_text(r) if r else "-" for r in (row_a, row_b))
+        if "-" not in (where_a, where_b) and cpus_of(row_a) != cpus_of(row_b):
+            moved.append(f"{key[0]} {key[1]} ran elsewhere: A {where_a}; B {where_b}")
+    lines += moved
     cross_a, cross_b = a.get("crossover", {}), b.get("crossover", {})
     for name in list(cross_a) + [n for n in cross_b if n not in cross_a]:
         ca, cb = cross_a.get(name), cross_b.get(name)
@@ -438,15 +520,83 @@ def verdicts(run: Run, result: boot.RunResult) -> list[tuple[str, bool, str]]:
     return out
 
 
+def cpu_verdicts(run: Run, threads: int) -> list[tuple[str, bool, str]]:
+    """Whether the record says what its CPUs are and the one-target rows
+    kept off CPU 0's core (bench/cpus.h). threads: the threads per core
+    the machine was given (QEMU's -smp threads=), 1 when not said.
+
+      (cpus)    a `bench: cpu` line for every CPU; siblings named both
+                ways, with equal package and core; with threads > 1,
+                smt=on and threads - 1 siblings for each CPU;
+      (target)  each `shootdown targets=1,...` row used CPU 0 and the
+                env's target_cpu, not a sibling of CPU 0 unless every
+                other CPU is one (and the env says target_core=sibling),
+                and named the APIC ID the target's cpu line has."""
+    cpus = {c["cpu"]: c for c in run.cpus}
+    problems = []
+    if len(cpus) != int(run.env.get("cpus", "0") or 0):
+        problems.append(f"{len(cpus)} `bench: cpu` lines for cpus={run.env.get('cpus')}")
+    for c in cpus.values():
+        for s in c["siblings"]:
+            other = cpus.get(s)
+            if other is None or c["cpu"] not in other["siblings"] or (
+                    other["package"], other["core"]) != (c["package"], c["core"]):
+                problems.append(f"CPU {c['cpu']} names CPU {s} its sibling, which "
+                                "does not agree")
+        if threads > 1 and len(c["siblings"]) != threads - 1:
+            problems.append(f"CPU {c['cpu']} has siblings {c['siblings']}, the machine "
+                            f"{threads} threads per core")
+    if threads > 1 and run.env.get("smt") != "on":
+        problems.append(f"smt={run.env.get('smt')} on a machine with {threads} threads per core")
+    out = [("(cpus)", not problems, "; ".join(problems))]
+    if not cpus or 0 not in cpus:
+        return out
+    problems = []
+    shared = set(cpus[0]["siblings"])
+    others = [c for c in cpus if c != 0]
+    for b in run.benchmarks.values():
+        for row in b["results"]:
+            if b["name"] != "shootdown" or row["params"].get("targets") != "1" or "na" in row:
+                continue
+            used = row.get("where", {}).get("cpus", [])
+            label = f"{b['name']} {row['params_text']}"
+            if len(used) != 2 or used[0] != 0:
+                problems.append(f"{label} used CPUs {used}, not CPU 0 and one other")
+                continue
+            target = used[1]
+            if str(target) != run.env.get("target_cpu"):
+                problems.append(f"{label} flushed CPU {target}, the env says "
+                                f"target_cpu={run.env.get('target_cpu')}")
+            if target in shared and not set(others) <= shared:
+                problems.append(f"{label} flushed CPU {target}, CPU 0's SMT sibling, "
+                                "though another core is online")
+            if target in shared and run.env.get("target_core") != "sibling":
+                problems.append(f"{label} flushed CPU 0's sibling and the env says "
+                                f"target_core={run.env.get('target_core')}")
+            if row["where"].get("apic", [None, None])[1] != cpus[target]["apic"]:
+                problems.append(f"{label} names APIC IDs {row['where'].get('apic')}, the "
+                                f"`bench: cpu {target}` line {cpus[target]['apic']}")
+    out.append(("(target)", not problems, "; ".join(problems)))
+    return out
+
+
+def threads_per_core(s: boot.Settings) -> int:
+    """QEMU's threads= of the machine's topology, 1 when not given."""
+    m = re.search(r"(?:^|,)threads=(\d+)", s.topology)
+    return int(m.group(1)) if m else 1
+
+
 def test_run(s: boot.Settings, kernel: str, run_dir: Path) -> list[tuple[str, bool, str]]:
-    """Boots s with bench=all (unless its options choose) and judges it."""
+    """Boots s with bench=all (unless its options choose) and judges it,
+    with what it says of its CPUs (cpu_verdicts)."""
     s = dataclasses.replace(s, cmdline=list(s.cmdline))
     if not any(w.startswith("bench=") for w in s.cmdline):
         s.cmdline.insert(0, "bench=all")
     if s.icount and "icount" not in s.cmdline:
         s.cmdline.append("icount")
     result = boot.run(s, kernel, run_dir)
-    return verdicts(parse(result.serial), result)
+    run = parse(result.serial)
+    return verdicts(run, result) + (cpu_verdicts(run, threads_per_core(s)) if run.env else [])
 
 
 def test_compare(s: boot.Settings, kernel: str, run_dir: Path, a: str,

@@ -16,6 +16,58 @@ from pathlib import Path
 
 from tools.bench import plots
 
+# --- Where a row ran --------------------------------------------------------------------
+
+def compact_list(numbers: list[int]) -> str:
+    """[0, 2, 3, 4] -> '0,2-4', as the kernel writes lists."""
+    parts, i = [], 0
+    while i < len(numbers):
+        j = i
+        while j + 1 < len(numbers) and numbers[j + 1] == numbers[j] + 1:
+            j += 1
+        parts.append(f"{numbers[i]}-{numbers[j]}" if j > i else str(numbers[i]))
+        i = j + 1
+    return ",".join(parts)
+
+
+def where_text(row: dict) -> str:
+    """A row's CPUs in a few characters: 'cpu 0,2 apic 0,4 PE smt 0+1 2400MHz
+    smi 3'; the core types only on a hybrid machine, smt only where two of
+    the row's CPUs share a core, the clock and SMIs only where measured;
+    '-' for rows of kernels that did not say."""
+    where = row.get("where")
+    if not where or "cpus" not in where:
+        return "-"
+    parts = [f"cpu {compact_list(where['cpus'])}"]
+    if where.get("apic") and where["apic"] != where["cpus"]:
+        parts.append(f"apic {compact_list(where['apic'])}")
+    if where.get("types"):
+        parts.append("".join(where["types"]))
+    if where.get("smt"):
+        parts.append("smt " + ",".join("+".join(map(str, g)) for g in where["smt"]))
+    if where.get("eff_mhz") is not None:
+        parts.append(f"{where['eff_mhz']}MHz")
+    if where.get("smi") is not None:
+        parts.append(f"smi {where['smi']}")
+    return " ".join(parts)
+
+
+def cpus_table(record: dict) -> str:
+    """The `bench: cpu` lines as a table: which CPU is which core."""
+    cpus = record.get("cpus", [])
+    if not cpus:
+        return ("<p>The kernel that measured these results did not say where its CPUs "
+                "sit (no <code>bench: cpu</code> lines).</p>")
+    head = "".join(f"<th>{c}</th>" for c in ("CPU", "APIC ID", "package", "core", "thread",
+                                              "type", "SMT siblings", "from CPUID"))
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{esc(v)}</td>" for v in (
+            c["cpu"], c["apic"], c["package"], c["core"], c["thread"], c["type"],
+            compact_list(c["siblings"]) or "-", c["topology"])) + "</tr>"
+        for c in cpus)
+    return f"<table id='cpus'><tr>{head}</tr>{rows}</table>"
+
+
 # --- The summary -----------------------------------------------------------------------
 
 def summary(record: dict) -> list[str]:
@@ -30,10 +82,11 @@ def summary(record: dict) -> list[str]:
 
 # The env fields first in the environment table; the rest follow as they are.
 ENV_ORDER = ("platform", "cpus", "tsc_hz", "tsc_source", "invariant_tsc", "clock_overhead",
-             "vendor", "family", "model", "stepping", "brand")
+             "vendor", "family", "model", "stepping", "brand", "smt", "hybrid", "target_cpu",
+             "target_apic", "target_core", "eff_clock", "smi_count")
 FEATURES = ("pcid", "invpcid", "pge", "x2apic", "tsc_deadline", "smep", "smap", "xsave")
 COLUMNS = ("parameters", "unit", "median", "p10", "p90", "min", "count", "median ns", "insns",
-           "TLB counters")
+           "TLB counters", "where")
 STYLE = """
 body { font-family: sans-serif; margin: 2em auto; max-width: 80em; color: #222; }
 h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #999; margin-top: 2em; }
@@ -73,7 +126,7 @@ def environment(record: dict, source: Path) -> str:
             f"<p>CPU features present: <code>{esc(' '.join(present) or 'none')}</code>; absent: "
             f"<code>{esc(' '.join(absent) or 'none')}</code></p>"
             + key_value_table({k: v for k, v in env.items() if k not in FEATURES}, ENV_ORDER)
-            + key_value_table(run))
+            + key_value_table(run) + cpus_table(record))
 
 
 def policies(record: dict) -> str:
@@ -101,7 +154,8 @@ def row_html(row: dict) -> str:
     cells = (f"<td>{esc(row.get('unit', ''))}</td>"
              + "".join(number_cell(row.get(k)) for k in ("median", "p10", "p90", "min", "count",
                                                            "median_ns", "insns"))
-             + f"<td class='params'>{esc(counters)}</td>")
+             + f"<td class='params'>{esc(counters)}</td>"
+             + f"<td class='params'>{esc(where_text(row))}</td>")
     return f"<tr data-row='{key}'>{params}{cells}</tr>"
 
 

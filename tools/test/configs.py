@@ -167,6 +167,13 @@ CONFIGS = [
     # Every benchmark, with a tenth of the samples (no timing thresholds).
     cfg("bench-tcg", "bench", **TCG, smp=2, cmdline=["bench_scale=10"]),
     cfg("bench-tcg-icount", "bench", **TCG, smp=2, icount=True, cmdline=["bench_scale=10"]),
+    # Two cores of two threads: CPU 1 is CPU 0's SMT sibling, so the
+    # one-target shootdown must flush CPU 2, and the record name the pairs.
+    cfg("bench-tcg-smt", "bench", **TCG, smp=4, topology="sockets=1,cores=2,threads=2",
+        cmdline=["bench=shootdown,ipi", "bench_scale=10"]),
+    # One core of two threads: the sibling is the only target, and the record says so.
+    cfg("bench-tcg-smt-one-core", "bench", **TCG, smp=2, topology="sockets=1,cores=1,threads=2",
+        cmdline=["bench=shootdown", "bench_scale=10"]),
     cfg("bench-bochs", "bench", **BOCHS, smp=2, cmdline=["bench_scale=10"]),
     cfg("bench-compare", "bench-compare", **TCG, smp=2, compare=("lazy=skip", "lazy=off"),
         cmdline=["bench=switch", "bench_scale=10"]),

@@ -26,7 +26,7 @@ from tools.bench import bench
 # What a page shows of a row before its figures (bench/screen.c show_row).
 NAME_COLUMNS, PARAMS_COLUMNS = 16, 31
 # The parts of a results JSON that come from the kernel (not from the host).
-KERNEL_PARTS = ("env", "options", "tlb", "end", "benchmarks", "crossover", "summary")
+KERNEL_PARTS = ("env", "options", "tlb", "end", "benchmarks", "crossover", "summary", "cpus")
 ANNOUNCE = re.compile(r"screen: (summary|page (\d+)/(\d+)|qr (\d+)/(\d+))$")
 
 
