@@ -123,8 +123,8 @@ trap_c := idt.c trap.c panic.c symbols.c crash.c
 trap_asm := isr.asm
 boot_c := multiboot2.c boot_modules.c options.c
 mm_c := mm.c fault.c kstack.c memmap.c frame_alloc.c pmm.c pagetable.c \
-	kmap.c heap.c tlb.c tlb_trace.c tlb_batch.c tlb_hw.c tlb_options.c \
-	tlb_stats.c
+	kmap.c kmap_early.c heap.c tlb.c tlb_trace.c tlb_batch.c tlb_hw.c \
+	tlb_options.c tlb_stats.c
 acpi_c := acpi.c tables.c
 apic_c := lapic.c xapic.c x2apic.c pic.c ioapic.c tsc.c timer.c
 smp_c := call.c call_queue.c

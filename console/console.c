@@ -3,13 +3,43 @@
 #include "console/fbcon.h"
 #include "lib/option.h"
 #include "console/serial.h"
+#include "lib/format.h"
 #include "sync/spinlock.h"
+#include "arch/x86.h"
 
 /* Serialises whole writes so lines from different CPUs do not interleave. */
 static struct spinlock console_lock = SPINLOCK_INIT;
 static enum console_targets targets = CONSOLE_BOTH;
 static bool panicking;
 static console_tap_fn tap;
+
+/*
+ * The early log: what was meant for the screen while it was not drawing
+ * (before it starts, and while it moves to the kernel page tables), drawn
+ * when it does. A ring: past EARLY_LOG_BYTES the oldest bytes go, and the
+ * replay says how many. A normal boot's early lines (census, options,
+ * memory map, modules) take some 4 KiB.
+ */
+#define EARLY_LOG_BYTES 16384
+static char early_log[EARLY_LOG_BYTES];
+static uint64_t early_log_written; /* bytes kept since the last replay */
+
+/*
+ * The screen, once the framebuffer is known (console_screen_found): where
+ * it is mapped until the kernel page tables (NULL if nowhere), and whether
+ * it is between mappings (console_screen_pause), when nothing is drawn.
+ */
+static struct fb_info screen_fb;
+static void *screen_early_virt;
+static bool screen_paused;
+
+/*
+ * How long an NMI's write waits for the console lock before it writes
+ * without it: the holder may be the CPU the NMI interrupted, which cannot
+ * let go until the NMI returns. A line takes well under this many spins
+ * on any machine we run on.
+ */
+#define EMERGENCY_LOCK_SPINS 1000000
 
 /* console=: in the order of enum console_targets. */
 static const char *const console_words[] = {[CONSOLE_BOTH] = "both",
@@ -31,9 +61,55 @@ static void console_option_set(const struct option_value *value)
 }
 OPTION(10, console, &console_desc, &console_option, NULL, console_option_set);
 
+static bool screen_drawing(void)
+{
+	return fbcon_active() && !screen_paused;
+}
+
 static bool screen_allowed(void)
 {
-	return targets != CONSOLE_SERIAL && fbcon_active();
+	return targets != CONSOLE_SERIAL && screen_drawing();
+}
+
+static void early_log_keep(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		early_log[early_log_written++ % EARLY_LOG_BYTES] = s[i];
+}
+
+/*
+ * Draws the early log, if console= lets output go to the screen, and
+ * empties it. When bytes were lost, a line says how many, and the replay
+ * starts at the first whole line kept.
+ */
+static void early_log_replay(void)
+{
+	uint64_t kept = MIN(early_log_written, (uint64_t)EARLY_LOG_BYTES);
+	uint64_t first = early_log_written - kept;
+	char line[64];
+
+	if (targets != CONSOLE_SERIAL && fbcon_active()) {
+		if (first) {
+			/* From the first whole line on: bytes before it are
+			 * lost too. */
+			while (kept &&
+			       early_log[first % EARLY_LOG_BYTES] != '\n') {
+				first++;
+				kept--;
+			}
+			if (kept) {
+				first++;
+				kept--;
+			}
+			ksnprintf(line, sizeof(line), "... %llu bytes lost\n",
+				  (unsigned long long)first);
+			for (const char *p = line; *p; p++)
+				fbcon_putc(*p);
+		}
+		for (uint64_t i = first; i < first + kept; i++)
+			fbcon_putc(early_log[i % EARLY_LOG_BYTES]);
+	}
+	early_log_written = 0;
 }
 
 /* wanted: where the caller sends it; console= may take an output away. */
@@ -44,6 +120,8 @@ static void write_unlocked(const char *s, size_t n, enum console_targets wanted)
 
 	if (tap && !panicking && wanted != CONSOLE_FB)
 		tap(s, n);
+	if (!screen_drawing() && wanted != CONSOLE_SERIAL)
+		early_log_keep(s, n);
 	for (size_t i = 0; i < n; i++) {
 		if (to_serial)
 			serial_putc(s[i]);
@@ -68,6 +146,24 @@ static void write_locked(const char *s, size_t n, enum console_targets wanted)
 void console_write(const char *s, size_t n)
 {
 	write_locked(s, n, CONSOLE_BOTH);
+}
+
+void console_write_emergency(const char *s, size_t n)
+{
+	uint64_t flags = irq_save();
+
+	for (int spins = 0; !panicking && spins < EMERGENCY_LOCK_SPINS;
+	     spins++) {
+		if (spin_trylock(&console_lock)) {
+			write_unlocked(s, n, CONSOLE_BOTH);
+			spin_unlock(&console_lock);
+			irq_restore(flags);
+			return;
+		}
+		cpu_relax();
+	}
+	write_unlocked(s, n, CONSOLE_BOTH);
+	irq_restore(flags);
 }
 
 void console_write_serial(const char *s, size_t n)
@@ -130,7 +226,77 @@ bool console_screen_matrix(unsigned text_rows, unsigned side, unsigned quiet,
 	return drawn;
 }
 
+void console_hold(void (*fn)(void *ctx), void *ctx)
+{
+	uint64_t flags = spin_lock_irqsave(&console_lock);
+
+	fn(ctx);
+	spin_unlock_irqrestore(&console_lock, flags);
+}
+
+/* --- The screen's start and its move ----------------------------------------- */
+
+void console_screen_found(const struct fb_info *fb, void *virt)
+{
+	uint64_t flags = spin_lock_irqsave(&console_lock);
+
+	screen_fb = *fb;
+	screen_early_virt = virt;
+	spin_unlock_irqrestore(&console_lock, flags);
+}
+
+/* Under the console lock, or in panic. */
+static void start_at(void *virt)
+{
+	if (!fbcon_active() && !fbcon_init(&screen_fb, virt))
+		return;
+	early_log_replay();
+}
+
+bool console_screen_start(void)
+{
+	uint64_t flags = spin_lock_irqsave(&console_lock);
+
+	if (!fbcon_active() && !screen_paused && screen_early_virt)
+		start_at(screen_early_virt);
+	spin_unlock_irqrestore(&console_lock, flags);
+	return fbcon_active();
+}
+
+enum console_screen console_screen_state(void)
+{
+	if (screen_drawing())
+		return CONSOLE_SCREEN_ON;
+	return fbcon_usable(&screen_fb) ? CONSOLE_SCREEN_LATER
+					: CONSOLE_SCREEN_ABSENT;
+}
+
+void console_screen_pause(void)
+{
+	uint64_t flags = spin_lock_irqsave(&console_lock);
+
+	/* The early mapping goes with the boot page tables. */
+	screen_early_virt = NULL;
+	screen_paused = true;
+	spin_unlock_irqrestore(&console_lock, flags);
+}
+
+void console_screen_resume(void *virt)
+{
+	uint64_t flags = spin_lock_irqsave(&console_lock);
+
+	screen_paused = false;
+	if (fbcon_active())
+		fbcon_move(virt);
+	if (virt)
+		start_at(virt);
+	spin_unlock_irqrestore(&console_lock, flags);
+}
+
 void console_enter_panic(void)
 {
 	panicking = true;
+	/* A screen known but not yet drawing starts now, with the log. */
+	if (!fbcon_active() && !screen_paused && screen_early_virt)
+		start_at(screen_early_virt);
 }
