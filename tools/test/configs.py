@@ -263,3 +263,19 @@ CONFIGS += [
     cfg("bochs-smp2-race", **BOCHS_TLB, cmdline=RACE + ["unmap_batch=all"],
         expect=(PCID_IN_FORCE,)),
 ]
+
+# The screen at boot (docs/hardware.md, "The screen at boot"). A panic before
+# the kernel page tables, the screen not started yet, must start it through
+# the early window with the kept log: the CPU census and the panic on it.
+# boot_bug=late-screen starts the screen only with the kernel page tables: the
+# boot line must still say it is there.
+CONFIGS += [
+    cfg("tcg-screen-early-panic", "panic-screen", **TCG, smp=1,
+        cmdline=["boot_bug=early-panic"],
+        expect=("cpu:   feature       present  path", "PANIC: boot_bug=early-panic")),
+    cfg("tcg-uefi-screen-early-panic", "panic-screen", **TCG, firmware="uefi", smp=1,
+        cmdline=["boot_bug=early-panic"],
+        expect=("cpu:   feature       present  path", "PANIC: boot_bug=early-panic")),
+    cfg("tcg-screen-late", **TCG, smp=1, cmdline=["test=boot", "boot_bug=late-screen"],
+        expect=("screen framebuffer 1024x768 (drawn from the kernel page tables on)",)),
+]
