@@ -140,7 +140,7 @@ tests_c := ktest.c kernel/test_format.c kernel/test_mm.c kernel/test_trap.c \
 	kernel/test_sched.c kernel/test_user.c kernel/test_race.c kernel/test_tlb.c \
 	kernel/test_revoke.c kernel/test_pending.c kernel/test_pending_mix.c \
 	kernel/test_pending_fail.c kernel/test_fault.c kernel/tlb_oracle.c \
-	kernel/tlb_oracle_threads.c kernel/threads.c
+	kernel/tlb_oracle_threads.c kernel/threads.c kernel/test_nmi.c
 init_c := main.c smp_boot.c
 init_asm := trampoline.asm
 KERNEL_C := $(foreach d,$(KERNEL_FOLDERS),$(addprefix $(d)/,$($(d)_c)))
