@@ -303,6 +303,13 @@ bool fbcon_usable(const struct fb_info *fb)
 	return setup(&c, fb, NULL);
 }
 
+unsigned fbcon_font_scale_for(const struct fb_info *fb)
+{
+	struct fbcon c;
+
+	return setup(&c, fb, NULL) ? c.scale : 0;
+}
+
 bool fbcon_init(const struct fb_info *fb, void *virt)
 {
 	struct fbcon c;

@@ -41,6 +41,9 @@ bool fbcon_init(const struct fb_info *fb, void *virt);
 /* Whether fbcon_init would draw on fb (it touches nothing). */
 bool fbcon_usable(const struct fb_info *fb);
 
+/* The font scale fbcon_init would draw fb at, 0 if it would not draw. */
+unsigned fbcon_font_scale_for(const struct fb_info *fb);
+
 /* The framebuffer is now mapped at virt (after the kernel page tables). */
 void fbcon_move(void *virt);
 

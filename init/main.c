@@ -370,6 +370,12 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	if (boot.fb.kind == FB_KIND_NONE)
 		kprintf("boot: serial %s, screen absent\n",
 			serial_present() ? "COM1" : "absent");
+	else if (fbcon_font_scale_for(&boot.fb) > 1)
+		kprintf("boot: serial %s, screen framebuffer %ux%u, font "
+			"x%u%s\n",
+			serial_present() ? "COM1" : "absent", boot.fb.width,
+			boot.fb.height, fbcon_font_scale_for(&boot.fb),
+			screen_description());
 	else
 		kprintf("boot: serial %s, screen framebuffer %ux%u%s\n",
 			serial_present() ? "COM1" : "absent", boot.fb.width,

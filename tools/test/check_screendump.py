@@ -167,9 +167,10 @@ def ppm_header(path, data):
 SCALES = (1, 2, 3)
 
 
-def find_text(screen, font, text):
-    """(x, y) of the top-left pixel of text on screen, or None."""
-    for scale in SCALES:
+def find_text(screen, font, text, scales=SCALES):
+    """(x, y) of the top-left pixel of text on screen, drawn at one of
+    these scales, or None."""
+    for scale in scales:
         where = find_scaled(screen, font, text, scale)
         if where:
             return where

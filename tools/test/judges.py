@@ -205,10 +205,13 @@ class MessageJudge(Judge):
 class PanicScreenJudge(Judge):
     """"panic-screen": the options make the kernel panic early (boot_bug=),
     with done=halt: when serial says the panic halted, a screendump, then the
-    run is stopped. Every string of `expect` must be on serial and on the
-    screen, in our font at any scale (tools/test/check_screendump.py): one
-    result."""
+    run is stopped. Every string of `expect` must be on serial; the first
+    names the screen as the boot line must (its size, its font scale), and
+    the others must be on the screen too, in our font
+    (tools/test/check_screendump.py) at the scale the boot line gives
+    (", font x2"; 1 if none): one result."""
     HALTED = "PANIC: system halted"
+    FONT_SCALE = re.compile(r"^boot: serial .*, screen framebuffer \d+x\d+, font x(\d+)", re.M)
 
     def options(self, words: list[str]) -> list[str]:
         return ["done=halt", *words]
@@ -238,12 +241,15 @@ class PanicScreenJudge(Judge):
         if not self.shot.is_file() or not self.shot.stat().st_size:
             return self.fail(name, f"no screendump: serial never said {self.HALTED!r}")
         font, screen = check_screendump.Font(FONT), check_screendump.Screen(self.shot)
-        absent = [e for e in self.tc.expect if not check_screendump.find_text(screen, font, e)]
+        scale = self.FONT_SCALE.search("\n".join(clean_lines(self.result.serial)))
+        scales = (int(scale.group(1)),) if scale else (1,)
+        absent = [e for e in self.tc.expect[1:]
+                  if not check_screendump.find_text(screen, font, e, scales)]
         if absent:
-            return self.fail(name, f"the screen lacks {absent[0]!r} (python3 -m "
+            return self.fail(name, f"the screen lacks {absent[0]!r} at font scale {scales[0]} (python3 -m "
                              f"tools.test.check_screendump --list {rel(self.shot)} {rel(FONT)})",
                              show_tail=False)
-        return self.ok(name, f"{self.summary}; on screen: {len(self.tc.expect)} strings")
+        return self.ok(name, f"{self.summary}; on screen: {len(self.tc.expect) - 1} strings")
 
 
 # A TLB-protocol case (test=tlb, test=revoke, test=pending) that reported a
