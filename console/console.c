@@ -23,6 +23,9 @@ static console_tap_fn tap;
 #define EARLY_LOG_BYTES 16384
 static char early_log[EARLY_LOG_BYTES];
 static uint64_t early_log_written; /* bytes kept since the last replay */
+/* Closed once the kernel page tables are live without a screen: nothing
+ * would ever draw what it kept. */
+static bool early_log_open = true;
 
 /*
  * The screen, once the framebuffer is known (console_screen_found): where
@@ -120,7 +123,7 @@ static void write_unlocked(const char *s, size_t n, enum console_targets wanted)
 
 	if (tap && !panicking && wanted != CONSOLE_FB)
 		tap(s, n);
-	if (!screen_drawing() && wanted != CONSOLE_SERIAL)
+	if (!screen_drawing() && early_log_open && wanted != CONSOLE_SERIAL)
 		early_log_keep(s, n);
 	for (size_t i = 0; i < n; i++) {
 		if (to_serial)
@@ -286,10 +289,12 @@ void console_screen_resume(void *virt)
 	uint64_t flags = spin_lock_irqsave(&console_lock);
 
 	screen_paused = false;
-	if (fbcon_active())
-		fbcon_move(virt);
-	if (virt)
+	if (virt) {
+		if (fbcon_active())
+			fbcon_move(virt);
 		start_at(virt);
+	}
+	early_log_open = fbcon_active();
 	spin_unlock_irqrestore(&console_lock, flags);
 }
 
