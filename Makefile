@@ -117,7 +117,7 @@ KERNEL_FOLDERS := lib arch console cpu trap boot mm acpi apic smp sched proc ben
 lib_c := string.c format.c cmdline.c qr.c deflate.c base64.c
 arch_c := extable.c
 arch_asm := probe.asm
-console_c := kprintf.c console.c serial.c fbcon.c font.c
+console_c := kprintf.c console.c early_log.c serial.c fbcon.c font.c
 cpu_c := cpu.c cpu_decode.c cpu_quirks.c gdt.c platform.c percpu.c
 trap_c := idt.c trap.c panic.c symbols.c crash.c
 trap_asm := isr.asm
@@ -424,7 +424,7 @@ HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 HOST_TESTS := format cmdline multiboot2 memmap frame_alloc \
-	acpi_tables elf cpu_quirks qr deflate heap
+	acpi_tables elf cpu_quirks qr deflate heap early_log
 HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
 $(BUILD)/host/test_format: tests/host/test_format.c lib/format.c lib/string.c tests/host/host_test.h
@@ -433,6 +433,8 @@ $(BUILD)/host/test_multiboot2: tests/host/test_multiboot2.c boot/multiboot2.c li
 $(BUILD)/host/test_memmap: tests/host/test_memmap.c mm/memmap.c tests/host/host_test.h
 $(BUILD)/host/test_frame_alloc: tests/host/test_frame_alloc.c mm/frame_alloc.c tests/host/host_test.h
 $(BUILD)/host/test_acpi_tables: tests/host/test_acpi_tables.c acpi/tables.c tests/host/host_test.h
+$(BUILD)/host/test_early_log: tests/host/test_early_log.c console/early_log.c lib/format.c \
+	lib/string.c tests/host/host_test.h
 $(BUILD)/host/test_cpu_quirks: tests/host/test_cpu_quirks.c cpu/cpu_decode.c cpu/cpu_quirks.c \
 	lib/cmdline.c lib/format.c lib/string.c tests/host/host_test.h
 # test_elf also checks the real user programs, so they must be built first.

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "console/console.h"
+#include "console/early_log.h"
 #include "console/fbcon.h"
 #include "lib/option.h"
 #include "console/serial.h"
-#include "lib/format.h"
 #include "sync/spinlock.h"
 #include "arch/x86.h"
 
@@ -13,16 +13,8 @@ static enum console_targets targets = CONSOLE_BOTH;
 static bool panicking;
 static console_tap_fn tap;
 
-/*
- * The early log: what was meant for the screen while it was not drawing
- * (before it starts, and while it moves to the kernel page tables), drawn
- * when it does. A ring: past EARLY_LOG_BYTES the oldest bytes go, and the
- * replay says how many. A normal boot's early lines (census, options,
- * memory map, modules) take some 4 KiB.
- */
-#define EARLY_LOG_BYTES 16384
-static char early_log[EARLY_LOG_BYTES];
-static uint64_t early_log_written; /* bytes kept since the last replay */
+/* What the screen missed while it was not drawing (console/early_log.h). */
+static struct early_log early_log;
 /* Closed once the kernel page tables are live without a screen: nothing
  * would ever draw what it kept. */
 static bool early_log_open = true;
@@ -74,45 +66,19 @@ static bool screen_allowed(void)
 	return targets != CONSOLE_SERIAL && screen_drawing();
 }
 
-static void early_log_keep(const char *s, size_t n)
+static void draw(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		early_log[early_log_written++ % EARLY_LOG_BYTES] = s[i];
+		fbcon_putc(s[i]);
 }
 
-/*
- * Draws the early log, if console= lets output go to the screen, and
- * empties it. When bytes were lost, a line says how many, and the replay
- * starts at the first whole line kept.
- */
+/* Draws the early log, if console= lets output go to the screen. */
 static void early_log_replay(void)
 {
-	uint64_t kept = MIN(early_log_written, (uint64_t)EARLY_LOG_BYTES);
-	uint64_t first = early_log_written - kept;
-	char line[64];
-
-	if (targets != CONSOLE_SERIAL && fbcon_active()) {
-		if (first) {
-			/* From the first whole line on: bytes before it are
-			 * lost too. */
-			while (kept &&
-			       early_log[first % EARLY_LOG_BYTES] != '\n') {
-				first++;
-				kept--;
-			}
-			if (kept) {
-				first++;
-				kept--;
-			}
-			ksnprintf(line, sizeof(line), "... %llu bytes lost\n",
-				  (unsigned long long)first);
-			for (const char *p = line; *p; p++)
-				fbcon_putc(*p);
-		}
-		for (uint64_t i = first; i < first + kept; i++)
-			fbcon_putc(early_log[i % EARLY_LOG_BYTES]);
-	}
-	early_log_written = 0;
+	if (targets != CONSOLE_SERIAL && fbcon_active())
+		early_log_drain(&early_log, draw);
+	else
+		early_log_clear(&early_log);
 }
 
 /* wanted: where the caller sends it; console= may take an output away. */
@@ -124,7 +90,7 @@ static void write_unlocked(const char *s, size_t n, enum console_targets wanted)
 	if (tap && !panicking && wanted != CONSOLE_FB)
 		tap(s, n);
 	if (!screen_drawing() && early_log_open && wanted != CONSOLE_SERIAL)
-		early_log_keep(s, n);
+		early_log_keep(&early_log, s, n);
 	for (size_t i = 0; i < n; i++) {
 		if (to_serial)
 			serial_putc(s[i]);
