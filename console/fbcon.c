@@ -84,7 +84,7 @@ static bool shadow_stale;
  * columns or more), so text stays readable on a high-resolution laptop
  * screen and a line of the boot log still fits across.
  */
-enum { FONT_SCALE_AUTO, FONT_SCALE_MAX = 3 };
+enum { FONT_SCALE_AUTO };
 static const char *const font_scale_words[] = {"auto", "1", "2", "3", NULL};
 static const struct option_desc font_scale_desc = {
 	.name = "font_scale",
