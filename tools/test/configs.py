@@ -290,3 +290,9 @@ CONFIGS += [
         expect=("screen framebuffer 1920x1080, font x2 (drawn", "cpu:   RDTSCP",
                 "PANIC: boot_bug=early-panic")),
 ]
+# The screen started late, with the kernel page tables: a later panic is on it.
+CONFIGS += [
+    cfg("tcg-screen-late-panic", "panic-screen", **TCG, smp=1,
+        cmdline=["boot_bug=late-screen", "crash=panic"],
+        expect=(SCREEN_LATER_1024, "PANIC: crash=panic: a deliberate panic")),
+]
