@@ -33,6 +33,8 @@ void *kmap_early_window(uint64_t phys, uint64_t size)
 	if (!size || end < phys ||
 	    (boot_cpu.phys_addr_bits && end > 1ULL << boot_cpu.phys_addr_bits))
 		return NULL;
+	/* The 2 MiB pages may reach past the framebuffer, but not past its
+	 * BAR: a BAR of 2 MiB or more is aligned to its size. */
 	pages = (ALIGN_UP(end, LARGE_PAGE_SIZE) - first) / LARGE_PAGE_SIZE;
 	if (pages > EARLY_WINDOW_PDS * TABLE_ENTRIES)
 		return NULL;
