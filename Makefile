@@ -117,15 +117,15 @@ KERNEL_FOLDERS := lib arch console cpu trap boot mm acpi apic smp sched proc ben
 lib_c := string.c format.c cmdline.c qr.c deflate.c base64.c
 arch_c := extable.c
 arch_asm := probe.asm
-console_c := kprintf.c console.c serial.c fbcon.c font.c
+console_c := kprintf.c console.c early_log.c serial.c fbcon.c font.c
 cpu_c := cpu.c cpu_decode.c cpu_quirks.c gdt.c platform.c percpu.c \
 	topology.c topology_decode.c cycle_counters.c
 trap_c := idt.c trap.c panic.c symbols.c crash.c
 trap_asm := isr.asm
 boot_c := multiboot2.c boot_modules.c options.c
 mm_c := mm.c fault.c kstack.c memmap.c frame_alloc.c pmm.c pagetable.c \
-	kmap.c heap.c tlb.c tlb_trace.c tlb_batch.c tlb_hw.c tlb_options.c \
-	tlb_stats.c
+	kmap.c kmap_early.c heap.c tlb.c tlb_trace.c tlb_batch.c tlb_hw.c \
+	tlb_options.c tlb_stats.c
 acpi_c := acpi.c tables.c
 apic_c := lapic.c xapic.c x2apic.c pic.c ioapic.c tsc.c timer.c
 smp_c := call.c call_queue.c
@@ -141,7 +141,7 @@ tests_c := ktest.c kernel/test_format.c kernel/test_mm.c kernel/test_trap.c \
 	kernel/test_sched.c kernel/test_user.c kernel/test_race.c kernel/test_tlb.c \
 	kernel/test_revoke.c kernel/test_pending.c kernel/test_pending_mix.c \
 	kernel/test_pending_fail.c kernel/test_fault.c kernel/tlb_oracle.c \
-	kernel/tlb_oracle_threads.c kernel/threads.c
+	kernel/tlb_oracle_threads.c kernel/threads.c kernel/test_nmi.c
 init_c := main.c smp_boot.c
 init_asm := trampoline.asm
 KERNEL_C := $(foreach d,$(KERNEL_FOLDERS),$(addprefix $(d)/,$($(d)_c)))
@@ -425,7 +425,7 @@ HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 HOST_TESTS := format cmdline multiboot2 memmap frame_alloc \
-	acpi_tables elf cpu_quirks cpu_topology qr deflate heap
+	acpi_tables elf cpu_quirks cpu_topology qr deflate heap early_log
 HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
 $(BUILD)/host/test_format: tests/host/test_format.c lib/format.c lib/string.c tests/host/host_test.h
@@ -434,6 +434,8 @@ $(BUILD)/host/test_multiboot2: tests/host/test_multiboot2.c boot/multiboot2.c li
 $(BUILD)/host/test_memmap: tests/host/test_memmap.c mm/memmap.c tests/host/host_test.h
 $(BUILD)/host/test_frame_alloc: tests/host/test_frame_alloc.c mm/frame_alloc.c tests/host/host_test.h
 $(BUILD)/host/test_acpi_tables: tests/host/test_acpi_tables.c acpi/tables.c tests/host/host_test.h
+$(BUILD)/host/test_early_log: tests/host/test_early_log.c console/early_log.c lib/format.c \
+	lib/string.c tests/host/host_test.h
 $(BUILD)/host/test_cpu_quirks: tests/host/test_cpu_quirks.c cpu/cpu_decode.c cpu/cpu_quirks.c \
 	lib/cmdline.c lib/format.c lib/string.c tests/host/host_test.h
 $(BUILD)/host/test_cpu_topology: tests/host/test_cpu_topology.c \

@@ -7,6 +7,7 @@
 #ifndef CONSOLE_CONSOLE_H
 #define CONSOLE_CONSOLE_H
 
+#include "console/fbcon.h"
 #include "lib/types.h"
 
 enum console_targets {
@@ -48,9 +49,46 @@ bool console_screen_matrix(unsigned text_rows, unsigned side, unsigned quiet,
 			   const void *ctx);
 
 /*
- * For panic: from now on this CPU writes without taking the console lock,
- * which another CPU may hold forever.
+ * For NMI handlers: console_write, unless the console lock stays taken
+ * for a bounded while (the NMI may have interrupted its holder on this
+ * CPU); then it writes without the lock, perhaps mixed into the holder's
+ * line, rather than wait forever.
+ */
+void console_write_emergency(const char *s, size_t n);
+
+/* Runs fn(ctx) holding the console lock, interrupts off (for tests). */
+void console_hold(void (*fn)(void *ctx), void *ctx);
+
+/*
+ * For panic: from now on every CPU writes without taking the console lock,
+ * which another CPU may hold forever. A screen that is known but not yet
+ * drawing starts, with the early log (below).
  */
 void console_enter_panic(void);
+
+/*
+ * The screen's life at boot (docs/hardware.md, "The screen at boot").
+ * Until it draws, whatever is meant for it is kept in the early log and
+ * drawn when it starts, so no line of the boot is missing from it.
+ *
+ * console_screen_found: the framebuffer is known and mapped at virt
+ * (NULL: not until the kernel page tables), which a panic from now on
+ * starts it at. console_screen_start starts it there, once console= and
+ * font_scale= are in force; true if it draws. console_screen_pause and
+ * console_screen_resume surround the switch to the kernel page tables:
+ * in between, output is kept rather than drawn; resume draws at virt, the
+ * new mapping, and starts the screen if it had not started.
+ */
+void console_screen_found(const struct fb_info *fb, void *virt);
+bool console_screen_start(void);
+void console_screen_pause(void);
+void console_screen_resume(void *virt);
+
+enum console_screen {
+	CONSOLE_SCREEN_ABSENT, /* none, or a mode fbcon cannot draw in */
+	CONSOLE_SCREEN_ON,     /* drawing */
+	CONSOLE_SCREEN_LATER, /* drawable, starts with the kernel page tables */
+};
+enum console_screen console_screen_state(void);
 
 #endif

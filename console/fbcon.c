@@ -4,19 +4,31 @@
  *
  * Both kinds of screen are handled as a grid of "pixels" written whole:
  *  - RGB: real pixels of 2, 3 or 4 bytes; a character cell is a glyph of
- *    the font (8x16), and every pixel of it is written, ink or background,
- *    so drawing never reads video memory (slow on real hardware);
+ *    the font (8x16), each font pixel drawn as a square of scale x scale
+ *    pixels, and every pixel of it is written, ink or background;
  *  - EGA text: each "pixel" is a 2-byte cell, character then attribute, and
  *    a character cell is one of them.
+ * Video memory is never read: it is slow on real hardware (a 4K screen
+ * read back for each scrolled line takes a visible while). The shadow, in
+ * RAM, holds the character of every cell; a scroll moves the shadow and
+ * redraws only the cells whose character changed.
  * The caller (console/console.c) serialises calls; nothing here may print,
  * since printing comes back here.
  */
 #include "console/fbcon.h"
 #include "console/font.h"
+#include "lib/option.h"
 #include "lib/string.h"
 #include "arch/x86.h"
 
 #define TAB_WIDTH 8
+
+/*
+ * The shadow's size: every cell of a 7680x4320 (8K) screen at scale 1.
+ * A screen with more cells at the scale in force keeps its top rows only
+ * (fbcon_init says how many fit), so nothing is drawn past the shadow.
+ */
+#define SHADOW_CELLS (960 * 270)
 
 /* Text mode attribute byte: light grey on black, the PC default. */
 #define EGA_ATTR 0x07U
@@ -50,11 +62,50 @@ struct fbcon {
 	const struct font *font; /* NULL in text mode */
 	uint32_t cell_width;	 /* pixels per character cell, across */
 	uint32_t cell_height;	 /* and down */
+	uint32_t scale;		 /* screen pixels per font pixel, each way */
 	uint32_t columns, rows;	 /* character cells on screen */
 	uint32_t col, row;	 /* where the next character goes */
 };
 
 static struct fbcon con;
+
+/* The character in each cell, row by row, columns per row. */
+static uint8_t shadow[SHADOW_CELLS];
+/*
+ * The screen shows pixels the shadow does not describe (a matrix): the
+ * next scroll redraws every cell instead of the changed ones.
+ */
+static bool shadow_stale;
+
+/*
+ * font_scale=: in the order of the words, so choice i is scale i (auto is
+ * 0). auto picks the largest scale whose thresholds the screen meets:
+ * x2 from 1600x1000 pixels (100 columns or more), x3 from 3000x1700 (125
+ * columns or more), so text stays readable on a high-resolution laptop
+ * screen and a line of the boot log still fits across.
+ */
+enum { FONT_SCALE_AUTO };
+static const char *const font_scale_words[] = {"auto", "1", "2", "3", NULL};
+static const struct option_desc font_scale_desc = {
+	.name = "font_scale",
+	.type = OPTION_CHOICE,
+	.choices = font_scale_words,
+	.help = "how many screen pixels each pixel of the 8x16 font takes, "
+		"each way; `auto`: 2 from 1600x1000 pixels, 3 from 3000x1700, "
+		"else 1"};
+static struct option_value font_scale_option;
+OPTION(13, font_scale, &font_scale_desc, &font_scale_option, NULL, NULL);
+
+static uint32_t font_scale(uint32_t width, uint32_t height)
+{
+	if (font_scale_option.choice != FONT_SCALE_AUTO)
+		return font_scale_option.choice;
+	if (width >= 3000 && height >= 1700)
+		return 3;
+	if (width >= 1600 && height >= 1000)
+		return 2;
+	return 1;
+}
 
 /*
  * Scale an 8-bit intensity to a field of `size` bits at bit `pos`, so the
@@ -120,31 +171,60 @@ static void draw_char(uint32_t col, uint32_t row, unsigned char c)
 		return;
 	}
 
-	/* Glyph rows are bitmaps, most significant bit leftmost. */
+	/* Glyph rows are bitmaps, most significant bit leftmost; each font
+	 * pixel becomes scale x scale screen pixels. */
 	bits = font_glyph(con.font, c);
-	for (uint32_t y = 0; y < con.cell_height; y++) {
-		for (uint32_t x = 0; x < con.cell_width; x++) {
-			bool ink = bits[x / 8] & (0x80 >> (x % 8));
+	for (uint32_t y = 0; y < con.font->glyph_height; y++) {
+		for (uint32_t repeat = 0; repeat < con.scale; repeat++) {
+			uint8_t *p = line;
 
-			put_pixel(line + x * con.bytes_per_pixel,
-				  ink ? con.fg : con.bg);
+			for (uint32_t x = 0; x < con.font->glyph_width; x++) {
+				bool ink = bits[x / 8] & (0x80 >> (x % 8));
+
+				for (uint32_t i = 0; i < con.scale; i++) {
+					put_pixel(p, ink ? con.fg : con.bg);
+					p += con.bytes_per_pixel;
+				}
+			}
+			line += con.pitch;
 		}
 		bits += con.font->bytes_per_row;
-		line += con.pitch;
 	}
 }
 
+static uint8_t *shadow_cell(uint32_t col, uint32_t row)
+{
+	return &shadow[(size_t)row * con.columns + col];
+}
+
+/* Puts c in a cell, drawing it only if the screen shows something else. */
+static void set_cell(uint32_t col, uint32_t row, unsigned char c)
+{
+	uint8_t *cell = shadow_cell(col, row);
+
+	if (*cell == c && !shadow_stale)
+		return;
+	*cell = c;
+	draw_char(col, row, c);
+}
+
 /*
- * Move every text row up by one and blank the last. This reads the whole
- * screen back, which is slow on real hardware, but it only happens once
- * per line of output.
+ * Move every text row up by one and blank the last, from the shadow: only
+ * the cells whose character changes are drawn (a line of text over a
+ * blank one, say), and video memory is never read. After a matrix the
+ * screen is blanked and every cell drawn.
  */
 static void scroll(void)
 {
-	size_t row_bytes = (size_t)con.pitch * con.cell_height;
-
-	memmove(con.base, con.base + row_bytes, row_bytes * (con.rows - 1));
-	blank_lines((con.rows - 1) * con.cell_height, con.cell_height);
+	if (shadow_stale)
+		blank_lines(0, con.height);
+	for (uint32_t row = 0; row + 1 < con.rows; row++) {
+		for (uint32_t col = 0; col < con.columns; col++)
+			set_cell(col, row, *shadow_cell(col, row + 1));
+	}
+	for (uint32_t col = 0; col < con.columns; col++)
+		set_cell(col, con.rows - 1, ' ');
+	shadow_stale = false;
 }
 
 static void newline(void)
@@ -172,8 +252,9 @@ static bool init_rgb(struct fbcon *c, const struct fb_info *fb)
 	c->bg = rgb(fb, 0, 0, 0);
 	c->light = rgb(fb, 0xff, 0xff, 0xff);
 	c->dark = c->bg;
-	c->cell_width = c->font->glyph_width;
-	c->cell_height = c->font->glyph_height;
+	c->scale = font_scale(fb->width, fb->height);
+	c->cell_width = c->font->glyph_width * c->scale;
+	c->cell_height = c->font->glyph_height * c->scale;
 	return true;
 }
 
@@ -181,38 +262,63 @@ static void init_ega_text(struct fbcon *c)
 {
 	c->bytes_per_pixel = 2;
 	c->bg = ' ' | EGA_ATTR << 8;
+	c->scale = 1;
 	c->cell_width = 1;
 	c->cell_height = 1;
 }
 
-bool fbcon_init(const struct fb_info *fb, void *virt)
+/* The console fb describes, drawing at virt; false if it cannot draw. */
+static bool setup(struct fbcon *c, const struct fb_info *fb, void *virt)
 {
-	struct fbcon c = {
+	*c = (struct fbcon){
 		.kind = fb->kind,
 		.base = virt,
 		.pitch = fb->pitch,
 		.width = fb->width,
 		.height = fb->height,
 	};
-
-	con.kind = FB_KIND_NONE;
 	if (fb->kind == FB_KIND_RGB) {
-		if (!init_rgb(&c, fb))
+		if (!init_rgb(c, fb))
 			return false;
 	} else if (fb->kind == FB_KIND_EGA_TEXT) {
-		init_ega_text(&c);
+		init_ega_text(c);
 	} else {
 		return false;
 	}
-	if ((uint64_t)c.width * c.bytes_per_pixel > c.pitch)
+	if ((uint64_t)c->width * c->bytes_per_pixel > c->pitch)
 		return false;
-	c.columns = c.width / c.cell_width;
-	c.rows = c.height / c.cell_height;
-	if (c.columns == 0 || c.rows == 0)
+	c->columns = c->width / c->cell_width;
+	c->rows = c->height / c->cell_height;
+	if (c->columns == 0 || c->columns > SHADOW_CELLS)
 		return false;
+	/* Rows the shadow cannot hold stay blank (see SHADOW_CELLS). */
+	c->rows = MIN(c->rows, SHADOW_CELLS / c->columns);
+	return c->rows != 0;
+}
 
+bool fbcon_usable(const struct fb_info *fb)
+{
+	struct fbcon c;
+
+	return setup(&c, fb, NULL);
+}
+
+unsigned fbcon_font_scale_for(const struct fb_info *fb)
+{
+	struct fbcon c;
+
+	return setup(&c, fb, NULL) ? c.scale : 0;
+}
+
+bool fbcon_init(const struct fb_info *fb, void *virt)
+{
+	struct fbcon c;
+
+	con.kind = FB_KIND_NONE;
+	if (!setup(&c, fb, virt))
+		return false;
 	con = c;
-	blank_lines(0, con.height);
+	fbcon_clear();
 	if (con.kind == FB_KIND_EGA_TEXT) {
 		/*
 		 * The firmware's blinking cursor would stay wherever GRUB left
@@ -240,6 +346,13 @@ void fbcon_putc(char ch)
 
 	if (!fbcon_active())
 		return;
+	/*
+	 * A write from NMI or panic context may land in the middle of
+	 * another on this CPU (console/console.c): never draw outside the
+	 * screen, whatever state it left.
+	 */
+	con.row = MIN(con.row, con.rows - 1);
+	con.col = MIN(con.col, con.columns);
 	switch (c) {
 	case '\n':
 		newline();
@@ -263,7 +376,7 @@ void fbcon_putc(char ch)
 		 */
 		if (con.col == con.columns)
 			newline();
-		draw_char(con.col, con.row, c);
+		set_cell(con.col, con.row, c);
 		con.col++;
 		break;
 	}
@@ -280,6 +393,8 @@ void fbcon_clear(void)
 	if (!fbcon_active())
 		return;
 	blank_lines(0, con.height);
+	memset(shadow, ' ', (size_t)con.columns * con.rows);
+	shadow_stale = false;
 	con.col = 0;
 	con.row = 0;
 }
@@ -376,6 +491,7 @@ bool fbcon_draw_matrix(unsigned text_rows, unsigned side, unsigned quiet,
 
 	if (!side || m.total > fbcon_matrix_room(text_rows))
 		return false;
+	shadow_stale = true;
 	if (con.kind == FB_KIND_EGA_TEXT)
 		draw_matrix_text(&m, matrix_top(text_rows));
 	else

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Framebuffer text console: draws text with the embedded 8x16 PSF2 font
- * (console/font.c) into the linear framebuffer GRUB set up, or writes to the
- * EGA text buffer when GRUB left the machine in text mode. Real PCs booted
+ * (console/font.c), scaled by font_scale= (x2 and x3 on high-resolution
+ * screens), into the linear framebuffer GRUB set up, or writes to the EGA
+ * text buffer when GRUB left the machine in text mode. Real PCs booted
  * from USB often have no serial port: this is where their output goes.
  */
 #ifndef CONSOLE_FBCON_H
@@ -30,11 +31,18 @@ struct fb_info {
 };
 
 /*
- * Start drawing at virt, where the framebuffer described by fb is mapped.
+ * Start drawing at virt, where the framebuffer described by fb is mapped,
+ * on a blank screen, at the font scale font_scale= gives for its size.
  * Returns false (and stays off) if the mode is one it cannot draw in
  * (for example indexed colour, or fewer than 15 bits per pixel).
  */
 bool fbcon_init(const struct fb_info *fb, void *virt);
+
+/* Whether fbcon_init would draw on fb (it touches nothing). */
+bool fbcon_usable(const struct fb_info *fb);
+
+/* The font scale fbcon_init would draw fb at, 0 if it would not draw. */
+unsigned fbcon_font_scale_for(const struct fb_info *fb);
 
 /* The framebuffer is now mapped at virt (after the kernel page tables). */
 void fbcon_move(void *virt);

@@ -41,3 +41,14 @@ int kprintf_screen(const char *fmt, ...)
 	va_end(ap);
 	return n;
 }
+
+int kprintf_emergency(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = format_chunked(console_write_emergency, fmt, ap);
+	va_end(ap);
+	return n;
+}

@@ -17,4 +17,7 @@ int kvprintf(const char *fmt, va_list ap);
 int kprintf_serial(const char *fmt, ...) __printf(1, 2);
 int kprintf_screen(const char *fmt, ...) __printf(1, 2);
 
+/* Through console_write_emergency: for NMI handlers. */
+int kprintf_emergency(const char *fmt, ...) __printf(1, 2);
+
 #endif

@@ -18,6 +18,7 @@
 #include "acpi/tables.h"
 #include "boot/boot_modules.h"
 #include "lib/cmdline.h"
+#include "lib/inject.h"
 #include "console/console.h"
 #include "cpu/cpu.h"
 #include "trap/crash.h"
@@ -71,6 +72,41 @@ static const struct option_desc done_desc = {
 		"screen kept; real hardware always halts"};
 static struct option_value done_option;
 OPTION(11, done, &done_desc, &done_option, NULL, NULL);
+
+/*
+ * boot_bug=: the screen's boot path forced, for the tests (lib/inject.h).
+ * late-screen: the screen does not start early, as if the early window
+ * could not reach the framebuffer; it starts with the kernel page tables,
+ * with the early log. early-panic: the same, and a panic after the CPU
+ * census, before the memory map: the panic must start the screen itself,
+ * through the early window, and show the census and itself.
+ */
+enum boot_bug {
+	BOOT_BUG_NONE,
+	BOOT_BUG_LATE_SCREEN,
+	BOOT_BUG_EARLY_PANIC,
+};
+static const char *const boot_bug_words[] = {
+	[BOOT_BUG_NONE] = "none",
+	[BOOT_BUG_LATE_SCREEN] = "late-screen",
+	[BOOT_BUG_EARLY_PANIC] = "early-panic",
+	NULL};
+static const struct option_desc boot_bug_desc = {
+	.name = "boot_bug",
+	.type = OPTION_CHOICE,
+	.choices = boot_bug_words,
+	.help = "force the screen's late path on purpose (tests): start it "
+		"only with the kernel page tables, or also panic after the CPU "
+		"census, before them"};
+static struct option_value boot_bug_option;
+static unsigned boot_bug_choice; /* enum boot_bug, for INJECTED() */
+
+static void boot_bug_option_set(const struct option_value *value)
+{
+	boot_bug_choice = value->choice;
+}
+OPTION(14, boot_bug, &boot_bug_desc, &boot_bug_option, NULL,
+       boot_bug_option_set);
 
 /* init=: one word per boot module, filled before parsing. */
 static const char *init_words[OPTION_LIST_MAX + 1];
@@ -143,30 +179,65 @@ static void read_boot_information(uint64_t mbi_phys)
 	boot_modules_register(&boot);
 }
 
-static void start_screen(void)
+static uint64_t framebuffer_bytes(void)
 {
+	return (uint64_t)boot.fb.pitch * boot.fb.height;
+}
+
+/*
+ * Maps the framebuffer for the boot page tables: EGA text lies below
+ * 1 MiB, in their direct map; a linear framebuffer, often above 4 GiB,
+ * gets the early window (mm/kmap_early.c). From here on a panic draws on
+ * the screen.
+ */
+static void find_screen(void)
+{
+	void *virt;
+
 	if (boot.fb.kind == FB_KIND_NONE)
 		return;
-	/* Until kmap_activate, the boot direct map covers the framebuffer
-	 * when it lies below 4 GiB; above that, the screen starts later. */
-	if (boot.fb.phys + (uint64_t)boot.fb.pitch * boot.fb.height <= GiB(4))
-		fbcon_init(&boot.fb, phys_to_virt(boot.fb.phys));
+	if (boot.fb.kind == FB_KIND_EGA_TEXT)
+		virt = phys_to_virt(boot.fb.phys);
+	else
+		virt = kmap_early_window(boot.fb.phys, framebuffer_bytes());
+	console_screen_found(&boot.fb, virt);
+}
+
+/* With console= and font_scale= in force: the kept lines are drawn. */
+static void start_screen(void)
+{
+	if (INJECTED(boot, BOOT_BUG_LATE_SCREEN) ||
+	    INJECTED(boot, BOOT_BUG_EARLY_PANIC))
+		return;
+	console_screen_start();
+}
+
+static const char *screen_description(void)
+{
+	switch (console_screen_state()) {
+	case CONSOLE_SCREEN_ON:
+		return "";
+	case CONSOLE_SCREEN_LATER:
+		return " (drawn from the kernel page tables on)";
+	case CONSOLE_SCREEN_ABSENT:
+		break;
+	}
+	return " (a mode the console cannot draw in)";
 }
 
 static void switch_to_kernel_page_tables(void)
 {
 	void *fb_virt = NULL;
-	uint64_t fb_bytes = (uint64_t)boot.fb.pitch * boot.fb.height;
 
 	kmap_build(&boot);
 	if (boot.fb.kind != FB_KIND_NONE)
-		fb_virt = ioremap(boot.fb.phys, fb_bytes, PTE_CACHE_WC);
-	/* Nothing may print between these two: the screen moves. */
+		fb_virt = ioremap(boot.fb.phys, framebuffer_bytes(),
+				  PTE_CACHE_WC);
+	/* The screen moves: what is printed in between is kept, then
+	 * drawn at the new mapping. */
+	console_screen_pause();
 	kmap_activate();
-	if (fb_virt && fbcon_active())
-		fbcon_move(fb_virt);
-	else if (fb_virt)
-		fbcon_init(&boot.fb, fb_virt);
+	console_screen_resume(fb_virt);
 }
 
 static void print_memory_map(void)
@@ -280,7 +351,7 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 
 	KASSERT(magic == MB2_BOOT_MAGIC, "boot/entry.asm checked the magic");
 	read_boot_information(mbi_phys);
-	start_screen();
+	find_screen();
 
 	kprintf("shootdown: a teaching kernel for TLB coherence\n");
 	kprintf("boot: loader \"%s\", command line \"%s\"\n",
@@ -288,6 +359,7 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 	/* Every subsystem's options, console= among them, are in force after
 	 * this; the warnings print before console= moves the output. */
 	options_parse(boot.cmdline);
+	start_screen();
 	/* The CPU's known errata, with cpu_quirks= in force: before the
 	 * census reports them and before mm/ settles PCID and INVPCID. */
 	cpu_apply_quirks(&boot_cpu);
@@ -297,12 +369,24 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 		options_print_help();
 		finish(true);
 	}
-	kprintf("boot: serial %s, screen %s %ux%u\n",
-		serial_present() ? "COM1" : "absent",
-		fbcon_active() ? "framebuffer" : "absent", boot.fb.width,
-		boot.fb.height);
+	if (boot.fb.kind == FB_KIND_NONE)
+		kprintf("boot: serial %s, screen absent\n",
+			serial_present() ? "COM1" : "absent");
+	else if (fbcon_font_scale_for(&boot.fb) > 1)
+		kprintf("boot: serial %s, screen framebuffer %ux%u, font "
+			"x%u%s\n",
+			serial_present() ? "COM1" : "absent", boot.fb.width,
+			boot.fb.height, fbcon_font_scale_for(&boot.fb),
+			screen_description());
+	else
+		kprintf("boot: serial %s, screen framebuffer %ux%u%s\n",
+			serial_present() ? "COM1" : "absent", boot.fb.width,
+			boot.fb.height, screen_description());
 	options_report();
 	cpu_report(&boot_cpu);
+	if (INJECTED(boot, BOOT_BUG_EARLY_PANIC))
+		panic("boot_bug=early-panic: a deliberate panic before the "
+		      "kernel page tables");
 	print_memory_map();
 	for (size_t i = 0; i < boot.module_count; i++)
 		kprintf("boot: module %s at %#llx, %llu bytes\n",

@@ -21,6 +21,14 @@ extern uint64_t kernel_root;
 void kmap_build(const struct boot_info *boot);
 void kmap_activate(void);
 
+/*
+ * Maps size bytes of a framebuffer at phys, write-combining, into the boot
+ * page tables, wherever it lies (mm/kmap_early.c): the screen's mapping
+ * until kmap_activate, which ends it. Returns the virtual address of phys,
+ * or NULL if it does not fit the window (2 GiB).
+ */
+void *kmap_early_window(uint64_t phys, uint64_t size);
+
 /* Programs this CPU's PAT as the kernel's mappings expect (every CPU). */
 void kmap_init_this_cpu(void);
 

@@ -58,6 +58,7 @@ static const char *const exception_names[32] = {
 static interrupt_handler handlers[256];
 static bool spurious[256];
 static uint64_t recovered_count;
+static uint64_t nmi_count;
 static char last_recovered[REPORT_SIZE];
 
 static const char *vector_name(uint64_t vector)
@@ -216,7 +217,11 @@ void trap_dispatch(struct trap_frame *f)
 		/* Another CPU panicked and wants this one quiet. */
 		if (panic_stopping_others())
 			halt_forever();
-		kprintf("trap: NMI on CPU %u (ignored)\n", this_cpu_index());
+		/* The NMI may have come while this CPU held the console lock:
+		 * the emergency path does not wait for it forever. */
+		kprintf_emergency("trap: NMI on CPU %u (ignored)\n",
+				  this_cpu_index());
+		__atomic_fetch_add(&nmi_count, 1, __ATOMIC_RELEASE);
 		return;
 	}
 	if (user_page_retried(f, cr2))
@@ -238,6 +243,11 @@ void trap_dispatch(struct trap_frame *f)
 uint64_t trap_recovered_count(void)
 {
 	return __atomic_load_n(&recovered_count, __ATOMIC_RELAXED);
+}
+
+uint64_t trap_nmi_count(void)
+{
+	return __atomic_load_n(&nmi_count, __ATOMIC_ACQUIRE);
 }
 
 const char *trap_last_recovered(void)

@@ -104,6 +104,9 @@ void trap_print_registers(const struct trap_frame *frame);
 uint64_t trap_recovered_count(void);
 const char *trap_last_recovered(void);
 
+/* NMIs this kernel handled and returned from (not those of a panic). */
+uint64_t trap_nmi_count(void);
+
 /* Fills frame with the caller's registers (trap/isr.asm). */
 void capture_registers(struct trap_frame *frame);
 

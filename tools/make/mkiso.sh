@@ -14,6 +14,8 @@
 # `--text-screen` makes the one entry of a boot-at-once image leave the
 # screen in 80x25 VGA text mode, as a PC whose firmware offers no graphics
 # mode would (the USB image's menu has such an entry of its own).
+# `--gfxmode WxH` makes it ask GRUB for a framebuffer of W x H pixels
+# instead of 1024x768 (a high-resolution screen), if the firmware has one.
 #
 # grub-mkrescue puts the i386-pc (BIOS, El Torito + MBR) and x86_64-efi (EFI
 # system partition image) GRUBs on one image, so the same file boots from CD
@@ -23,20 +25,26 @@
 set -euo pipefail
 
 usage() {
-	echo "usage: $0 [--module <file>]... [--text-screen] <out.iso> <kernel.elf> [cmdline words...]" >&2
+	echo "usage: $0 [--module <file>]... [--text-screen | --gfxmode WxH] <out.iso> <kernel.elf> [cmdline words...]" >&2
 	exit 2
 }
 
 modules=()
 text_screen=0
-while [[ $# -gt 0 && ( $1 == --module || $1 == --text-screen ) ]]; do
+gfxmode=""
+while [[ $# -gt 0 && ( $1 == --module || $1 == --text-screen || $1 == --gfxmode ) ]]; do
 	if [[ $1 == --text-screen ]]; then
 		text_screen=1
 		shift
 		continue
 	fi
 	[[ $# -ge 2 ]] || usage
-	modules+=("$2")
+	if [[ $1 == --gfxmode ]]; then
+		[[ $2 =~ ^[0-9]+x[0-9]+$ ]] || usage
+		gfxmode=$2
+	else
+		modules+=("$2")
+	fi
 	shift 2
 done
 [[ $# -ge 2 ]] || usage
@@ -159,6 +167,8 @@ if [[ $# -gt 0 ]]; then
 		preamble
 		if ((text_screen)); then
 			entry "shootdown" "$args" text
+		elif [[ -n $gfxmode ]]; then
+			entry "shootdown" "$args" "${gfxmode}x32,$gfxmode,auto"
 		else
 			entry "shootdown" "$args"
 		fi

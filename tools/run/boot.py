@@ -143,7 +143,8 @@ class Settings:
     timeout: float | None = None  # seconds; None: 120 (QEMU), 600 (Bochs); 0: none
     serial: str = "file"         # file | stdio | none (where COM1 goes)
     topology: str = ""           # QEMU only: more -smp keys, e.g. sockets=2,cores=3
-    screen: str = "fb"           # fb | text: GRUB's framebuffer, or 80x25 VGA text mode
+    screen: str = "fb"           # fb | text | WxH: GRUB's framebuffer (1024x768), 80x25
+                                 # VGA text mode, or a framebuffer of W x H pixels
 
     def resolve(self) -> "Settings":
         """Fill in defaults and check combinations; returns a new copy."""
@@ -154,8 +155,8 @@ class Settings:
                                     ("MACHINE", s.machine, ("pc", "q35")),
                                     ("MEDIA", s.media, ("cdrom", "usb")),
                                     ("serial", s.serial, ("file", "stdio", "none")),
-                                    ("screen", s.screen, ("fb", "text"))):
-            if value not in allowed:
+                                    ("screen", s.screen, ("fb", "text", "WxH"))):
+            if value not in allowed and not (var == "screen" and re.fullmatch(r"\d+x\d+", value)):
                 raise ConfigError(f"{var}={value!r}: expected "
                                   f"{', '.join(allowed[:-1])} or {allowed[-1]}")
         if s.screen == "text" and s.firmware != "bios":
@@ -196,7 +197,8 @@ class Settings:
         return (f"qemu {self.accel} -cpu {self.cpu} {self.machine} {self.firmware} "
                 f"smp={self.smp} mem={self.mem_mib}M" + (" icount" if self.icount else "")
                 + (" usb-stick" if self.media == "usb" else "")
-                + (" text-screen" if self.screen == "text" else ""))
+                + (" text-screen" if self.screen == "text" else "")
+                + (f" screen={self.screen}" if self.screen not in ("fb", "text") else ""))
 
 
 def env_overrides() -> dict[str, str]:
@@ -239,14 +241,17 @@ def settings_from_env(base: Settings | None = None) -> Settings:
 # --- Images -------------------------------------------------------------------
 
 def build_iso(kernel: str | Path, iso: Path, cmdline: list[str],
-              text_screen: bool = False) -> Path:
+              screen: str = "fb") -> Path:
     """A boot-at-once ISO for `kernel` with these command-line words, carrying
     as multiboot2 modules the user programs built next to it (<build>/user/);
-    text_screen: GRUB leaves the screen in 80x25 text mode."""
+    screen as Settings.screen: "text": GRUB leaves the screen in 80x25 text
+    mode; "WxH": GRUB sets that framebuffer mode if the firmware has it."""
     programs = sorted(Path(kernel).resolve().parent.glob("user/*.elf"))
     modules = [arg for elf in programs for arg in ("--module", str(elf))]
-    if text_screen:
+    if screen == "text":
         modules.append("--text-screen")
+    elif screen != "fb":
+        modules += ["--gfxmode", screen]
     # An empty word tells mkiso.sh "no menu" even for an empty command line.
     proc = subprocess.run([str(MKISO), *modules, str(iso), str(kernel), *(cmdline or [""])],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -718,7 +723,7 @@ def _run(s: Settings, kernel: str | Path, run_dir: Path, monitor: str | None, *,
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in ("serial.log", "bochs.log", "bochs.out", "qemu.log", HANG_REGISTERS):
         (run_dir / stale).unlink(missing_ok=True)
-    iso = build_iso(kernel, run_dir / "shootdown.iso", s.cmdline, s.screen == "text")
+    iso = build_iso(kernel, run_dir / "shootdown.iso", s.cmdline, s.screen)
     cmd, cwd, env = backend.launch(s, iso, run_dir, extra_args, monitor)
     shown = (f"cd {shlex.quote(str(cwd))} && " if cwd else "") + shlex.join(cmd)
     (run_dir / "cmd").write_text(shown + "\n")

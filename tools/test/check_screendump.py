@@ -14,10 +14,12 @@ writes it; FONT.psf is the PSF2 font the kernel draws with
 Matching is exact, pixel for pixel, but colour blind: within a band of
 text (one glyph high) the most common colour is the background and any
 other colour is ink, so text of any colour on any plain background reads.
-fbcon draws cell (col, row) at pixel (col * 8, row * 16); the search tries
-that grid first, then every other vertical offset, and any horizontal
-position, so text drawn by other means (a firmware or bootloader using
-our font at an offset) is found too.
+fbcon draws cell (col, row) at pixel (col * 8, row * 16), each font pixel
+a square of scale x scale screen pixels (font_scale=, 1 to 3: cells of
+16x32 and 24x48 on large screens); the search tries each scale, that grid
+first, then every other vertical offset, and any horizontal position, so
+text drawn by other means (a firmware or bootloader using our font at an
+offset) is found too. --list reads the screen at scale 1.
 """
 import argparse
 import collections
@@ -80,12 +82,15 @@ class Font:
             c = ord("?") if ord("?") < self.count else 0
         return self.glyphs[c]
 
-    def rows(self, text):
-        """text rendered as `height` lines of 0/1 bytes."""
+    def rows(self, text, scale=1):
+        """text rendered as `height * scale` lines of 0/1 bytes, each font
+        pixel scale pixels wide and high."""
         w = self.width
         glyphs = [self.glyph(c) for c in text]
-        return [b"".join(g[y * w:(y + 1) * w] for g in glyphs)
-                for y in range(self.height)]
+        lines = [b"".join(g[y * w:(y + 1) * w] for g in glyphs)
+                 for y in range(self.height)]
+        wide = [bytes(b for b in line for _ in range(scale)) for line in lines]
+        return [line for line in wide for _ in range(scale)]
 
 
 class Screen:
@@ -158,19 +163,33 @@ def ppm_header(path, data):
     return fields, i + 1
 
 
-def find_text(screen, font, text):
-    """(x, y) of the top-left pixel of text on screen, or None."""
-    pattern = font.rows(text)
-    length = len(pattern[0])
+# The font scales fbcon draws at (console/fbcon.c, font_scale=).
+SCALES = (1, 2, 3)
+
+
+def find_text(screen, font, text, scales=SCALES):
+    """(x, y) of the top-left pixel of text on screen, drawn at one of
+    these scales, or None."""
+    for scale in scales:
+        where = find_scaled(screen, font, text, scale)
+        if where:
+            return where
+    return None
+
+
+def find_scaled(screen, font, text, scale):
+    """find_text for text drawn at one scale."""
+    pattern = font.rows(text, scale)
+    length, height = len(pattern[0]), len(pattern)
     # Look for the pattern line with the most ink first: fewest false hits.
-    key = max(range(font.height), key=lambda y: pattern[y].count(1))
-    for dy in range(font.height):
-        for top in range(dy, screen.height - font.height + 1, font.height):
-            ink = screen.ink(top, font.height)
+    key = max(range(height), key=lambda y: pattern[y].count(1))
+    for dy in range(height):
+        for top in range(dy, screen.height - height + 1, height):
+            ink = screen.ink(top, height)
             x = ink[key].find(pattern[key])
             while x >= 0:
                 if all(ink[y][x:x + length] == pattern[y]
-                       for y in range(font.height)):
+                       for y in range(height)):
                     return x, top
                 x = ink[key].find(pattern[key], x + 1)
     return None

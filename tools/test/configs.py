@@ -297,3 +297,36 @@ CONFIGS += [
     cfg("bochs-smp2-race", **BOCHS_TLB, cmdline=RACE + ["unmap_batch=all"],
         expect=(PCID_IN_FORCE,)),
 ]
+
+# The screen at boot (docs/hardware.md, "The screen at boot"). A panic before
+# the kernel page tables, the screen not started yet, must start it through
+# the early window with the kept log: the CPU census and the panic on it.
+# boot_bug=late-screen starts the screen only with the kernel page tables: the
+# boot line must still say it is there.
+SCREEN_LATER_1024 = "screen framebuffer 1024x768 (drawn from the kernel page tables on)"
+CONFIGS += [
+    cfg("tcg-screen-early-panic", "panic-screen", **TCG, smp=1,
+        cmdline=["boot_bug=early-panic"],
+        expect=(SCREEN_LATER_1024, "cpu:   feature       present  path",
+                "PANIC: boot_bug=early-panic")),
+    cfg("tcg-uefi-screen-early-panic", "panic-screen", **TCG, firmware="uefi", smp=1,
+        cmdline=["boot_bug=early-panic"],
+        expect=(SCREEN_LATER_1024, "cpu:   feature       present  path",
+                "PANIC: boot_bug=early-panic")),
+    cfg("tcg-screen-late", **TCG, smp=1, cmdline=["test=boot", "boot_bug=late-screen"],
+        expect=(SCREEN_LATER_1024,)),
+]
+# A 1920x1080 screen: the font at x2 (font_scale=auto, which the boot line
+# names), the text found at x2 only; 33 rows hold the census's last lines.
+CONFIGS += [
+    cfg("tcg-screen-1080-early-panic", "panic-screen", **TCG, smp=1, screen="1920x1080",
+        cmdline=["boot_bug=early-panic"],
+        expect=("screen framebuffer 1920x1080, font x2 (drawn", "cpu:   RDTSCP",
+                "PANIC: boot_bug=early-panic")),
+]
+# The screen started late, with the kernel page tables: a later panic is on it.
+CONFIGS += [
+    cfg("tcg-screen-late-panic", "panic-screen", **TCG, smp=1,
+        cmdline=["boot_bug=late-screen", "crash=panic"],
+        expect=(SCREEN_LATER_1024, "PANIC: crash=panic: a deliberate panic")),
+]

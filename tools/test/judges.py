@@ -14,7 +14,7 @@ from pathlib import Path
 from tools import ROOT
 from tools.bench import bench
 from tools.run import boot
-from tools.test import results_screen
+from tools.test import check_screendump, results_screen
 from tools.test.configs import TestConfig
 from tools.test.ktap import Result, clean_lines, has_failure, ktap_results
 from tools.test.pool import Outcome, rel, tail
@@ -202,6 +202,56 @@ class MessageJudge(Judge):
         return self.expect_all(f"{self.tc.name}/message")
 
 
+class PanicScreenJudge(Judge):
+    """"panic-screen": the options make the kernel panic early (boot_bug=),
+    with done=halt: when serial says the panic halted, a screendump, then the
+    run is stopped. Every string of `expect` must be on serial; the first
+    names the screen as the boot line must (its size, its font scale), and
+    the others must be on the screen too, in our font
+    (tools/test/check_screendump.py) at the scale the boot line gives
+    (", font x2"; 1 if none): one result."""
+    HALTED = "PANIC: system halted"
+    FONT_SCALE = re.compile(r"^boot: serial .*, screen framebuffer \d+x\d+, font x(\d+)", re.M)
+
+    def options(self, words: list[str]) -> list[str]:
+        return ["done=halt", *words]
+
+    def start(self, s: boot.Settings, kernel: str) -> tuple[boot.RunResult, str]:
+        self.shot = (self.run_dir / "panic.ppm").resolve()
+        self.shot.unlink(missing_ok=True)
+        problems = []
+        with boot.monitor_socket() as sock:
+            def on_seen(proc, text: str) -> None:
+                try:
+                    boot._monitor(sock, [f"screendump {self.shot}"], quit_after=False)
+                except OSError as e:
+                    problems.append(f"monitor: {e}")
+                proc.kill()
+
+            result = boot.run(s, kernel, self.run_dir, wait_for=self.HALTED,
+                              on_seen=on_seen, monitor=sock)
+        return result, "; ".join(problems)
+
+    def judge(self) -> Outcome:
+        name = f"{self.tc.name}/screen"
+        if self.err:
+            return self.fail(name, self.err)
+        if self.missing:
+            return self.fail(name, f"serial log lacks {self.missing[0]!r}")
+        if not self.shot.is_file() or not self.shot.stat().st_size:
+            return self.fail(name, f"no screendump: serial never said {self.HALTED!r}")
+        font, screen = check_screendump.Font(FONT), check_screendump.Screen(self.shot)
+        scale = self.FONT_SCALE.search("\n".join(clean_lines(self.result.serial)))
+        scales = (int(scale.group(1)),) if scale else (1,)
+        absent = [e for e in self.tc.expect[1:]
+                  if not check_screendump.find_text(screen, font, e, scales)]
+        if absent:
+            return self.fail(name, f"the screen lacks {absent[0]!r} at font scale {scales[0]} (python3 -m "
+                             f"tools.test.check_screendump --list {rel(self.shot)} {rel(FONT)})",
+                             show_tail=False)
+        return self.ok(name, f"{self.summary}; on screen: {len(self.tc.expect) - 1} strings")
+
+
 # A TLB-protocol case (test=tlb, test=revoke, test=pending) that reported a
 # failure ("not ok 3 TLB0003 ..."); a case cut short by a hang does not count.
 FAILED_TLB_CASE = re.compile(r"^\s*not ok \d+ ((?:TLB|RVK|PND|USER)\d+)\b", re.M)
@@ -265,5 +315,6 @@ class BenchCompareJudge(BenchJudge):
 JUDGES: dict[str, type[Judge]] = {
     "ktap": KtapJudge, "exit": ExitJudge, "screendump": ScreendumpJudge, "crash": CrashJudge,
     "message": MessageJudge, "bug": BugJudge, "bench": BenchJudge,
+    "panic-screen": PanicScreenJudge,
     "bench-compare": BenchCompareJudge,
 }

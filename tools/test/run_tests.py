@@ -44,7 +44,7 @@ from tools.test.ktap import Result
 from tools.test.pool import TEST_DIR, Outcome, Step, rel, run_steps
 
 LAB_COST = 240  # a guess of one lab's seconds (its grades and its student tree)
-BUG_OPTIONS = ("tlb_bug=", "ipc_bug=", "call_bug=")
+BUG_OPTIONS = ("tlb_bug=", "ipc_bug=", "call_bug=", "boot_bug=")
 
 
 def kernel_for(tc: TestConfig, kernel: str) -> str:
