@@ -79,17 +79,21 @@ OPTION(11, done, &done_desc, &done_option, NULL, NULL);
  * could not reach the framebuffer; it starts with the kernel page tables,
  * with the early log. early-panic: the same, and a panic after the CPU
  * census, before the memory map: the panic must start the screen itself,
- * through the early window, and show the census and itself.
+ * through the early window, and show the census and itself. late-panic:
+ * the screen starts late, then a panic as soon as the kernel page tables
+ * are live: the screen's late start must have drawn the kept census.
  */
 enum boot_bug {
 	BOOT_BUG_NONE,
 	BOOT_BUG_LATE_SCREEN,
 	BOOT_BUG_EARLY_PANIC,
+	BOOT_BUG_LATE_PANIC,
 };
 static const char *const boot_bug_words[] = {
 	[BOOT_BUG_NONE] = "none",
 	[BOOT_BUG_LATE_SCREEN] = "late-screen",
 	[BOOT_BUG_EARLY_PANIC] = "early-panic",
+	[BOOT_BUG_LATE_PANIC] = "late-panic",
 	NULL};
 static const struct option_desc boot_bug_desc = {
 	.name = "boot_bug",
@@ -97,7 +101,7 @@ static const struct option_desc boot_bug_desc = {
 	.choices = boot_bug_words,
 	.help = "force the screen's late path on purpose (tests): start it "
 		"only with the kernel page tables, or also panic after the CPU "
-		"census, before them"};
+		"census, before them, or just after them"};
 static struct option_value boot_bug_option;
 static unsigned boot_bug_choice; /* enum boot_bug, for INJECTED() */
 
@@ -207,7 +211,8 @@ static void find_screen(void)
 static void start_screen(void)
 {
 	if (INJECTED(boot, BOOT_BUG_LATE_SCREEN) ||
-	    INJECTED(boot, BOOT_BUG_EARLY_PANIC))
+	    INJECTED(boot, BOOT_BUG_EARLY_PANIC) ||
+	    INJECTED(boot, BOOT_BUG_LATE_PANIC))
 		return;
 	console_screen_start();
 }
@@ -397,6 +402,9 @@ void kmain(uint32_t magic, uint64_t mbi_phys)
 
 	pmm_init(&boot, mbi_phys);
 	switch_to_kernel_page_tables();
+	if (INJECTED(boot, BOOT_BUG_LATE_PANIC))
+		panic("boot_bug=late-panic: a deliberate panic with the "
+		      "screen just started");
 	acpi_init(&boot);
 	acpi_print_tables();
 	start_cpus();

@@ -324,9 +324,15 @@ CONFIGS += [
         expect=("screen framebuffer 1920x1080, font x2 (drawn", "cpu:   RDTSCP",
                 "PANIC: boot_bug=early-panic")),
 ]
-# The screen started late, with the kernel page tables: a later panic is on it.
+# The screen started late, with the kernel page tables: a later panic is on it;
+# and what was kept before it started, the census, is drawn when it starts
+# (at 1920x1080 with the font at x1: 67 rows hold the boot up to the panic).
 CONFIGS += [
     cfg("tcg-screen-late-panic", "panic-screen", **TCG, smp=1,
         cmdline=["boot_bug=late-screen", "crash=panic"],
         expect=(SCREEN_LATER_1024, "PANIC: crash=panic: a deliberate panic")),
+    cfg("tcg-screen-late-census", "panic-screen", **TCG, smp=1, screen="1920x1080",
+        cmdline=["boot_bug=late-panic", "font_scale=1"],
+        expect=("screen framebuffer 1920x1080 (drawn from the kernel page tables on)",
+                "cpu:   feature       present  path", "PANIC: boot_bug=late-panic")),
 ]
