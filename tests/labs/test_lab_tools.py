@@ -170,6 +170,17 @@ def case_grade_stopped_run_fails() -> None:
     assert v.status == "FAIL" and "send_request() is not written yet" in v.why, v
 
 
+def case_grade_names_the_failed_expectation_first() -> None:
+    # The oracle prints its settings and counts before the failure: the
+    # failure must still lead the reason, or a cut line loses it.
+    notes = "    # pcid=0 invpcid=0 " + "x" * 280 + "\n    # 9 checks by 4 threads\n"
+    failing = ("KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: tlb\n    1..1\n"
+               + notes + "    # TLB0001: expected !stale at tests/kernel/tlb_oracle.c:400: "
+               "CPU 2 round 7: read saw old\n    not ok 1 TLB0001 a\nnot ok 1 tlb\n")
+    v = grade.ktap_verdict(failing, 0, ("TLB0001",))
+    assert v.status == "FAIL" and "CPU 2 round 7" in v.why, v
+
+
 # --- the benchmark labs' functional checks ------------------------------------------
 
 

@@ -156,7 +156,7 @@ def full_marks(name: str, text: str, status: int | None, rel: str) -> Result:
         return Result(name, "ok")
     failed = [line.strip() for line in text.splitlines() if line.lstrip().startswith("FAIL")]
     why = failed[0] if failed else ("timed out" if status is None else f"exit status {status}")
-    return Result(name, "FAIL", why[:300], rel)
+    return Result(name, "FAIL", why[:600], rel)
 
 
 def reference_results(lab: str, log: Path, rel: str) -> list[Result]:

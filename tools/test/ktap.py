@@ -135,13 +135,21 @@ def read_ktap(text: str) -> Suite | None:
     return root
 
 
+# How a failed check reads: the kernel's KEXPECT ("ID: expected COND at
+# file:line: ...") and KUnit's "EXPECTATION FAILED".
+FAILED_EXPECTATION = re.compile(r"^\S+: expected .+ at \S+:\d+|EXPECTATION FAILED")
+
+
 def case_results(case: Case, name: str, log: str) -> list[Result]:
     """The results of one case: itself, or its subtest's leaves."""
-    # The first diagnostics name the first failed check: the cause.
+    # A failed expectation is the cause; the notes a case printed before it
+    # (its settings, its counts) only explain it, so they come after.
     skipped = case.directive.upper().startswith(("SKIP", "TODO"))
-    why = "; ".join(case.diagnostics[:2])
-    if len(case.diagnostics) > 2:
-        why += f" (+{len(case.diagnostics) - 2} more lines)"
+    failed = [d for d in case.diagnostics if FAILED_EXPECTATION.search(d)]
+    lines = failed + [d for d in case.diagnostics if d not in failed]
+    why = "; ".join(lines[:2])
+    if len(lines) > 2:
+        why += f" (+{len(lines) - 2} more lines)"
     if case.suite is not None:
         sub = leaf_results(case.suite, name, ".", log)
         # A suite that says "not ok" while no case failed (its setup
