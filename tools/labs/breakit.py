@@ -30,6 +30,7 @@ import argparse
 import dataclasses
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -290,6 +291,14 @@ def grade(lab: str, root: Path = ROOT, build: Path | None = None,
         return Outcome("FAIL", f"{name}: {e.strerror} (write it: "
                                f"{EXERCISES[lab].handout}, \"{SECTION}\")")
     return judge(lab, text, program, name)
+
+
+def put_answer(lab: str, tree: Path) -> None:
+    """The teacher's workload where a student's goes, in a lab tree: a
+    finished student's work (tools/labs/lab_tests.py's solved trees)."""
+    answer = ROOT / TEACHER_DIR / f"{lab}.workload"
+    if lab in EXERCISES and answer.is_file():
+        shutil.copyfile(answer, tree / STUDENT_DIR / f"{lab}.workload")
 
 
 def main(argv: list[str]) -> int:
