@@ -265,7 +265,9 @@ def judge(lab: str, text: str, program: Path, name: str = "workload",
     if status == 0:
         return Outcome("FAIL", f"with tlb_bug={ex.bug} the search found no violation "
                                f"({runs_of(output)}): this workload does not reach the bug")
-    exposed = failure_of(output) or "a violation"
+    exposed = failure_of(output)
+    if not exposed:  # status 1 with no violation reported: a crash, not a verdict
+        return Outcome("FAIL", f"the simulator ended without a verdict: {output.strip()[-200:]}")
     output, status = search(command(program, lab, w, None), timeout)
     why = problem(output, status, w, name, timeout)
     if why:
