@@ -214,10 +214,12 @@ def line_of(output: str, prefix: str) -> str:
 
 
 def failure_of(output: str) -> str:
+    """The violation a search reported ("# custom under POLICY: what"), or ""."""
     for line in output.splitlines():
         if "FAILURE:" in line:
             return line.split("FAILURE:", 1)[1].strip()[:240]
-    return ""
+    m = re.search(r"^# custom under .*?: (.*)$", output, re.M)
+    return m.group(1).strip()[:240] if m else ""
 
 
 def runs_of(output: str) -> str:
