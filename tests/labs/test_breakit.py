@@ -153,6 +153,8 @@ def case_lab_tree_grades_the_students_file() -> None:
         assert breakit.workload_path("L3", tree) == tree / breakit.STUDENT_DIR / "L3.workload"
         v = breakit.grade("L3", tree, tree / "build")
         assert v.status == "FAIL" and "labs/L3-shootdown.md" in v.why, v.why
+        v = breakit.grade("L2", tree, tree / "build")  # another lab's answer is not there
+        assert v.status == "SKIP" and "lab L3's tree" in v.why, v.why
 
 
 CASES = [(name[len("case_"):].replace("_", " "), fn) for name, fn in list(globals().items())

@@ -16,7 +16,8 @@ file of lines:
     -P 3                          optional: the preemption bound (1 to 3; default 2)
 
 A lab tree (it has the .lab file make lab-tree writes) is graded on the
-student's labs/breakit/<LAB>.workload; the reference tree on the teacher's
+student's labs/breakit/<LAB>.workload (another lab's check skips there: its
+answer is not in the tree); the reference tree on the teacher's
 labs/teacher/breakit/<LAB>.workload, which lab trees leave out. The
 simulator runs on this tree's own code: the bug of each lab is one whose
 hook lies outside the code that lab's students write, so that it is
@@ -93,12 +94,22 @@ class WorkloadError(Exception):
 
 @dataclasses.dataclass
 class Outcome:
-    status: str  # PASS | FAIL
+    status: str  # PASS | FAIL | SKIP
     why: str = ""
 
 
 def is_lab_tree(root: Path) -> bool:
     return (root / LAB_FILE).is_file()
+
+
+def tree_lab(root: Path) -> str:
+    """The lab a lab tree is for (its .lab), or "" in the reference."""
+    try:
+        text = (root / LAB_FILE).read_text()
+    except OSError:
+        return ""
+    return next((line.split("=", 1)[1].strip() for line in text.splitlines()
+                 if line.startswith("lab=")), "")
 
 
 def workload_path(lab: str, root: Path = ROOT) -> Path:
@@ -286,6 +297,10 @@ def judge(lab: str, text: str, program: Path, name: str = "workload",
 def grade(lab: str, root: Path = ROOT, build: Path | None = None,
           workload: Path | None = None) -> Outcome:
     """The grade's check: this tree's workload file for lab (workload_path)."""
+    own = tree_lab(root)
+    if workload is None and own and own != lab:
+        return Outcome("SKIP", f"lab {own}'s tree: the answer to lab {lab}'s break-it is not in it "
+                               "(labs/teacher/ stays in the reference)")
     path = workload or workload_path(lab, root)
     program = (build or root / "build") / "host" / "tlb_sim"
     name = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
