@@ -177,7 +177,7 @@ ISO := $(BUILD)/shootdown.iso
 
 .PHONY: all inject iso run test deps clean format check qemu-gdb help host-tests \
 	bench bench-compare compare-linux profile-path plots report import mutants docs \
-	lab-tree grade timeline usb options-doc
+	lab-tree grade break-it timeline usb options-doc
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -544,6 +544,12 @@ grade: deps
 	$(call lab-check-var)
 	@$(PYTHON) -m tools.labs.grade $(LAB) --build $(BUILD) $(if $(LOG),--log $(LOG))
 
+# make break-it LAB=L3 [WORKLOAD=file]: the lab's "Break it" exercise alone:
+# does the workload (labs/breakit/L3.workload in a lab tree) expose its bug?
+break-it: $(BUILD)/host/tlb_sim
+	$(call lab-check-var)
+	@$(PYTHON) -m tools.labs.breakit $(LAB) $(WORKLOAD) --build $(BUILD)
+
 # --- Hygiene ---------------------------------------------------------------
 FORMAT_FILES = $(filter %.c %.h,$(sort $(KERNEL_C) $(INJECT_C)) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \
 	proc/elf.c $(USER_C) $(USER_LIB_H)
@@ -623,6 +629,7 @@ help:
 	@echo "  lab-tree  LAB=L3 DEST=dir: a student tree for one lab (labs/README.md)"
 	@echo "  grade     LAB=L3: the lab's checks in this tree, ends 'Score: N/M'"
 	@echo "            (GRADE_SEED=n other seeds, GRADE_QUICK=1 one run each, GRADE_BUG=name)"
+	@echo "  break-it  LAB=L3 [WORKLOAD=file]: does the lab's workload expose its bug (labs/L3-shootdown.md)"
 	@echo "  deps      install the packages run and test need (apt-get)"
 	@echo "  options-doc  rewrite docs/options.md's option table from the kernel's registry"
 	@echo "  qemu-gdb  boot and wait for gdb on localhost:1234"

@@ -68,7 +68,7 @@ class Boot:
 class Check:
     points: int
     title: str
-    kind: str                      # host | sim | boot | bench | spin | tool | log
+    kind: str                      # host | sim | boot | bench | spin | tool | log | breakit
     host: str = ""                 # host: the program in build/host/
     cases: tuple[str, ...] = ()    # sim: case names; boot: KTAP test IDs
     boot: Boot | None = None       # boot, bench
@@ -140,6 +140,7 @@ LABS: dict[str, Lab] = {
         Check(3, "oracle under Bochs with PCID: more address spaces than slots", "boot",
               boot=bochs(2, *TLB, "asid_slots=2"), cases=("TLB0001", "TLB0004", "TLB0005"),
               expect=("pcid=1 ",)),
+        Check(2, "break it: your workload exposes no_gen_check", "breakit"),
     ], bugs=("reuse_asid_noflush", "no_gen_check")),
     "L3": Lab("a shootdown", "labs/L3-shootdown.md", [
         Check(3, "simulator: changes against accesses, crossing flushes, kernel stacks", "sim",
@@ -153,6 +154,7 @@ LABS: dict[str, Lab] = {
         Check(2, "oracle with the local flush after the remote ones", "boot",
               boot=tcg(4, *TLB, "flush_concurrent=off", "flush_info=stack"),
               cases=("TLB0001", "TLB0002", "TLB0009", "TLB0011"), repeat=2),
+        Check(2, "break it: your workload exposes ack_before_flush", "breakit"),
     ], bugs=("skip_remote", "no_wait", "ack_before_flush", "free_before_ack")),
     "L4": Lab("lazy TLB", "labs/L4-lazy.md", [
         Check(3, "simulator: lazy CPUs, speculative walks, freed tables, exit", "sim",
@@ -164,6 +166,7 @@ LABS: dict[str, Lab] = {
               cases=("TLB0003", "TLB0007"), repeat=2),
         Check(1, "oracle, lazy=ipi with lazy_mm=refcount", "boot",
               boot=tcg(2, *TLB, "lazy=ipi", "lazy_mm=refcount"), cases=("TLB0003", "TLB0007")),
+        Check(2, "break it: your workload exposes no_gen_check", "breakit"),
     ], bugs=("lazy_skip_freed_tables",)),
     "L5": Lab("tlb_gen", "labs/L5-generations.md", [
         Check(3, "simulator: crossing flushes, returning to a lazy mm, refills", "sim",
@@ -175,6 +178,7 @@ LABS: dict[str, Lab] = {
         Check(3, "oracle under Bochs with PCID: partial and full flushes by generation", "boot",
               boot=bochs(2, *TLB), cases=("TLB0003", "TLB0004", "TLB0005", "TLB0006", "TLB0009"),
               expect=("pcid=1 ",)),
+        Check(2, "break it: your workload exposes no_gen_check", "breakit"),
     ], bugs=("no_gen_check",)),
     "L6": Lab("the ceiling", "labs/L6-ceiling.md", [
         Check(3, "the crossover printed is the one the run's own rows show", "bench",
@@ -320,6 +324,12 @@ class Grader:
     def check_tool(self, c: Check) -> Verdict:
         problems = lab_check(c.function)(ROOT)
         return problems_verdict(problems)
+
+    def check_breakit(self, c: Check) -> Verdict:
+        """The lab's workload file exposes its bug (tools/labs/breakit.py)."""
+        from tools.labs import breakit
+        v = breakit.grade(self.lab, ROOT, self.build)
+        return Verdict(v.status, v.why)
 
     def check_spin(self, c: Check) -> Verdict:
         """cases: configurations of tools/labs/spin_check.py ("bugs": every one

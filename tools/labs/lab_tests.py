@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from tools import ROOT
-from tools.labs import grade
+from tools.labs import breakit, grade
 from tools.test.ktap import Result
 
 GRADE_TIMEOUT = 1200  # seconds for one grade, the student tree's build included
@@ -135,7 +135,8 @@ def student_results(lab: str, work: Path, log: Path, rel: str) -> list[Result]:
 
 def solved_result(lab: str, tree: Path, log: Path, rel: str) -> Result:
     """The student's part done as the reference does it: every file the
-    tree stubbed put back, then the tree's own grade must be full."""
+    tree stubbed put back and the teacher's break-it workload in place,
+    then the tree's own grade must be full."""
     name = f"labs/{lab}/solved-full-marks"
     stubbed = [p for p in tree.rglob("*") if p.is_file()
                and not p.relative_to(tree).parts[0].startswith("build")
@@ -146,6 +147,7 @@ def solved_result(lab: str, tree: Path, log: Path, rel: str) -> Result:
     for path in stubbed:
         # A new modification time, as an editor gives: make rebuilds.
         shutil.copyfile(ROOT / path.relative_to(tree), path)
+    breakit.put_answer(lab, tree)
     return full_marks(name, *run(["make", "-s", "grade", f"LAB={lab}"], tree, log), rel)
 
 

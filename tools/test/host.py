@@ -22,8 +22,10 @@ HOST_TIMEOUT = 120  # seconds for one host test binary
 HOST_TIMEOUTS = {"tlb_sim": 1200}
 # Host tests written in Python, run like the binaries (KTAP on stdout):
 # host/<name>: the renderer of tools/run/timeline.py draws a known trace; the
-# lab tools; qr: the QR encoder, zlib and base64 of lib/ read back by
-# zbarimg and Python (through the host tool qr_tool, found in $HOST_BIN_DIR:
+# lab tools; breakit: the labs' "Break it" grading (tools/labs/breakit.py)
+# on the teacher's workloads and on wrong ones; qr: the QR encoder, zlib
+# and base64 of lib/ read back by zbarimg and Python (through the host
+# tool qr_tool, found in $HOST_BIN_DIR:
 # the directory of the host binaries); the results screen's QR decoder and
 # checks; the report and charts on fixture results; the USB stick writer
 # (tools/run/usb.py) refuses what it must, on fake sysfs trees; make
@@ -37,6 +39,7 @@ HOST_TIMEOUTS = {"tlb_sim": 1200}
 # it carries both UEFI loaders, and OVMF's menu explains a dark screen.
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
+                "breakit": ROOT / "tests" / "labs" / "test_breakit.py",
                 "qr": ROOT / "tests" / "qr" / "test_qr.py",
                 "results-screen": ROOT / "tests" / "screen" / "test_results_screen.py",
                 "bench-report": ROOT / "tests" / "bench" / "test_bench_report.py",
