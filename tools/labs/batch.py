@@ -18,8 +18,8 @@ instead. A grade that runs past --time-limit (default 1800 s, the build
 included) is stopped and recorded as timed out. --jobs grade at once
 (default 1). Writes OUT/grades.csv (student, score, max, status, seconds),
 OUT/<student>.log (the grade's output) and OUT/summary.txt. Statuses: full,
-partial, gated (the correctness gate capped the score), no-build,
-timed-out, error. Exit status 0 when every submission was graded, 1 when
+partial, gated (the correctness gate capped the score), no-build, skipped
+(every check SKIPped: tools missing here), timed-out, error. Exit status 0 when every submission was graded, 1 when
 one could not be, 2 for bad usage.
 """
 
@@ -246,6 +246,8 @@ class Batch:
         score, most = int(found[-1][0]), int(found[-1][1])
         if "grade: the tree does not build" in output:
             return row(score, "no-build", most=most)
+        if most == 0:  # every check said SKIP: this machine lacks their tools
+            return row(score, "skipped", "every check was skipped here", most=most)
         if re.search(r"^Gate: ", output, re.M):
             return row(score, "gated", most=most)
         return row(score, "full" if score == most else "partial", most=most)

@@ -362,7 +362,9 @@ class Grader:
         except OSError as e:
             return Verdict("FAIL", f"LOG={self.log}: {e.strerror}")
         problems = lab_check(c.function)(text)
-        return problems_verdict(problems)
+        v = problems_verdict(problems)
+        v.log = self.log
+        return v
 
     def check_host(self, c: Check) -> Verdict:
         output, status = run_program([self.program(c.host)], HOST_TIMEOUT, self.env())
