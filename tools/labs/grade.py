@@ -47,6 +47,7 @@ SIM_TIMEOUT = 600  # seconds for one simulator invocation
 SIM_USAGE_ERROR = 2  # tlb_sim's exit status for a scenario or policy set it does not know
 REPRODUCE = re.compile(r"^# reproduce: (.*)$", re.M)  # tlb_sim's line under a failure
 FORMATS = ("text", "gradescope")
+GATE_SHOWN = 160  # characters of the violation the Gate: line repeats (the check's line has more)
 HOST_TIMEOUT = 120
 QUICK_SIM_SHARE = 3  # GRADE_QUICK=1 runs about 1/3 of a check's simulator cases
 TCG = dict(emu="qemu", accel="tcg", cpu="max")
@@ -644,8 +645,10 @@ def gate_line(outcomes: list[Outcome], score: int, counted: int) -> tuple[int, s
     if not bad:
         return score, ""
     cap = counted // 2
-    return min(score, cap), (f"Gate: {bad.check.title}: {bad.verdict.violation}; a lab with a "
-                             f"stale translation scores at most half its maximum, {cap}/{counted}")
+    seen = bad.verdict.violation
+    seen = seen if len(seen) <= GATE_SHOWN else seen[:GATE_SHOWN - 3] + "..."
+    return min(score, cap), (f"Gate: {bad.check.title}: {seen}; a lab with a stale translation "
+                             f"scores at most half its maximum, {cap}/{counted}")
 
 
 def grade_checks(lab: Lab, grader: Grader, show=print) -> Grade:
