@@ -158,9 +158,11 @@ def scratch_tree(files: list[str], stubs: dict[str, list[str]], student_tree: Pa
 def run_grade(lab: str, tree: Path, seed: str, limit: float) -> tuple[str, int | None]:
     """The grade's output and exit status (None: stopped at the limit)."""
     env = dict(os.environ, GRADE_SEED=seed)
-    for name in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "GRADE_BUG", "GRADE_LOG",
+    # The scratch tree's own make and tools (not this tree's through
+    # PYTHONPATH); every student graded alike.
+    for name in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "PYTHONPATH", "GRADE_BUG", "GRADE_LOG",
                  "GRADE_FIRST_FAILURE"):
-        env.pop(name, None)  # the tree's own make; every student graded alike
+        env.pop(name, None)
     proc = subprocess.Popen([sys.executable, "-m", "tools.labs.grade", lab], cwd=tree, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
