@@ -35,9 +35,12 @@ cmd_prefix_quiet = @printf '  %-7s %s\n' '$(firstword $(quiet_cmd_$(1)))' \
 cmd_prefix_silent = @
 need_tool = $(if $(shell command -v $(firstword $($(1))) 2>/dev/null),,$(error $(strip \
 	$(1)=$($(1)): no such command$(if $(tool_hint_$(1)),; $(tool_hint_$(1))))))
-tool_hint_CC := the kernel's C compiler, e.g. CC=gcc or CC=clang
+tool_hint_CC := the kernel's C compiler, e.g. CC=gcc (package gcc) or CC=clang (package clang)
 tool_hint_LD := the linker, ld (package binutils) or ld.lld (package lld) with clang
-tool_hint_HOSTCC := the host tests' compiler, e.g. HOSTCC=cc or HOSTCC=clang
+tool_hint_HOSTCC := the host tests' compiler, e.g. HOSTCC=cc (package gcc) or HOSTCC=clang
+tool_hint_NM := package binutils
+tool_hint_OBJDUMP := package binutils
+tool_hint_PYTHON := package python3
 tool_hint_NASM := the assembler, package nasm (make deps)
 tool_hint_CLANG_FORMAT := package clang-format (make deps)
 tool_hint_CPPCHECK := package cppcheck (make deps)
@@ -177,7 +180,7 @@ ISO := $(BUILD)/shootdown.iso
 
 .PHONY: all inject iso run test deps clean format check qemu-gdb help host-tests \
 	bench bench-compare compare-linux profile-path plots report import mutants docs \
-	lab-tree grade break-it timeline usb options-doc
+	lab-tree grade grade-batch break-it timeline usb options-doc
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -531,18 +534,32 @@ mutants:
 # --- Labs (labs/README.md, docs/labs.md) ---------------------------------------
 # make lab-tree LAB=L3 DEST=dir: a student tree; make grade LAB=L3: the
 # lab's checks in this tree, Score: N/M (GRADE_SEED=, GRADE_QUICK=1,
-# GRADE_BUG= for teachers; LOG= the serial log of L8's day on hardware).
+# GRADE_BUG= for teachers; LOG= the serial log of L8's day on hardware;
+# FORMAT=gradescope [OUT=results.json] Gradescope's results as well). grade
+# installs nothing (no deps): a check whose tools are missing says SKIP.
+# make grade-batch LAB=L3 SUBMISSIONS=dir OUT=dir [SEED= JOBS= TIME_LIMIT=]:
+# every submission in dir graded, OUT/grades.csv (tools/labs/batch.py).
 LAB_NAMES := L0 L1 L2 L3 L4 L5 L6 L7 L8
 lab-check-var = $(if $(filter $(LAB),$(LAB_NAMES)),,$(error LAB=$(if $(LAB),$(LAB),(unset)): name a lab, one of $(LAB_NAMES) (labs/README.md)))
+GRADE_FORMATS := text gradescope
+grade-check-format = $(if $(filter-out $(GRADE_FORMATS),$(FORMAT))$(word 2,$(FORMAT)),$(error FORMAT=$(FORMAT): use FORMAT=gradescope for Gradescope's results.json (OUT=path, default results.json), or leave it out for the text report))
 
 lab-tree:
 	$(call lab-check-var)
 	$(if $(DEST),,$(error DEST= names the directory to write the lab tree to, e.g. DEST=../my-$(LAB)))
 	@$(PYTHON) -m tools.labs.lab_tree $(LAB) $(DEST)
 
-grade: deps
+grade:
 	$(call lab-check-var)
-	@$(PYTHON) -m tools.labs.grade $(LAB) --build $(BUILD) $(if $(LOG),--log $(LOG))
+	$(call grade-check-format)
+	@$(PYTHON) -m tools.labs.grade $(LAB) --build $(BUILD) $(if $(LOG),--log $(LOG)) \
+		$(if $(FORMAT),--format $(FORMAT)) $(if $(OUT),--out "$(OUT)")
+
+grade-batch:
+	$(call lab-check-var)
+	@$(PYTHON) -m tools.labs.batch $(LAB) --submissions "$(SUBMISSIONS)" --out "$(OUT)" \
+		$(if $(SEED),--seed "$(SEED)") $(if $(JOBS),--jobs "$(JOBS)") \
+		$(if $(TIME_LIMIT),--time-limit "$(TIME_LIMIT)")
 
 # make break-it LAB=L3 [WORKLOAD=file]: the lab's "Break it" exercise alone:
 # does the workload (labs/breakit/L3.workload in a lab tree) expose its bug?
@@ -628,7 +645,10 @@ help:
 	@echo "            (MUTANTS=\"a b\" for some); ends 'mutants: K killed, S survived of N'"
 	@echo "  lab-tree  LAB=L3 DEST=dir: a student tree for one lab (labs/README.md)"
 	@echo "  grade     LAB=L3: the lab's checks in this tree, ends 'Score: N/M'"
-	@echo "            (GRADE_SEED=n other seeds, GRADE_QUICK=1 one run each, GRADE_BUG=name)"
+	@echo "            (GRADE_SEED=n other seeds, GRADE_QUICK=1 one run each, GRADE_BUG=name,"
+	@echo "            FORMAT=gradescope OUT=results.json); installs nothing, SKIPs what it lacks"
+	@echo "  grade-batch  LAB=L3 SUBMISSIONS=dir OUT=dir [SEED= JOBS= TIME_LIMIT=]: every"
+	@echo "            submission (a tree or a .bundle) graded; OUT/grades.csv, OUT/<name>.log"
 	@echo "  break-it  LAB=L3 [WORKLOAD=file]: does the lab's workload expose its bug (labs/L3-shootdown.md)"
 	@echo "  deps      install the packages run and test need (apt-get)"
 	@echo "  options-doc  rewrite docs/options.md's option table from the kernel's registry"

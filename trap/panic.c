@@ -127,10 +127,9 @@ __noreturn void panic(const char *fmt, ...)
 }
 
 /* A lab tree's stub (lib/lab.h): the kernel cannot go on without it. */
-void lab_unwritten(const char *lab, const char *function)
+void lab_unwritten(const char *lab, const char *handout, const char *function)
 {
-	panic("lab %s: %s() is not written yet (labs/README.md, lab %s)", lab,
-	      function, lab);
+	panic("lab %s: %s() is not written yet (%s)", lab, function, handout);
 }
 
 __noreturn void panic_with_frame(const struct trap_frame *frame,

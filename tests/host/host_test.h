@@ -171,10 +171,10 @@ static __host_unused bool host_check_str(const char *a, const char *b,
  * go on, so say which stub and stop, failing (the plan is left unfinished,
  * which the KTAP reader reports too).
  */
-void lab_unwritten(const char *lab, const char *function)
+void lab_unwritten(const char *lab, const char *handout, const char *function)
 {
-	printf("# lab %s: %s() is not written yet (labs/README.md, lab %s)\n",
-	       lab, function, lab);
+	printf("# lab %s: %s() is not written yet (%s)\n", lab, function,
+	       handout);
 	fflush(stdout);
 	exit(1);
 }

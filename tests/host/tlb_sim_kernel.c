@@ -93,10 +93,10 @@ void panic(const char *fmt, ...)
 }
 
 /* A lab tree's stub (lib/lab.h): this run fails, saying which. */
-void lab_unwritten(const char *lab, const char *function)
+void lab_unwritten(const char *lab, const char *handout, const char *function)
 {
-	sim_fail("lab %s: %s() is not written yet (labs/README.md, lab %s)",
-		 lab, function, lab);
+	sim_fail("lab %s: %s() is not written yet (%s)", lab, function,
+		 handout);
 }
 
 static int index_of(const struct mm *mm)

@@ -96,7 +96,7 @@ def case_parameters_of_a_whole_body() -> None:
 def case_c_stub() -> None:
     out = stub("x.c", C_SOURCE, "L3")
     for want in ("(void)fn;", "(void)names;", "(void)count;", "(void)ctx;", "(void)helper;",
-                 'LAB_UNWRITTEN("L3");', '#include "lib/lab.h"', "/* LAB(L4) begin"):
+                 'LAB_UNWRITTEN("L3", "labs/L3-shootdown.md");', '#include "lib/lab.h"', "/* LAB(L4) begin"):
         assert want in out, f"stub lacks {want!r}:\n{out}"
     assert "fn(helper" not in out, "the reference code is still there"
     assert out.index('#include "lib/lab.h"') > out.index('#include "lib/types.h"')
@@ -119,11 +119,13 @@ def case_promela_and_python_stubs() -> None:
     pml = ("proctype flusher() {\n\tx = 1;\n\t/* LAB(L7) begin: choose targets */\n\ty = 2;\n"
            "\t/* LAB(L7) end */\n\tz = 3\n}\n")
     out = stub("m.pml", pml, "L7")
-    assert 'printf("lab L7: flusher is not written yet' in out and "assert(false)" in out, out
+    assert 'printf("lab L7: flusher is not written yet (labs/L7-model.md)' in out, out
+    assert "assert(false)" in out, out
     assert "y = 2" not in out and "lib/lab.h" not in out, out
     py = ("def pair(a, b):\n    # LAB(L8) begin: pair them\n    return a, b\n    # LAB(L8) end\n")
     out = stub("t.py", py, "L8")
-    assert 'raise NotImplementedError("lab L8: pair() is not written yet' in out, out
+    assert ('raise NotImplementedError("lab L8: pair() is not written yet '
+            '(labs/L8-hardware.md)') in out, out
     assert "return a, b" not in out, out
 
 
@@ -162,7 +164,7 @@ def case_grade_reads_ktap() -> None:
 
 def case_grade_stopped_run_fails() -> None:
     stopped = ("KTAP version 1\n1..3\nok 1 TLB0001 a\n"
-               "PANIC: lab L3: cpu_needs_flush() is not written yet (labs/README.md, lab L3)\n")
+               "PANIC: lab L3: cpu_needs_flush() is not written yet (labs/L3-shootdown.md)\n")
     v = grade.ktap_verdict(stopped, 0, ("TLB0001",))
     assert v.status == "FAIL", "the named test passed before the crash, and so did the check"
     v = grade.ktap_verdict("KTAP version 1\n1..1\nnot ok 1 TLB0001 a\n"

@@ -1,12 +1,18 @@
 """The lab grader: `make grade LAB=Ln` (labs/README.md, docs/labs.md).
 
     python3 -m tools.labs.grade LAB [--build DIR] [--log SERIAL_LOG] [--list]
+                                    [--format text|gradescope [--out FILE]]
 
 Builds this tree (the reference or a student's), runs the lab's checks,
 prints one line per check with its points and `Score: N/M` last, and exits
-1 below full marks (2 for bad usage). A check that needs what this machine
-lacks (Bochs, spin, hardware virtualization, L8's --log) says SKIP with
-the reason and counts toward neither.
+1 below full marks (2 for bad usage). It installs nothing: a check that
+needs what this machine lacks (QEMU, Bochs, spin, a compiler, hardware
+virtualization, L8's --log) says SKIP with the reason, naming the Debian
+package, and counts toward neither. A check that saw a stale translation
+(the simulator's violation, a failed TLB case of the oracle) caps the
+lab's score at half its maximum, the correctness gate. --format
+gradescope also writes Gradescope's results.json (--out, default
+results.json).
 
 Environment: GRADE_SEED=n reseeds the simulator's random scenarios, the
 host tests and the kernel's oracle (test_seed=), so a teacher can grade on
@@ -22,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import glob
+import json
 import os
 import re
 import shutil
@@ -35,8 +43,11 @@ from tools.run import boot
 from tools.test.ktap import clean_lines, ktap_results
 
 UNWRITTEN = "is not written yet"  # how a lab tree's stub stops (lib/lab.h)
-SIM_TIMEOUT = 600
-SIM_USAGE_ERROR = 2  # tlb_sim's exit status for a scenario or policy set it does not know  # seconds for one simulator invocation
+SIM_TIMEOUT = 600  # seconds for one simulator invocation
+SIM_USAGE_ERROR = 2  # tlb_sim's exit status for a scenario or policy set it does not know
+REPRODUCE = re.compile(r"^# reproduce: (.*)$", re.M)  # tlb_sim's line under a failure
+FORMATS = ("text", "gradescope")
+GATE_SHOWN = 160  # characters of the violation the Gate: line repeats (the check's line has more)
 HOST_TIMEOUT = 120
 QUICK_SIM_SHARE = 3  # GRADE_QUICK=1 runs about 1/3 of a check's simulator cases
 TCG = dict(emu="qemu", accel="tcg", cpu="max")
@@ -46,6 +57,17 @@ KVM = dict(emu="qemu", accel="kvm", cpu="host")
 # entries from the oracle).
 BOCHS = dict(emu="bochs", cpu="corei7_haswell_4770")
 TLB = ("test=tlb", "console=serial")
+
+# What each kind of check runs, as (command or file, Debian package), as
+# tools/make/deps.sh names them. The grader installs nothing: a check whose
+# tools are missing says SKIP and names the packages.
+ISO_TOOLS = (("grub-mkrescue", "grub-common"), ("/usr/lib/grub/i386-pc/multiboot2.mod", "grub-pc-bin"),
+             ("xorriso", "xorriso"), ("mformat", "mtools"))
+QEMU_TOOLS = (("qemu-system-x86_64", "qemu-system-x86"),)
+BOCHS_TOOLS = (("bochs", "bochs"), ("/usr/share/bochs/BIOS-bochs-latest", "bochsbios"),
+               ("/usr/share/bochs/VGABIOS-lgpl-latest", "vgabios"),
+               ("/usr/lib/*/bochs/plugins/libbx_term_gui.so*", "bochs-term"), ("script", "bsdutils"))
+SPIN_TOOLS = (("spin", "spin"), ("gcc", "gcc"))  # spin_check.py compiles the verifier with gcc
 
 
 # --- What a check is ----------------------------------------------------------------
@@ -213,8 +235,32 @@ LABS: dict[str, Lab] = {
 
 @dataclasses.dataclass
 class Verdict:
-    status: str        # PASS | FAIL | SKIP
+    status: str           # PASS | FAIL | SKIP
     why: str = ""
+    violation: str = ""   # a stale translation seen: the correctness gate
+    reproduce: str = ""   # the simulator's command that repeats the failure
+    log: str = ""         # the output behind the verdict
+
+
+def missing_tools(needs) -> list[tuple[str, str]]:
+    """The (command or file, package) pairs of needs this machine lacks; a
+    command is looked for on PATH, a file (a glob) on disk."""
+    lacking = []
+    for what, package in needs:
+        found = glob.glob(what) if what.startswith("/") else shutil.which(what)
+        if not found:
+            lacking.append((what, package))
+    return lacking
+
+
+def not_installed(lacking: list[tuple[str, str]]) -> str:
+    names = [f"{what} (package {package})" for what, package in lacking]
+    return f"needs {', '.join(names)}, not installed here"
+
+
+def relative(path: Path) -> str:
+    """path as the student sees it: from the tree's root when inside."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 class Grader:
@@ -230,6 +276,49 @@ class Grader:
         self.log = os.environ.get("GRADE_LOG", "").strip()
         self.first_failure = os.environ.get("GRADE_FIRST_FAILURE", "").strip() not in ("", "0")
         self.boots: dict[tuple, list[boot.RunResult]] = {}
+        self.number = 0  # the check being run, 1 first: its log's name
+        # Why the kernel or the host programs could not be built here (a
+        # tool missing): the checks that need them say SKIP with it.
+        self.unbuilt: dict[str, str] = {}
+
+    def needs(self, c: Check) -> tuple:
+        """What c runs, as (command or file, package) pairs."""
+        if c.kind in ("host", "sim", "breakit"):  # breakit runs the simulator
+            return ((os.environ.get("HOSTCC", "").strip() or "cc", "gcc"),)
+        if c.kind in ("boot", "bench") and c.boot:
+            return ISO_TOOLS + (BOCHS_TOOLS if c.boot.emu["emu"] == "bochs" else QEMU_TOOLS)
+        if c.kind == "spin":
+            return SPIN_TOOLS
+        return ()
+
+    def part(self, c: Check) -> str:
+        """The part of the tree c needs built: kernel, host or nothing."""
+        return {"host": "host", "sim": "host", "breakit": "host",
+                "boot": "kernel", "bench": "kernel"}.get(c.kind, "")
+
+    def unavailable(self, c: Check) -> str:
+        """Why c cannot run on this machine (a SKIP), or ""."""
+        lacking = missing_tools(self.needs(c))
+        if lacking:
+            return not_installed(lacking)
+        if self.part(c) in self.unbuilt:
+            return self.unbuilt[self.part(c)]
+        if c.boot and c.boot.emu.get("accel") == "kvm":
+            usable, why = boot.kvm_status()
+            if not usable:
+                return why
+        return ""
+
+    def log_file(self, c: Check) -> Path:
+        return self.run_root / f"check{self.number}-{c.kind}.log"
+
+    def save(self, c: Check, output: str, append: bool = False) -> str:
+        """Keeps a check's output; where it is, for the check's line."""
+        path = self.log_file(c)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a" if append else "w") as f:
+            f.write(output)
+        return relative(path)
 
     # Boots, shared between the checks that name the same one.
     def boot_runs(self, b: Boot, runs: int) -> list[boot.RunResult]:
@@ -255,14 +344,20 @@ class Grader:
             env["HOST_TEST_SEED"] = self.seed
         return env
 
-    def run(self, c: Check) -> Verdict:
-        if c.boot and c.boot.emu["emu"] == "bochs" and not shutil.which("bochs"):
-            return Verdict("SKIP", "Bochs is not installed (make deps)")
-        if c.boot and c.boot.emu.get("accel") == "kvm":
-            usable, why = boot.kvm_status()
-            if not usable:
-                return Verdict("SKIP", why)
-        return getattr(self, f"check_{c.kind}")(c)
+    def program(self, name: str) -> str:
+        """A host program, named from the tree's root when it is inside (the
+        simulator's reproduce: line repeats the name it was run by)."""
+        return relative(self.build / "host" / name)
+
+    def run(self, c: Check, number: int = 0) -> Verdict:
+        self.number = number
+        why = self.unavailable(c)
+        if why:
+            return Verdict("SKIP", why)
+        try:
+            return getattr(self, f"check_{c.kind}")(c)
+        except RuntimeError as e:  # boot.py could not make the image
+            return Verdict("FAIL", str(e).strip().replace("\n", " | ")[:300])
 
     def check_log(self, c: Check) -> Verdict:
         if not self.log:
@@ -273,36 +368,50 @@ class Grader:
         except OSError as e:
             return Verdict("FAIL", f"LOG={self.log}: {e.strerror}")
         problems = lab_check(c.function)(text)
-        return problems_verdict(problems)
+        v = problems_verdict(problems)
+        v.log = self.log
+        return v
 
     def check_host(self, c: Check) -> Verdict:
-        program = self.build / "host" / c.host
-        output, status = run_program([str(program)], HOST_TIMEOUT, self.env())
-        return ktap_verdict(output, status, c.cases)
+        output, status = run_program([self.program(c.host)], HOST_TIMEOUT, self.env())
+        v = ktap_verdict(output, status, c.cases)
+        v.log = self.save(c, output)
+        return v
 
     def check_sim(self, c: Check) -> Verdict:
-        program = str(self.build / "host" / "tlb_sim")
+        program = self.program("tlb_sim")
         cases = c.cases
         if self.quick and not self.bug:  # a third of them, spread over the list
             cases = cases[::max(1, len(cases) // QUICK_SIM_SHARE)]
         if self.bug:  # each scenario searched with the bug: it must be caught
             searched = 0
+            self.save(c, "")
             for case in cases:
                 scenario, _, policy = case.partition(" ")
                 output, status = run_program(
                     [program, "-w", scenario, "-p", policy, "-b", self.bug], SIM_TIMEOUT,
                     self.env())
+                log = self.save(c, f"$ {program} -w {scenario} -p {policy} -b {self.bug}\n{output}",
+                                append=True)
                 if status == SIM_USAGE_ERROR:  # not one scenario under one policy set
                     continue
                 searched += 1
                 if status not in (0, None) or "FAILURE:" in output:
-                    return Verdict("FAIL", f"{case} with tlb_bug={self.bug}: {first_failure(output)}")
+                    v = sim_failure(output)
+                    v.why = f"{case} with tlb_bug={self.bug}: {first_failure(output)}"
+                    v.log = log
+                    return v
             if not searched:
                 return Verdict("SKIP", f"no case here is one scenario the simulator can search "
                                        f"with tlb_bug={self.bug}")
             return Verdict("PASS")
         output, status = run_program([program, *cases], SIM_TIMEOUT, self.env())
-        return ktap_verdict(output, status, ())
+        v = ktap_verdict(output, status, ())
+        if v.status == "FAIL":
+            found = sim_failure(output)
+            v.violation, v.reproduce = found.violation, found.reproduce
+        v.log = self.save(c, output)
+        return v
 
     def check_boot(self, c: Check) -> Verdict:
         runs = self.boot_runs(c.boot, self.repeats(c))
@@ -310,7 +419,9 @@ class Grader:
             v = boot_verdict(r, c.cases, c.expect)
             if v.status != "PASS":
                 again = f"run {n} of {len(runs)}: " if len(runs) > 1 else ""
-                return Verdict(v.status, again + v.why)
+                v.why = again + v.why
+                v.log = relative(r.run_dir / "serial.log")
+                return v
         return Verdict("PASS", f"{len(runs)} runs" if len(runs) > 1 else "")
 
     def check_bench(self, c: Check) -> Verdict:
@@ -319,7 +430,9 @@ class Grader:
         problems = lab_check(c.function)(text)
         if not problems and not r.clean:
             problems = [f"the kernel did not end cleanly: {r.note()}"]
-        return problems_verdict(problems, panic_of(text))
+        v = problems_verdict(problems, panic_of(text))
+        v.log = relative(r.run_dir / "serial.log")
+        return v
 
     def check_tool(self, c: Check) -> Verdict:
         problems = lab_check(c.function)(ROOT)
@@ -345,7 +458,39 @@ class Grader:
         if status == 2:
             lines = output.strip().splitlines()
             return Verdict("SKIP", lines[-1] if lines else "spin or gcc is missing")
-        return ktap_verdict(output, status, ())
+        v = ktap_verdict(output, status, ())
+        v.log = self.save(c, output)
+        return v
+
+
+def sim_failure(output: str) -> Verdict:
+    """What the simulator's report of failed cases says: the first
+    reproduce: command, and a violation unless every failure is a lab
+    tree's stub (the line above each reproduce: names the failure)."""
+    lines = output.splitlines()
+    v = Verdict("FAIL")
+    for n, line in enumerate(lines):
+        m = REPRODUCE.match(line)
+        if not m:
+            continue
+        failure = lines[n - 1].lstrip("# ").strip() if n else ""
+        v.reproduce = v.reproduce or m.group(1).strip()
+        if UNWRITTEN not in failure and not v.violation:
+            v.violation = f"the simulator found a violation: {failure}"[:300]
+    return v
+
+
+def oracle_violation(text: str, tests: tuple[str, ...]) -> str:
+    """A failed TLB case of the in-kernel oracle among tests (not a lab
+    tree's stub stopping the kernel): what it says, or ""."""
+    if UNWRITTEN in text:
+        return ""
+    results, _ = ktap_results("", text, "")
+    failed = [r for r in results if r.status == "FAIL" and "TLB" in r.name
+              and (not tests or any(t in r.name for t in tests))]
+    if not failed:
+        return ""
+    return f"the oracle saw a stale translation: {failed[0].name.strip('/')}: {failed[0].reason}"[:300]
 
 
 def problems_verdict(problems: list[str], more: str = "") -> Verdict:
@@ -419,7 +564,8 @@ def boot_verdict(r: boot.RunResult, tests: tuple[str, ...], expect: tuple[str, .
         return Verdict("FAIL", r.error)
     v = ktap_verdict(text, 0 if not r.timed_out else None, tests)
     if v.status != "PASS":
-        return Verdict("FAIL", v.why if "PANIC:" in v.why else v.why + panic_of(text))
+        return Verdict("FAIL", v.why if "PANIC:" in v.why else v.why + panic_of(text),
+                       violation=oracle_violation(text, tests))
     for line in expect:
         if line not in text:
             return Verdict("FAIL", f"serial log lacks {line!r}" + panic_of(text))
@@ -449,15 +595,114 @@ def environment_problem() -> str:
     return ""
 
 
-def build_tree(build: Path) -> str:
-    """Builds the kernel and the host programs; their errors, or ""."""
-    cmd = ["make", "-s", f"BUILD={build}", "all", "host-tests"]
-    if os.environ.get("GRADE_BUG", "").strip():
-        cmd.append("inject")
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if proc.returncode == 0:
-        return ""
-    return proc.stdout.decode("utf-8", "replace")
+PARTS = {"kernel": "the kernel", "host": "the host programs"}
+
+
+def build_parts(build: Path, parts: set[str]) -> tuple[str, dict[str, str]]:
+    """Builds the parts of the tree the checks need (kernel: make all, and
+    make inject with GRADE_BUG; host: make host-tests). Returns the
+    compiler's errors ("" when it built) and, for a part whose tool is
+    missing here (the Makefile's "no such command"), why it was not built."""
+    unbuilt: dict[str, str] = {}
+    for part in [p for p in PARTS if p in parts]:
+        targets = ["host-tests"] if part == "host" else \
+            ["all"] + (["inject"] if os.environ.get("GRADE_BUG", "").strip() else [])
+        proc = subprocess.run(["make", "-s", f"BUILD={build}", *targets], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        output = proc.stdout.decode("utf-8", "replace")
+        if proc.returncode == 0:
+            continue
+        tool = next((line for line in output.splitlines() if "no such command" in line), "")
+        if not tool:
+            return output, unbuilt
+        tool = re.sub(r"^.*?\*\*\* ", "", tool).removesuffix(".  Stop.").strip()
+        unbuilt[part] = f"cannot build {PARTS[part]} here: {tool}"
+    return "", unbuilt
+
+
+@dataclasses.dataclass
+class Outcome:
+    """One check graded: its verdict, the points it earned, its line."""
+    check: Check
+    verdict: Verdict
+    got: int
+    line: str
+
+
+@dataclasses.dataclass
+class Grade:
+    outcomes: list[Outcome]
+    score: int       # after the gate
+    counted: int     # the maximum: the points of the checks that ran
+    gate: str = ""   # the gate's line, when it capped the score
+
+
+def outcome_line(c: Check, v: Verdict, got: int) -> str:
+    if v.status == "SKIP":
+        return f"  SKIP   -/{c.points}  {c.title}: {v.why}"
+    what = f"{c.kind}" + (f", {c.boot.what}" if c.boot else "")
+    line = f"  {v.status}  {got}/{c.points}  {c.title} [{what}]" + (f": {v.why}" if v.why else "")
+    if v.status == "FAIL":
+        line += (f"; reproduce: {v.reproduce}" if v.reproduce else "") \
+            + (f" (log: {v.log})" if v.log else "")
+    return line
+
+
+def gate_line(outcomes: list[Outcome], score: int, counted: int) -> tuple[int, str]:
+    """The correctness gate: a check that saw a stale translation caps the
+    score at half the maximum, rounded down. The score, and the line
+    saying so ("" when no check did)."""
+    bad = next((o for o in outcomes if o.verdict.violation), None)
+    if not bad:
+        return score, ""
+    cap = counted // 2
+    seen = bad.verdict.violation
+    seen = seen if len(seen) <= GATE_SHOWN else seen[:GATE_SHOWN - 3] + "..."
+    return min(score, cap), (f"Gate: {bad.check.title}: {seen}; a lab with a stale translation "
+                             f"scores at most half its maximum, {cap}/{counted}")
+
+
+def grade_checks(lab: Lab, grader: Grader, show=print) -> Grade:
+    """Runs lab's checks in order, showing each line as it is known."""
+    outcomes: list[Outcome] = []
+    score = counted = 0
+    failed = False
+    for number, c in enumerate(lab.checks, 1):
+        if failed and grader.first_failure:
+            v = Verdict("SKIP", "not run, a check failed (GRADE_FIRST_FAILURE=1)")
+        else:
+            v = grader.run(c, number)
+        got = c.points if v.status == "PASS" else 0
+        if v.status != "SKIP":
+            failed = failed or v.status != "PASS"
+            score += got
+            counted += c.points
+        outcomes.append(Outcome(c, v, got, outcome_line(c, v, got)))
+        show(outcomes[-1].line)
+    score, gate = gate_line(outcomes, score, counted)
+    return Grade(outcomes, score, counted, gate)
+
+
+def gradescope_results(grade: Grade, header: str, seconds: float) -> dict:
+    """Gradescope's results.json: one test per check. A SKIP is there with
+    score 0 of 0, its reason as the output, so that a student sees what
+    this machine could not run; it counts toward neither total."""
+    tests = []
+    for o in grade.outcomes:
+        v = o.verdict
+        output = {"SKIP": f"SKIP: {v.why} (counts toward neither score nor maximum)",
+                  "PASS": v.why or "passed"}.get(v.status, o.line.strip())
+        tests.append({"name": o.check.title, "score": o.got if v.status != "SKIP" else 0,
+                      "max_score": o.check.points if v.status != "SKIP" else 0,
+                      "output": output, "status": "failed" if v.status == "FAIL" else "passed"})
+    output = "\n".join(filter(None, [header, grade.gate, f"Score: {grade.score}/{grade.counted}"]))
+    return {"score": grade.score, "max_score": grade.counted, "execution_time": round(seconds),
+            "output": output, "tests": tests}
+
+
+def write_json(path: Path, results: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n")
 
 
 def main(argv: list[str]) -> int:
@@ -466,10 +711,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--build", default="build", help="the build directory (make's BUILD)")
     parser.add_argument("--list", action="store_true", help="list the lab's checks")
     parser.add_argument("--log", help="L8: the serial log of the day on real hardware")
+    parser.add_argument("--format", default="text",
+                        help="text (the default), or gradescope: also write results.json")
+    parser.add_argument("--out", help="with --format gradescope: where (default results.json)")
     args = parser.parse_args(argv)
     lab = LABS.get(args.lab)
     if not lab:
         print(f"grade: LAB={args.lab!r}: the labs are {', '.join(LABS)} (labs/README.md)",
+              file=sys.stderr)
+        return 2
+    if args.format not in FORMATS:
+        print(f"grade: FORMAT={args.format!r}: use FORMAT=gradescope (Gradescope's results.json, "
+              "OUT= where), or leave it out for the text report", file=sys.stderr)
+        return 2
+    if args.out and args.format != "gradescope":
+        print("grade: OUT= names the results.json of FORMAT=gradescope; add FORMAT=gradescope",
               file=sys.stderr)
         return 2
     problem = environment_problem()
@@ -482,6 +738,7 @@ def main(argv: list[str]) -> int:
             print(f"{c.points:2} pts  {c.kind:5} {c.title}")
         print(f"{total} points" + (f"; catches tlb_bug={', '.join(lab.bugs)}" if lab.bugs else ""))
         return 0
+    out = Path(args.out or "results.json").resolve() if args.format == "gradescope" else None
     build = (ROOT / args.build).resolve()
     if args.log:
         os.environ["GRADE_LOG"] = str(Path(args.log).resolve())
@@ -490,38 +747,33 @@ def main(argv: list[str]) -> int:
         else build / "shootdown.elf"
     grader = Grader(args.lab, kernel, build)
     seed = grader.seed or "default"
-    print(f"grade: lab {args.lab}, {lab.title} ({lab.handout}); seed {seed}"
-          + ("; quick" if grader.quick else "") + (f"; tlb_bug={grader.bug}" if grader.bug else ""),
-          flush=True)
-    errors = build_tree(Path(args.build))
+    header = (f"grade: lab {args.lab}, {lab.title} ({lab.handout}); seed {seed}"
+              + ("; quick" if grader.quick else "") + (f"; tlb_bug={grader.bug}" if grader.bug else ""))
+    print(header, flush=True)
+    started = time.monotonic()
+    parts = {grader.part(c) for c in lab.checks if not missing_tools(grader.needs(c))}
+    errors, grader.unbuilt = build_parts(Path(args.build), parts)
     if errors:
         print("grade: the tree does not build:")
-        print("\n".join("    | " + line for line in errors.rstrip().splitlines()[-20:]))
+        shown = "\n".join("    | " + line for line in errors.rstrip().splitlines()[-20:])
+        print(shown)
         print(f"Score: 0/{total}")
+        if out:
+            write_json(out, {"score": 0, "max_score": total, "output": f"{header}\n"
+                             f"the tree does not build:\n{shown}",
+                             "tests": [{"name": c.title, "score": 0, "max_score": c.points,
+                                        "output": "not run: the tree does not build",
+                                        "status": "failed"} for c in lab.checks]})
         return 1
-    score = counted = 0
-    failed = False
-    started = time.monotonic()
-    for c in lab.checks:
-        if failed and grader.first_failure:
-            print(f"  SKIP   -/{c.points}  {c.title}: not run, a check failed "
-                  "(GRADE_FIRST_FAILURE=1)", flush=True)
-            continue
-        v = grader.run(c)
-        if v.status == "SKIP":
-            print(f"  SKIP   -/{c.points}  {c.title}: {v.why}", flush=True)
-            continue
-        got = c.points if v.status == "PASS" else 0
-        failed = failed or v.status != "PASS"
-        score += got
-        counted += c.points
-        what = f"{c.kind}" + (f", {c.boot.what}" if c.boot else "")
-        print(f"  {v.status}  {got}/{c.points}  {c.title} [{what}]"
-              + (f": {v.why}" if v.why else ""), flush=True)
-    print(f"# grading took {time.monotonic() - started:.0f} s; boot logs in "
-          f"{grader.run_root.relative_to(ROOT) if grader.run_root.is_relative_to(ROOT) else grader.run_root}")
-    print(f"Score: {score}/{counted}")
-    return 0 if score == counted else 1
+    grade = grade_checks(lab, grader, lambda line: print(line, flush=True))
+    print(f"# grading took {time.monotonic() - started:.0f} s; logs in {relative(grader.run_root)}")
+    if grade.gate:
+        print(grade.gate)
+    print(f"Score: {grade.score}/{grade.counted}")
+    if out:
+        write_json(out, gradescope_results(grade, header, time.monotonic() - started))
+        print(f"# Gradescope results: {out}")
+    return 0 if grade.score == grade.counted else 1
 
 
 if __name__ == "__main__":

@@ -207,24 +207,32 @@ def comment(indent: str, text: str, python: bool) -> list[str]:
             + [f"{indent} * {lines[-1]} */"])
 
 
+def handout(lab: str) -> str:
+    """The lab's handout, labs/<lab>-<topic>.md, which a stub's message
+    names; labs/README.md for a lab without one."""
+    found = sorted((ROOT / "labs").glob(f"{lab}-*.md"))
+    return f"labs/{found[0].name}" if len(found) == 1 else "labs/README.md"
+
+
 def stub_lines(lines: list[str], region: Region) -> list[str]:
     ind = region.indent
     lab = region.lab
     what = f"LAB({lab}) to write: {region.what}"
+    read = handout(lab)
     if region.path.endswith(".pml"):
         where = enclosing_name(lines, region, r"^\s*(?:active\s+(?:\[\d+\]\s+)?)?(?:proctype|inline)\s+(\w+)")
         return [*comment(ind, what, False),
-                f'{ind}printf("lab {lab}: {where} is not written yet (labs/README.md, lab {lab})\\n");',
+                f'{ind}printf("lab {lab}: {where} is not written yet ({read})\\n");',
                 f"{ind}assert(false)"]
     if region.path.endswith(PYTHON):
         where = enclosing_name(lines, region, r"^\s*def\s+(\w+)")
         return [*comment(ind, what, True),
                 f'{ind}raise NotImplementedError("lab {lab}: {where}() is not written yet '
-                f'(labs/README.md, lab {lab})")']
+                f'({read})")']
     names = c_parameters(lines, region) + region.keeps
     out = comment(ind, what, False)
     out += [f"{ind}(void){name};" for name in dict.fromkeys(names)]
-    out.append(f'{ind}LAB_UNWRITTEN("{lab}");')
+    out.append(f'{ind}LAB_UNWRITTEN("{lab}", "{read}");')
     return out
 
 

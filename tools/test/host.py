@@ -18,21 +18,25 @@ from tools.test.pool import TEST_DIR, Outcome, rel, tail
 
 HOST_TIMEOUT = 120  # seconds for one host test binary
 # The TLB simulator searches for minutes (about 2.5 under ASan on an idle
-# 2-core host, more beside the emulator runs): its own limit.
-HOST_TIMEOUTS = {"tlb_sim": 1200}
+# 2-core host, more beside the emulator runs): its own limit. host/grade
+# runs SPIN on L7's model for two submissions (a minute on a busy host).
+HOST_TIMEOUTS = {"tlb_sim": 1200, "grade": 600}
 # Host tests written in Python, run like the binaries (KTAP on stdout):
 # host/<name>: the renderer of tools/run/timeline.py draws a known trace; the
 # lab tools; breakit: the labs' "Break it" grading (tools/labs/breakit.py)
-# on the teacher's workloads and on wrong ones; qr: the QR encoder, zlib
+# on the teacher's workloads and on wrong ones; grade: the grader's SKIP,
+# gate, Gradescope output and batch grading; qr: the QR encoder, zlib
 # and base64 of lib/ read back by zbarimg and Python (through the host
 # tool qr_tool, found in $HOST_BIN_DIR:
 # the directory of the host binaries); the results screen's QR decoder and
 # checks; the report and charts on fixture results; the USB stick writer
 # (tools/run/usb.py) refuses what it must, on fake sysfs trees; make
 # profile-path finds the IPC fast path, and the general one with it off;
-# tlb_trace=on traces the fast path's switches; a plain access of a variable
-# shared without a lock does not compile (sync/shared.h); a QEMU run that
-# times out names where each CPU was (boot.py's Qemu.hang_report); the layer
+# tlb_trace=on traces the fast path's switches; the lab grader installs
+# nothing, SKIPs what is missing, gates on stale reads, writes Gradescope's
+# results and grades a batch of two submissions (grade); a plain access of a
+# variable shared without a lock does not compile (sync/shared.h); a QEMU
+# run that times out names where each CPU was (boot.py's Qemu.hang_report); the layer
 # checker passes the tree and fails broken copies of its layer file;
 # docs/options.md's table is what the kernel's help option prints; the
 # bootable image's GRUB configurations parse, its MBR has an active entry,
@@ -40,6 +44,7 @@ HOST_TIMEOUTS = {"tlb_sim": 1200}
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
                 "breakit": ROOT / "tests" / "labs" / "test_breakit.py",
+                "grade": ROOT / "tests" / "labs" / "test_grade.py",
                 "qr": ROOT / "tests" / "qr" / "test_qr.py",
                 "results-screen": ROOT / "tests" / "screen" / "test_results_screen.py",
                 "bench-report": ROOT / "tests" / "bench" / "test_bench_report.py",
