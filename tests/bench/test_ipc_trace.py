@@ -19,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tools.bench.bench import parse_row
 from tools.run import boot
 from tools.test.ktap import Cases
 
@@ -33,8 +34,9 @@ TRACE_SWITCH = re.compile(r"^tlb: t=\d+ cpu0 switch ", re.M)
 
 
 def counters(row: str) -> dict[str, int]:
-    """The name=value counters at the end of a result line."""
-    return {k: int(v) for k, v in re.findall(r"([a-z0-9-]+)=(\d+)", row.split()[-1])}
+    """A result line's name=value counters, read by the benchmark tools'
+    own parser (fields after the counters say where the row ran)."""
+    return parse_row(row).get("counters", {})
 
 
 def main() -> int:
