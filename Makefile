@@ -557,14 +557,15 @@ container:
 container-shell:
 	@container/run.sh shell
 
-container-run: export CONTAINER_CMD := $(CMD)
+container-run: export CONTAINER_CMD := $(value CMD)
 container-run:
-	$(if $(strip $(CMD)),,$(error make container-run: give the command, e.g. CMD='make grade LAB=L3'))
+	$(if $(strip $(value CMD)),,$(error make container-run: give the command, e.g. CMD='make grade LAB=L3'))
 	@container/run.sh run "$$CONTAINER_CMD"
 
+# BUILD= given here is the grade's build directory inside as well.
 container-grade:
 	$(call lab-check-var)
-	@container/run.sh run "make grade LAB=$(LAB)"
+	@container/run.sh run "make grade LAB=$(LAB)$(if $(filter command line,$(origin BUILD)), BUILD=$(BUILD))"
 
 # Rewrite container/packages.lock with the newest packages of BASE.
 container-lock:
