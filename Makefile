@@ -562,10 +562,11 @@ container-run:
 	$(if $(strip $(value CMD)),,$(error make container-run: give the command, e.g. CMD='make grade LAB=L3'))
 	@container/run.sh run "$$CONTAINER_CMD"
 
-# BUILD= given here is the grade's build directory inside as well.
+# BUILD= given here is the grade's build directory inside as well, and
+# LOG= (L8's serial log, a path under the tree) its log.
 container-grade:
 	$(call lab-check-var)
-	@container/run.sh run "make grade LAB=$(LAB)$(if $(filter command line,$(origin BUILD)), BUILD=$(BUILD))"
+	@container/run.sh run "make grade LAB=$(LAB)$(if $(filter command line,$(origin BUILD)), BUILD=$(BUILD))$(if $(LOG), LOG='$(LOG)')"
 
 # Rewrite container/packages.lock with the newest packages of BASE.
 container-lock:
