@@ -180,7 +180,8 @@ ISO := $(BUILD)/shootdown.iso
 
 .PHONY: all inject iso run test deps clean format check qemu-gdb help host-tests \
 	bench bench-compare compare-linux profile-path plots report import mutants docs \
-	lab-tree grade grade-batch break-it timeline usb options-doc
+	lab-tree grade grade-batch break-it timeline usb options-doc container container-shell \
+	container-run container-grade container-lock
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -567,6 +568,33 @@ break-it: $(BUILD)/host/tlb_sim
 	$(call lab-check-var)
 	@$(PYTHON) -m tools.labs.breakit $(LAB) $(WORKLOAD) --build $(BUILD)
 
+# --- Container (docs/container.md) -------------------------------------------
+# The tools image (container/): Debian with every package above at the
+# versions of container/packages.lock; the tree is mounted, not copied.
+# container/run.sh does the work, so a host without GNU make 4 can call it
+# directly. CONTAINER_ENGINE=podman|docker (the first found), BASE= the
+# Debian image (debian:bookworm), SNAPSHOT= build from snapshot.debian.org.
+container:
+	@container/run.sh build
+
+container-shell:
+	@container/run.sh shell
+
+container-run: export CONTAINER_CMD := $(value CMD)
+container-run:
+	$(if $(strip $(value CMD)),,$(error make container-run: give the command, e.g. CMD='make grade LAB=L3'))
+	@container/run.sh run "$$CONTAINER_CMD"
+
+# BUILD= given here is the grade's build directory inside as well, and
+# LOG= (L8's serial log, a path under the tree) its log.
+container-grade:
+	$(call lab-check-var)
+	@container/run.sh run "make grade LAB=$(LAB)$(if $(filter command line,$(origin BUILD)), BUILD=$(BUILD))$(if $(LOG), LOG='$(LOG)')"
+
+# Rewrite container/packages.lock with the newest packages of BASE.
+container-lock:
+	@container/run.sh lock
+
 # --- Hygiene ---------------------------------------------------------------
 FORMAT_FILES = $(filter %.c %.h,$(sort $(KERNEL_C) $(INJECT_C)) $(wildcard */*.h tests/*/*.h tests/host/*.c)) \
 	proc/elf.c $(USER_C) $(USER_LIB_H)
@@ -651,6 +679,10 @@ help:
 	@echo "            submission (a tree or a .bundle) graded; OUT/grades.csv, OUT/<name>.log"
 	@echo "  break-it  LAB=L3 [WORKLOAD=file]: does the lab's workload expose its bug (labs/L3-shootdown.md)"
 	@echo "  deps      install the packages run and test need (apt-get)"
+	@echo "  container the same tools in a container image, versions pinned (podman or docker;"
+	@echo "            docs/container.md); container-shell enters it with this tree mounted,"
+	@echo "            container-run CMD='make test' runs a command in it, container-grade LAB=L3"
+	@echo "            grades there, container-lock refreshes container/packages.lock"
 	@echo "  options-doc  rewrite docs/options.md's option table from the kernel's registry"
 	@echo "  qemu-gdb  boot and wait for gdb on localhost:1234"
 	@echo "  format    clang-format the sources in place"
@@ -659,7 +691,8 @@ help:
 	@echo "  clean     remove build/"
 	@echo "variables: EMU SMP MEM ACCEL CPU FIRMWARE MACHINE MEDIA CMDLINE QEMU_ARGS ICOUNT TIMEOUT CC LD"
 	@echo "           MUTANTS, LOG TIMELINE_ARGS (timeline), RESULTS (plots, report: a results JSON),"
-	@echo "           LOG QR (import), DEV YES (usb), COMPARE_SCALE (compare-linux)"
+	@echo "           LOG QR (import), DEV YES (usb), COMPARE_SCALE (compare-linux),"
+	@echo "           CONTAINER_ENGINE BASE SNAPSHOT CMD (container targets)"
 	@echo "build: V=1 prints the commands (default: one line per step), CC=clang LD=ld.lld,"
 	@echo "       HOSTCC= for the host tests, BUILD=dir instead of build/"
 

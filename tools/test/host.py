@@ -40,7 +40,8 @@ HOST_TIMEOUTS = {"tlb_sim": 1200, "grade": 600}
 # checker passes the tree and fails broken copies of its layer file;
 # docs/options.md's table is what the kernel's help option prints; the
 # bootable image's GRUB configurations parse, its MBR has an active entry,
-# it carries both UEFI loaders, and OVMF's menu explains a dark screen.
+# it carries both UEFI loaders, and OVMF's menu explains a dark screen;
+# the container recipe's lock and Containerfile agree with deps.sh.
 HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "lab-tools": ROOT / "tests" / "labs" / "test_lab_tools.py",
                 "breakit": ROOT / "tests" / "labs" / "test_breakit.py",
@@ -55,7 +56,8 @@ HOST_SCRIPTS = {"timeline": ROOT / "tests" / "timeline" / "test_timeline.py",
                 "hang-report": ROOT / "tests" / "hang" / "test_hang_report.py",
                 "layers": ROOT / "tests" / "layers" / "test_layers.py",
                 "options-doc": ROOT / "tools" / "check" / "options_doc.py",
-                "iso": ROOT / "tests" / "iso" / "test_iso.py"}
+                "iso": ROOT / "tests" / "iso" / "test_iso.py",
+                "container": ROOT / "tests" / "container" / "test_container.py"}
 # With the simulator's host test: every mutant in tests/mutants/ must apply,
 # and these, quick to kill, be killed (make mutants runs them all): a
 # shootdown that does not wait, a batch freed before its flush, a PCID that
