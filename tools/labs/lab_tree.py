@@ -6,11 +6,12 @@
 
 The lab's marked regions become stubs that stop with a message naming the
 lab and the function; every other lab's code stays as the reference.
-Instructor material is left out: labs/teacher/, and every mutant whose
-patch names a file with a stubbed region (its context lines are the
-reference code). Prose that gives a stubbed region's answer, or a written
-question's, is rewritten (REWRITES). DEST must not exist or be empty. Exit status: 0 done,
-1 a malformed marker or nothing to stub, 2 bad usage.
+Instructor material is left out: labs/teacher/, tools/labs/figures.py,
+and every mutant whose patch names a file with a stubbed region (its
+context lines are the reference code). Prose that gives a stubbed
+region's answer, or a written question's, is rewritten (REWRITES). DEST
+must not exist or be empty. Exit status: 0 done, 1 a malformed marker, a
+rewrite that no longer matches, or nothing to stub, 2 bad usage.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from tools import ROOT
 
 LABS = tuple(f"L{n}" for n in range(9))
 TEACHER_DIR = "labs/teacher/"
+# Instructor material outside labs/teacher/: the figures' script explains
+# the bugs it draws.
+TEACHER_FILES = ("tools/labs/figures.py",)
 MUTANT_DIR = "tests/mutants/"
 LAB_FILE = ".lab"
 
@@ -426,7 +430,7 @@ def write_tree(lab: str, dest: Path) -> int:
     left_out: list[str] = []
     bugs: set[str] = set()
     for path in files:
-        if path.startswith(TEACHER_DIR):
+        if path.startswith(TEACHER_DIR) or path in TEACHER_FILES:
             left_out.append(path)
             continue
         if path.startswith(MUTANT_DIR) and path.endswith(".mutant") and \
@@ -456,7 +460,7 @@ def write_tree(lab: str, dest: Path) -> int:
     count = sum(len(rs) for rs in chosen.values())
     print(f"lab-tree: {dest}: lab {lab}, {count} regions to write in "
           + ", ".join(f"{p} ({len(rs)})" for p, rs in sorted(chosen.items())))
-    teacher = sum(1 for p in left_out if p.startswith(TEACHER_DIR))
+    teacher = sum(1 for p in left_out if p.startswith(TEACHER_DIR) or p in TEACHER_FILES)
     print(f"lab-tree: left out {teacher} files of instructor material and "
           f"{len(left_out) - teacher} mutants of the stubbed files")
     print(f"lab-tree: next: cd {dest} && git init && git add -A && git commit -m 'lab {lab}'; "
