@@ -129,6 +129,29 @@ kernel mm. Whichever it does, its slot's generation must never claim more than t
 `mm/tlb.c`): the choice, and the generation it records, are the design of labs L4 and L5.
 
 """),
+    Rewrite(("L4",), "mm/tlb.c", "*   lazy_skipped_by     a flusher looking at a LAZY CPU: may it leave that",
+            "*   lazy_leave_backs_off", """\
+ *   lazy_skipped_by     a flusher looking at a LAZY CPU: may it leave that
+ *                       CPU out? Only under skip, and never when page tables
+ *                       were freed. The LAZY CPU catches up by generation on
+ *                       return.
+"""),
+    Rewrite(("L4",), "mm/tlb.c", "* A LAZY CPU that gets a request always leaves the mm, under every policy:",
+            "*/", """\
+ * What a LAZY CPU does with a request that reaches it is for lab L4 to
+ * decide (labs/L4-lazy.md).
+"""),
+    Rewrite(("L4",), "docs/tlb.md", "Everything `lazy=` changes is one of three decisions, each a named predicate in `mm/tlb.c`: whether a CPU about to run",
+            "Whom a flush skips", """\
+Everything `lazy=` changes is one of three decisions, each a named predicate in `mm/tlb.c`: whether a CPU about to run
+a kernel thread keeps the user mm loaded (`lazy_keeps_mm`: not under `off`, nor during `dynamic`'s back-off); whether a
+flush may leave a LAZY CPU out (`lazy_skipped_by`: only under `skip`, never when page tables were freed); and whether a
+LAZY CPU that a request sent to the kernel mm then stays non-lazy for `lazy_backoff` switches (`lazy_leave_backs_off`:
+only under `dynamic`). Each `tlb_bug=` is one `INJECTED(tlb, ...)` test in `mm/` (`lib/inject.h`: only the injection
+kernel, `make inject`, and the simulator have them); `ack_before_flush` is built from the generic calls in
+`mm/tlb_bug_ack.c` (`docs/tlb-bugs.md`).
+
+"""),
     Rewrite(("L6",), "tools/labs/lab_checks.py", "def crossover_index(by_page: list[int], full: list[int]) -> int:",
             "def check_crossover", """\
 def crossover_index(by_page: list[int], full: list[int]) -> int:
