@@ -1,11 +1,10 @@
 #!/usr/bin/env python3
 """The labs' tools on crafted input: tools/labs/lab_tree.py's markers and stubs
 (what must be refused, what a stub keeps so the tree compiles with -Werror,
-C, Promela and Python; the prose rewrites of a student tree), and
-tools/labs/grade.py's reading of KTAP (a stopped run
-fails its check even when the tests it names passed; a stub's message is
-the reason given), and tools/labs/lab_checks.py on made-up benchmark and
-hardware logs.
+C, Promela and Python) and the prose rewrites of a student tree,
+tools/labs/grade.py's reading of KTAP (a stopped run fails its check even
+when the tests it names passed; a stub's message is the reason given), and
+tools/labs/lab_checks.py on made-up benchmark and hardware logs.
 
 Prints KTAP, one result per case (tools/test/run_tests.py runs it as
 host/lab-tools). Python 3.11 standard library; the compile case needs gcc.
