@@ -111,6 +111,12 @@ it next uses a translation of the mm, and when its page walker cannot reach a ta
 those are is the design of labs L3 and L4.
 
 """),
+    Rewrite(("L3", "L4"), "docs/tlb.md",
+            "2. the targets are the union over the spaces of the CPUs in each one's `cpu_mask` that the usual rules pick for",
+            "3. each target gets **one** request naming every space", """\
+2. the targets are the union over the spaces of the CPUs in each one's `cpu_mask` that the usual rules pick for
+   that space;
+"""),
     Rewrite(("L3",), "docs/tlb.md", "`loaded_mm` and `is_lazy` are the two fields other CPUs read when deciding whom to interrupt. Every change of",
             "## A switch", """\
 `loaded_mm` and `is_lazy` are the two fields other CPUs read when deciding whom to interrupt. Every change of
