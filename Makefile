@@ -180,8 +180,8 @@ ISO := $(BUILD)/shootdown.iso
 
 .PHONY: all inject iso run test deps clean format check qemu-gdb help host-tests \
 	bench bench-compare compare-linux profile-path plots report import mutants docs \
-	lab-tree grade grade-batch break-it timeline usb options-doc container container-shell \
-	container-run container-grade container-lock
+	lab-tree grade grade-batch break-it timeline usb options-doc figures container \
+	container-shell container-run container-grade container-lock
 
 all: $(KERNEL_ELF) $(BUILD)/shootdown.lst $(BUILD)/shootdown.map $(USER_ELFS)
 
@@ -400,6 +400,13 @@ import: deps
 	$(if $(filter-out 1,$(words $(LOG) $(if $(QR),qr))),$(error make import: give LOG=serial.log or QR="photos..." (one of them)))
 	@$(PYTHON) -m tools.bench.bench $(if $(LOG),import $(LOG),import-qr $(QR)) \
 		-o $(BUILD)/bench/imported-$(shell date +%Y%m%d-%H%M%S).json
+
+# --- Teacher's figures -----------------------------------------------------------
+# labs/teacher/figures/*.svg and .png (tools/labs/figures.py): timelines of
+# the simulator's first violation with two ordering mutants, a reference
+# race, and two diagrams; FIGURES="cpu-states pairing" draws some.
+figures:
+	@$(PYTHON) -m tools.labs.figures $(FIGURES)
 
 # --- Timeline ------------------------------------------------------------------
 # A picture of the protocol (tools/run/timeline.py, docs/tlb.md): boots a short
@@ -668,6 +675,8 @@ help:
 	@echo "  timeline  boot a short scenario with tlb_trace and draw its per-CPU timeline"
 	@echo "            (build/timeline/timeline.svg, .png); LOG=serial.log draws that log,"
 	@echo "            TIMELINE_ARGS=\"--first N --from T --to T --spacing time\" what is shown"
+	@echo "  figures   redraw the teacher's lecture figures (labs/teacher/figures/, gnuplot;"
+	@echo "            FIGURES=\"cpu-states pairing\" for some)"
 	@echo "  test      host unit tests plus every QEMU/Bochs configuration; ends 'N passed, N failed'"
 	@echo "  mutants   mutation testing: each mistake in tests/mutants/ must fail a simulator case"
 	@echo "            (MUTANTS=\"a b\" for some); ends 'mutants: K killed, S survived of N'"

@@ -683,6 +683,9 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	self = tlb_hw_cpu();
 	c = &tlb_cpus[self];
 	request.sender = self;
+	/* LAB(L3) begin: number the change in request.new_gen and choose
+	 * the targets, in the order the protocol needs
+	 * keeps: choose_targets, mm, targets, self, c */
 	/* A locked add: a full barrier after the caller's page-table stores,
 	 * before the loads of the mask and of other CPUs' states below
 	 * (Orderings, above). */
@@ -690,6 +693,7 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 
 	cpumask_clear_all(&targets);
 	choose_targets(&targets, self, &request, &c->stats);
+	/* LAB(L3) end */
 	here = loaded_mm(c) == mm;
 	trace_request(mm, here ? c->loaded_asid : TLB_ASID_KERNEL,
 		      request.new_gen, &targets);
@@ -795,6 +799,9 @@ void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count)
 		tlb_hw_unpin();
 		return;
 	}
+	/* LAB(L3) begin: steps 2 and 3 for a batch: one request per space
+	 * with its new generation, then the union of their targets
+	 * keeps: ranges, count, whole, targets_of, choose_targets */
 	request.sender = self;
 	for (unsigned i = 0; i < count; i++) {
 		struct tlb_flush_request *r = &request.mms[request.count];
@@ -827,6 +834,7 @@ void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count)
 		INJECTED(tlb, TLB_BUG_BATCH_FIRST_MM_ONLY) ? 1 : request.count;
 	for (unsigned i = 0; i < targets_of; i++)
 		choose_targets(&targets, self, &request.mms[i], &c->stats);
+	/* LAB(L3) end */
 	for (unsigned i = 0; i < request.count; i++) {
 		here = here || loaded_mm(c) == request.mms[i].mm;
 		trace_request(request.mms[i].mm, TLB_ASID_KERNEL,

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The labs' tools on crafted input: tools/labs/lab_tree.py's markers and stubs
 (what must be refused, what a stub keeps so the tree compiles with -Werror,
-C, Promela and Python), and tools/labs/grade.py's reading of KTAP (a stopped run
-fails its check even when the tests it names passed; a stub's message is
-the reason given), and tools/labs/lab_checks.py on made-up benchmark and
-hardware logs.
+C, Promela and Python) and the prose rewrites of a student tree,
+tools/labs/grade.py's reading of KTAP (a stopped run fails its check even
+when the tests it names passed; a stub's message is the reason given), and
+tools/labs/lab_checks.py on made-up benchmark and hardware logs.
 
 Prints KTAP, one result per case (tools/test/run_tests.py runs it as
 host/lab-tools). Python 3.11 standard library; the compile case needs gcc.
@@ -181,6 +181,46 @@ def case_grade_names_the_failed_expectation_first() -> None:
                "CPU 2 round 7: read saw old\n    not ok 1 TLB0001 a\nnot ok 1 tlb\n")
     v = grade.ktap_verdict(failing, 0, ("TLB0001",))
     assert v.status == "FAIL" and "CPU 2 round 7" in v.why, v
+
+
+def case_rewrites_match_the_reference() -> None:
+    for lab in lab_tree.LABS:
+        for path, rws in lab_tree.rewrites_for(lab).items():
+            lines = (ROOT / path).read_text().split("\n")
+            out = lab_tree.rewritten(path, lines, rws)
+            for rw in rws:
+                assert rw.new.split("\n")[0] in out, f"{lab} {path}: {rw.first!r} not rewritten"
+
+
+def case_stale_rewrite_refused() -> None:
+    rw = lab_tree.Rewrite(("L3",), "x.md", "## Gone", "## Next", "## Gone\n")
+    try:
+        lab_tree.rewritten("x.md", ["# Title", "## Next"], [rw])
+    except lab_tree.MarkerError as e:
+        assert "REWRITES" in str(e), e
+        return
+    raise AssertionError("a rewrite whose first line is missing was applied")
+
+
+def case_rewrite_keeps_the_text_around() -> None:
+    rw = lab_tree.Rewrite(("L3",), "x.md", "## Answer", "## Next", "## Answer\n\nLeft out.\n\n")
+    out = lab_tree.rewritten("x.md", ["# T", "", "## Answer", "", "secret", "", "## Next", "more"], [rw])
+    assert out == ["# T", "", "## Answer", "", "Left out.", "", "## Next", "more"], out
+
+
+def case_l6_tree_crossover_agrees() -> None:
+    """L6's tree computes the crossover from its definition; it must agree
+    with the reference's scan."""
+    rw = next(r for r in lab_tree.REWRITES if r.path == "tools/labs/lab_checks.py")
+    ns: dict = {}
+    exec(rw.new, ns)  # noqa: S102  (our own text)
+    import itertools
+    for n in range(5):
+        for full in itertools.product(range(3), repeat=n):
+            for by_page in itertools.product(range(3), repeat=n):
+                want = lab_checks.crossover_index(list(by_page), list(full))
+                got = ns["crossover_index"](list(by_page), list(full))
+                assert got == want, (by_page, full, got, want)
 
 
 # --- the benchmark labs' functional checks ------------------------------------------

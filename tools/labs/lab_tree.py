@@ -6,10 +6,12 @@
 
 The lab's marked regions become stubs that stop with a message naming the
 lab and the function; every other lab's code stays as the reference.
-Instructor material is left out: labs/teacher/, and every mutant whose
-patch names a file with a stubbed region (its context lines are the
-reference code). DEST must not exist or be empty. Exit status: 0 done,
-1 a malformed marker or nothing to stub, 2 bad usage.
+Instructor material is left out: labs/teacher/, tools/labs/figures.py,
+and every mutant whose patch names a file with a stubbed region (its
+context lines are the reference code). Prose that gives a stubbed
+region's answer, or a written question's, is rewritten (REWRITES). DEST
+must not exist or be empty. Exit status: 0 done, 1 a malformed marker, a
+rewrite that no longer matches, or nothing to stub, 2 bad usage.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from tools import ROOT
 
 LABS = tuple(f"L{n}" for n in range(9))
 TEACHER_DIR = "labs/teacher/"
+# Instructor material outside labs/teacher/: the figures' script explains
+# the bugs it draws.
+TEACHER_FILES = ("tools/labs/figures.py",)
 MUTANT_DIR = "tests/mutants/"
 LAB_FILE = ".lab"
 
@@ -49,6 +54,121 @@ IDENT = re.compile(r"[A-Za-z_]\w*")
 
 class MarkerError(Exception):
     """A marker that breaks the rules of docs/labs.md."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Rewrite:
+    """In the trees of labs, the lines of path from the one that reads
+    first (stripped) up to the next that starts with stop (stripped) become
+    new. The reference keeps the explanation; a student tree keeps the
+    contract and leaves the design to the student."""
+    labs: tuple[str, ...]
+    path: str
+    first: str
+    stop: str
+    new: str
+
+
+# Each text must be found as written: a rewrite that no longer matches the
+# reference stops the tree (make test builds every lab's tree).
+REWRITES = (
+    Rewrite(LABS, "docs/tlb-simulator.md", "## Ordering mistakes it catches",
+            "## Reproducing a failure", """\
+## Ordering mistakes it catches
+
+Left out of lab trees: the table of ordering mutants and what each breaks answers written questions of labs L4
+and L5. `tests/mutants/` holds the mutants a tree keeps; `make mutants` runs them.
+
+"""),
+    Rewrite(("L3", "L4"), "mm/tlb.c", "* Whom a flush skips, and why that is safe",
+            "* Rights that grow need no flush", """\
+ * Whom a flush skips, and why that is safe
+ *   A flush may leave out a CPU of mm->cpu_mask only when that CPU is
+ *   sure to compare its slot's generation with mm's, and to flush if
+ *   behind, before it next uses a translation of mm, and only when its
+ *   page walker cannot reach a page table the change frees. Which of the
+ *   states above give that guarantee, and which only seem to, is yours to
+ *   argue (labs/L3-shootdown.md, labs/L4-lazy.md). "Orderings", below,
+ *   says what a skipped CPU's comparison relies on.
+ *
+"""),
+    Rewrite(("L4", "L5"), "mm/tlb.c", "*   A CPU handling the request (flush_tlb_here):",
+            "* Whom a flush skips", """\
+ *   A CPU handling the request (flush_tlb_here) may do nothing, drop the
+ *   request's pages, drop its whole context, or, LAZY, leave for
+ *   kernel_mm; whichever it does, I1 must hold after it (labs L4, L5).
+ *
+"""),
+    Rewrite(("L3", "L4"), "mm/tlb.c", "*   3. targets: the union, over the spaces, of the CPUs of each one's",
+            "*   4. one request per target", """\
+ *   3. targets: the union, over the spaces, of the CPUs of each one's
+ *      cpu_mask that cpu_needs_flush picks for that space's request;
+"""),
+    Rewrite(("L3", "L4"), "docs/tlb.md", "Whom a flush skips, and why that is safe:",
+            "## Unmapping in batches", """\
+Whom a flush skips: a CPU may be left out only when it is sure to compare generations, and flush if behind, before
+it next uses a translation of the mm, and when its page walker cannot reach a table the change frees. Which CPUs
+those are is the design of labs L3 and L4.
+
+"""),
+    Rewrite(("L3", "L4"), "docs/tlb.md",
+            "2. the targets are the union over the spaces of the CPUs in each one's `cpu_mask` that the usual rules pick for",
+            "3. each target gets **one** request naming every space", """\
+2. the targets are the union over the spaces of the CPUs in each one's `cpu_mask` that the usual rules pick for
+   that space;
+"""),
+    Rewrite(("L3",), "docs/tlb.md", "`loaded_mm` and `is_lazy` are the two fields other CPUs read when deciding whom to interrupt. Every change of",
+            "## A switch", """\
+`loaded_mm` and `is_lazy` are the two fields other CPUs read when deciding whom to interrupt. Every change of
+`loaded_mm` is a `load_mm` and passes through SWITCHING; only ACTIVE <-> LAZY changes `is_lazy` alone, with no CR3
+load (`enter_lazy`, `leave_lazy` in `mm/tlb.c`). A kernel thread on a CPU in KERNEL leaves it there. SWITCHING is a
+value of `loaded_mm` written before the CPU sets its bit in the next mm's mask and reads its generation.
+
+"""),
+    Rewrite(("L3", "L4"), "docs/tlb.md", "look at X.cpu_mask: 1, 2, 3?", "send request {X, range, new_gen 5}", """\
+ choose targets in X.cpu_mask: 1, 2, 3 (lab L3, L4)
+"""),
+    Rewrite(("L4", "L5"), "docs/tlb.md", "A CPU handling a request: not loaded any more -> nothing; LAZY -> leave for the kernel mm; slot gen already equals the",
+            "Kernel mappings are global (CR4.PGE)", """\
+A CPU handling a request may do nothing, drop the request's pages, drop its whole context, or, LAZY, leave for the
+kernel mm. Whichever it does, its slot's generation must never claim more than the flushes done there cover (I1 in
+`mm/tlb.c`): the choice, and the generation it records, are the design of labs L4 and L5.
+
+"""),
+    Rewrite(("L4",), "mm/tlb.c", "*   lazy_skipped_by     a flusher looking at a LAZY CPU: may it leave that",
+            "*   lazy_leave_backs_off", """\
+ *   lazy_skipped_by     a flusher looking at a LAZY CPU: may it leave that
+ *                       CPU out? Only under skip, and never when page tables
+ *                       were freed. The LAZY CPU catches up by generation on
+ *                       return.
+"""),
+    Rewrite(("L4",), "mm/tlb.c", "* A LAZY CPU that gets a request always leaves the mm, under every policy:",
+            "*/", """\
+ * What a LAZY CPU does with a request that reaches it is for lab L4 to
+ * decide (labs/L4-lazy.md).
+"""),
+    Rewrite(("L4",), "docs/tlb.md", "Everything `lazy=` changes is one of three decisions, each a named predicate in `mm/tlb.c`: whether a CPU about to run",
+            "Whom a flush skips", """\
+Everything `lazy=` changes is one of three decisions, each a named predicate in `mm/tlb.c`: whether a CPU about to run
+a kernel thread keeps the user mm loaded (`lazy_keeps_mm`: not under `off`, nor during `dynamic`'s back-off); whether a
+flush may leave a LAZY CPU out (`lazy_skipped_by`: only under `skip`, never when page tables were freed); and whether a
+LAZY CPU that a request sent to the kernel mm then stays non-lazy for `lazy_backoff` switches (`lazy_leave_backs_off`:
+only under `dynamic`). Each `tlb_bug=` is one `INJECTED(tlb, ...)` test in `mm/` (`lib/inject.h`: only the injection
+kernel, `make inject`, and the simulator have them); `ack_before_flush` is built from the generic calls in
+`mm/tlb_bug_ack.c` (`docs/tlb-bugs.md`).
+
+"""),
+    Rewrite(("L6",), "tools/labs/lab_checks.py", "def crossover_index(by_page: list[int], full: list[int]) -> int:",
+            "def check_crossover", """\
+def crossover_index(by_page: list[int], full: list[int]) -> int:
+    \"\"\"The documented crossover (docs/bench.md), from its definition.\"\"\"
+    n = len(full)
+    return next(i for i in range(n + 1)
+                if all(f <= p for f, p in zip(full[i:n], by_page[i:n])))
+
+
+"""),
+)
 
 
 @dataclasses.dataclass
@@ -236,6 +356,32 @@ def stub_lines(lines: list[str], region: Region) -> list[str]:
     return out
 
 
+def rewritten(path: str, lines: list[str], rewrites: list[Rewrite]) -> list[str]:
+    for rw in rewrites:
+        starts = [i for i, line in enumerate(lines) if line.strip() == rw.first.strip()]
+        if len(starts) != 1:
+            raise MarkerError(f"{path}: the rewrite for lab trees finds {len(starts)} lines "
+                              f"reading {rw.first!r}, not one: update REWRITES in "
+                              "tools/labs/lab_tree.py")
+        first = starts[0]
+        stop = next((i for i in range(first + 1, len(lines))
+                     if lines[i].strip().startswith(rw.stop.strip())), None)
+        if stop is None:
+            raise MarkerError(f"{path}: no line starting {rw.stop!r} after {rw.first!r}: "
+                              "update REWRITES in tools/labs/lab_tree.py")
+        lines = lines[:first] + rw.new.rstrip("\n").split("\n") + [""] * rw.new.endswith("\n\n") \
+            + lines[stop:]
+    return lines
+
+
+def rewrites_for(lab: str) -> dict[str, list[Rewrite]]:
+    out: dict[str, list[Rewrite]] = {}
+    for rw in REWRITES:
+        if lab in rw.labs:
+            out.setdefault(rw.path, []).append(rw)
+    return out
+
+
 def add_lab_include(lines: list[str]) -> list[str]:
     if any(line.startswith('#include "lib/lab.h"') for line in lines):
         return lines
@@ -314,10 +460,14 @@ def write_tree(lab: str, dest: Path) -> int:
         print(f"lab-tree: {dest} exists and is not an empty directory: choose a new DEST",
               file=sys.stderr)
         return 2
+    rewrites = rewrites_for(lab)
+    missing = sorted(set(rewrites) - set(files))
+    if missing:
+        raise MarkerError(f"REWRITES name files the tree does not have: {', '.join(missing)}")
     left_out: list[str] = []
     bugs: set[str] = set()
     for path in files:
-        if path.startswith(TEACHER_DIR):
+        if path.startswith(TEACHER_DIR) or path in TEACHER_FILES:
             left_out.append(path)
             continue
         if path.startswith(MUTANT_DIR) and path.endswith(".mutant") and \
@@ -326,12 +476,15 @@ def write_tree(lab: str, dest: Path) -> int:
             continue
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        if path in chosen:
+        if path in chosen or path in rewrites:
             lines = read_lines(path)
-            for r in chosen[path]:
+            for r in chosen.get(path, []):
                 for line in lines[r.body:r.last]:
                     bugs.update(b.lower() for b in BUG_TOKEN.findall(line))
-            target.write_text("\n".join(stubbed(path, lines, chosen[path])), encoding="utf-8")
+            if path in chosen:
+                lines = stubbed(path, lines, chosen[path])
+            lines = rewritten(path, lines, rewrites.get(path, []))
+            target.write_text("\n".join(lines), encoding="utf-8")
             shutil.copymode(ROOT / path, target)
         else:
             shutil.copy2(ROOT / path, target)
@@ -344,7 +497,7 @@ def write_tree(lab: str, dest: Path) -> int:
     count = sum(len(rs) for rs in chosen.values())
     print(f"lab-tree: {dest}: lab {lab}, {count} regions to write in "
           + ", ".join(f"{p} ({len(rs)})" for p, rs in sorted(chosen.items())))
-    teacher = sum(1 for p in left_out if p.startswith(TEACHER_DIR))
+    teacher = sum(1 for p in left_out if p.startswith(TEACHER_DIR) or p in TEACHER_FILES)
     print(f"lab-tree: left out {teacher} files of instructor material and "
           f"{len(left_out) - teacher} mutants of the stubbed files")
     print(f"lab-tree: next: cd {dest} && git init && git add -A && git commit -m 'lab {lab}'; "
@@ -374,8 +527,11 @@ def main(argv: list[str]) -> int:
             return list_regions()
         if args.check:
             regions = all_regions(tracked_files())
+            for lab in LABS:
+                for path, rws in rewrites_for(lab).items():
+                    rewritten(path, read_lines(path), rws)
             print(f"lab-tree: {sum(len(r) for r in regions.values())} regions in "
-                  f"{len(regions)} files, markers well formed")
+                  f"{len(regions)} files, markers well formed; {len(REWRITES)} rewrites apply")
             return 0
         if not args.lab or not args.dest:
             print("usage: make lab-tree LAB=L3 DEST=dir (labs/README.md)", file=sys.stderr)
