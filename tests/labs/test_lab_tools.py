@@ -228,6 +228,21 @@ def case_well_formed_mistake_read() -> None:
     assert m.description == "I thought. Why not." and m.diff.startswith("diff --git"), m
 
 
+def case_mistake_applied_inside_this_repository() -> None:
+    # The scratch tree sits in build/, inside this repository: a patch
+    # must change it, or fail, never succeed having done nothing.
+    (ROOT / "build").mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=ROOT / "build") as tmp:
+        tree = Path(tmp).relative_to(Path.cwd()) if Path(tmp).is_relative_to(Path.cwd()) \
+            else Path(tmp)
+        (tree / "mm").mkdir()
+        (tree / "mm" / "tlb.c").write_text("x\n")
+        assert lab_tests.apply_patch(MISTAKE_DIFF, tree) == ""
+        assert (tree / "mm" / "tlb.c").read_text() == "y\n", "the patch changed nothing"
+        assert "does not apply" in lab_tests.apply_patch(MISTAKE_DIFF, tree), \
+            "a patch whose old lines are gone was accepted"
+
+
 def case_mistakes_stay_in_their_regions() -> None:
     for lab in grade.LABS:
         for path in lab_tests.mistake_paths(lab):

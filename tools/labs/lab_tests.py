@@ -302,6 +302,10 @@ def scratch_copy(dest: Path) -> None:
 def apply_patch(diff: str, tree: Path, reverse: bool = False) -> str:
     """git apply of diff in tree (not in any repository above it); its
     complaint, or ""."""
+    # An absolute ceiling (git ignores relative ones): inside another
+    # repository, git apply would skip the paths outside the current
+    # directory and succeed having changed nothing.
+    tree = tree.resolve()
     env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tree.parent))
     proc = subprocess.run(["git", "apply", *(["-R"] if reverse else []), "-"], cwd=tree,
                           input=(diff.rstrip("\n") + "\n").encode(), env=env,
