@@ -188,6 +188,22 @@ static const struct sim_scenario scenarios[] = {
 			"run 1, read 4, write 5, read 0"},
 	},
 	/*
+	 * A lazy CPU whose mm loses a page table before any other change:
+	 * under lazy=skip the flush of that change, the first to concern
+	 * the lazy CPU, must reach it (in "lazy" an earlier remap has already
+	 * sent it away, so a rule that skips lazy CPUs only when tables are
+	 * freed passes there).
+	 */
+	{
+		.name = "lazy-tables",
+		.why = "a lazy CPU's mm loses a table before any other change",
+		.preemptions = 2,
+		.policy = "pcid2-skip",
+		.mms = 2,
+		.cpu = {"run 2, free-table 1 1, run 1",
+			"run 1, read 4, kthread, run 1, read 0"},
+	},
+	/*
 	 * A shared object revoked while the address spaces that map it run
 	 * on other CPUs: one round (unmap_batch=pages or all) must reach the
 	 * CPUs of every space before the frames are freed; per_mm, a round

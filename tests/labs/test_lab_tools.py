@@ -3,7 +3,10 @@
 (what must be refused, what a stub keeps so the tree compiles with -Werror,
 C, Promela and Python) and the prose rewrites of a student tree,
 tools/labs/grade.py's reading of KTAP (a stopped run fails its check even
-when the tests it names passed; a stub's message is the reason given), and
+when the tests it names passed; a stub's message is the reason given),
+tools/labs/lab_tests.py's reading of the catalogue of student mistakes (a
+malformed one is refused, saying why; the catalogue itself is well formed
+and stays inside its labs' regions), and
 tools/labs/lab_checks.py on made-up benchmark and hardware logs.
 
 Prints KTAP, one result per case (tools/test/run_tests.py runs it as
@@ -20,7 +23,7 @@ import traceback
 from pathlib import Path
 
 from tools import ROOT
-from tools.labs import grade, lab_checks, lab_tree
+from tools.labs import grade, lab_checks, lab_tests, lab_tree
 
 C_SOURCE = """\
 #include "lib/types.h"
@@ -221,6 +224,82 @@ def case_l6_tree_crossover_agrees() -> None:
                 want = lab_checks.crossover_index(list(by_page), list(full))
                 got = ns["crossover_index"](list(by_page), list(full))
                 assert got == want, (by_page, full, got, want)
+
+
+# --- the catalogue of student mistakes ------------------------------------------------
+
+
+MISTAKE_DIFF = """\
+diff --git a/mm/tlb.c b/mm/tlb.c
+--- a/mm/tlb.c
++++ b/mm/tlb.c
+@@ -1,1 +1,1 @@
+-x
++y
+"""
+
+
+def mistake_refused(text: str, why: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bad.patch"
+        path.write_text(text)
+        try:
+            lab_tests.parse_mistake(path, "L3")
+        except lab_tests.MistakeError as e:
+            assert why in str(e) and "bad.patch" in str(e), f"refused for another reason: {e}"
+            return
+    raise AssertionError(f"accepted; should be refused ({why})")
+
+
+def case_malformed_mistakes_refused() -> None:
+    mistake_refused("# I thought one thing.\n" + MISTAKE_DIFF, "no '# caught-by:")
+    mistake_refused("# caught-by: simulator\n" + MISTAKE_DIFF, "no description")
+    mistake_refused("# I thought.\n# caught-by: simulator\n# caught-by: oracle\n" + MISTAKE_DIFF,
+                    "a second '# caught-by:'")
+    mistake_refused("# I thought.\n# caught-by:\n" + MISTAKE_DIFF, "names no check")
+    mistake_refused("# I thought.\n# caught-by: no such check\n" + MISTAKE_DIFF,
+                    "no check of lab L3")
+    mistake_refused("# I thought.\n# caught-by: simulator\nnot a diff\n", "a unified diff")
+
+
+def case_well_formed_mistake_read() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "good.patch"
+        path.write_text("# I thought.\n#\n# Why not.\n# caught-by: simulator\n" + MISTAKE_DIFF)
+        m = lab_tests.parse_mistake(path, "L3")
+    assert (m.name, m.caught_by) == ("good", "simulator"), m
+    assert m.description == "I thought. Why not." and m.diff.startswith("diff --git"), m
+
+
+def case_mistake_applied_inside_this_repository() -> None:
+    # The scratch tree sits in build/, inside this repository: a patch
+    # must change it, or fail, never succeed having done nothing.
+    (ROOT / "build").mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=ROOT / "build") as tmp:
+        tree = Path(tmp).relative_to(Path.cwd()) if Path(tmp).is_relative_to(Path.cwd()) \
+            else Path(tmp)
+        (tree / "mm").mkdir()
+        (tree / "mm" / "tlb.c").write_text("x\n")
+        assert lab_tests.apply_patch(MISTAKE_DIFF, tree) == ""
+        assert (tree / "mm" / "tlb.c").read_text() == "y\n", "the patch changed nothing"
+        assert "does not apply" in lab_tests.apply_patch(MISTAKE_DIFF, tree), \
+            "a patch whose old lines are gone was accepted"
+
+
+def case_mistakes_stay_in_their_regions() -> None:
+    for lab in grade.LABS:
+        for path in lab_tests.mistake_paths(lab):
+            m = lab_tests.parse_mistake(path, lab)
+            problem = lab_tests.outside_regions(m)
+            assert not problem, f"{path.name}: {problem}"
+    outside = lab_tests.Mistake("L3", "x", Path("x.patch"), "", "simulator",
+                                "--- a/mm/tlb.c\n+++ b/mm/tlb.c\n@@ -1,1 +1,1 @@\n-a\n+b\n")
+    assert "outside the LAB(L3) regions" in lab_tests.outside_regions(outside)
+
+
+def case_mistakes_left_out_of_lab_trees() -> None:
+    assert lab_tests.MISTAKES_DIR.startswith(lab_tree.TEACHER_DIR), \
+        "the catalogue must sit under labs/teacher/, which make lab-tree leaves out"
 
 
 # --- the benchmark labs' functional checks ------------------------------------------

@@ -1,6 +1,9 @@
 """The labs in `make test` (docs/labs.md): for every lab, the student tree
 `make lab-tree` writes builds, its grade is below full marks with every
 check tied to the stubbed code failing, and this tree's grade is full.
+Each student mistake of the catalogue (labs/teacher/mistakes/<lab>/, the
+format below) applied to a copy of this tree scores below full marks, and
+the check that fails is the one the mistake names.
 
 Grades run with GRADE_QUICK=1 (repeated checks once, a third of the
 simulator cases); `make grade` itself runs the full counts. Used by
@@ -9,16 +12,18 @@ tools/test/run_tests.py; results are named labs/<lab>/<what>.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tools import ROOT
-from tools.labs import breakit, grade
+from tools.labs import breakit, grade, lab_tree
 from tools.test.ktap import Result
 
 GRADE_TIMEOUT = 1200  # seconds for one grade, the student tree's build included
@@ -27,6 +32,11 @@ GRADE_TIMEOUT = 1200  # seconds for one grade, the student tree's build included
 # each kind of lab (simulator and oracle, benchmark, SPIN), to bound the time.
 SOLVED_LABS = ("L1", "L3", "L7")
 SCORE = re.compile(r"^Score: (\d+)/(\d+)$", re.M)
+MISTAKES_DIR = "labs/teacher/mistakes"  # <lab>/<name>.patch
+CAUGHT_BY = "caught-by:"
+HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+# The build outputs a scratch copy needs: not the logs of tests and grades.
+BUILD_LEFT_OUT = ("test", "grade", "mutants", "labs")
 
 
 def this_tree() -> tuple[str, set[str]]:
@@ -179,6 +189,203 @@ def catches(lab: str, bug: str, log: Path, rel: str) -> Result:
     return Result(name, "FAIL", f"tlb_bug={bug} not caught: {why}", rel)
 
 
+# --- Student mistakes (labs/teacher/mistakes/) --------------------------------------
+#
+# One file per mistake, <lab>/<name>.patch: leading lines "# ..." say what
+# the student thought and why it is wrong, one of them "# caught-by: <part
+# of the title of the check that must fail>", then a unified diff against
+# this tree (git diff -U2, paths from its top) that changes only lines
+# inside that lab's LAB(...) regions.
+
+
+class MistakeError(Exception):
+    """A malformed mistake file: the catalogue's fault, not the grade's."""
+
+
+@dataclasses.dataclass
+class Mistake:
+    lab: str
+    name: str
+    path: Path
+    description: str
+    caught_by: str
+    diff: str
+
+
+def mistake_paths(lab: str, root: Path = ROOT) -> list[Path]:
+    return sorted((root / MISTAKES_DIR / lab).glob("*.patch"))
+
+
+def parse_mistake(path: Path, lab: str) -> Mistake:
+    """Reads one mistake; MistakeError naming the file and line if malformed."""
+    where = path.name if not path.is_relative_to(ROOT) else str(path.relative_to(ROOT))
+    lines = path.read_text(encoding="utf-8").split("\n")
+    described: list[str] = []
+    caught: list[tuple[int, str]] = []
+    at = 0
+    while at < len(lines) and (lines[at] == "#" or lines[at].startswith("# ")):
+        text = lines[at][2:].strip()
+        if text.startswith(CAUGHT_BY):
+            caught.append((at + 1, text[len(CAUGHT_BY):].strip()))
+        else:
+            described.append(text)
+        at += 1
+    if not any(described):
+        raise MistakeError(f"{where}:1: no description: begin with '# ' lines saying what "
+                           "the student thought and why it is wrong")
+    if not caught:
+        raise MistakeError(f"{where}: no '# {CAUGHT_BY} <part of a check's title>' line: "
+                           "say which check of the grade must fail")
+    if len(caught) > 1:
+        raise MistakeError(f"{where}:{caught[1][0]}: a second '# {CAUGHT_BY}' line")
+    line, caught_by = caught[0]
+    if not caught_by:
+        raise MistakeError(f"{where}:{line}: '# {CAUGHT_BY}' names no check")
+    titles = [c.title for c in grade.LABS[lab].checks] if lab in grade.LABS else []
+    if not any(caught_by in t for t in titles):
+        raise MistakeError(f"{where}:{line}: no check of lab {lab} has {caught_by!r} "
+                           "in its title (python3 -m tools.labs.grade "
+                           f"{lab} --list)")
+    diff = "\n".join(lines[at:])
+    if not (diff.startswith("diff --git ") or diff.startswith("--- ")):
+        raise MistakeError(f"{where}:{at + 1}: after the '# ' lines, a unified diff "
+                           "(git diff -U2) must follow")
+    return Mistake(lab, path.name[:-len(".patch")], path, " ".join(d for d in described if d),
+                   caught_by, diff)
+
+
+def outside_regions(m: Mistake, root: Path = ROOT) -> str:
+    """The first change of m's diff outside its lab's regions, or ""."""
+    file = ""
+    old = 0
+    regions: list[lab_tree.Region] = []
+    for line in m.diff.split("\n"):
+        if line.startswith("--- "):
+            continue
+        if line.startswith("+++ "):
+            file = line[4:].strip()
+            file = file[2:] if file.startswith("b/") else file
+            text = lab_tree.read_lines(file) if (root / file).is_file() else None
+            regions = [r for r in lab_tree.regions_of(file, text or []) if r.lab == m.lab]
+            if not regions:
+                return f"{file} has no LAB({m.lab}) region"
+            continue
+        hunk = HUNK.match(line)
+        if hunk:
+            old = int(hunk.group(1)) - 1  # 0-based index of the next old line
+            if hunk.group(2) == "0":  # an insertion after that line
+                old += 1
+            continue
+        if not file or not line[:1] in ("-", "+", " "):
+            continue
+        if line[0] == "-" and not any(r.body <= old < r.last for r in regions):
+            return f"{file}:{old + 1} is outside the LAB({m.lab}) regions"
+        if line[0] == "+" and not any(r.body <= old <= r.last for r in regions):
+            return f"{file}: a line added before line {old + 1}, outside the LAB({m.lab}) regions"
+        if line[0] != "+":
+            old += 1
+    return ""
+
+
+def scratch_copy(dest: Path) -> None:
+    """This tree's tracked files and its build, times kept: make then
+    rebuilds only what a mistake changes."""
+    shutil.rmtree(dest, ignore_errors=True)
+    for path in lab_tree.tracked_files():
+        target = dest / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / path, target)
+    if (ROOT / "build").is_dir():
+        shutil.copytree(ROOT / "build", dest / "build", symlinks=True,
+                        ignore=lambda d, names: [n for n in names if Path(d) == ROOT / "build"
+                                                 and n in BUILD_LEFT_OUT])
+
+
+def apply_patch(diff: str, tree: Path, reverse: bool = False) -> str:
+    """git apply of diff in tree (not in any repository above it); its
+    complaint, or ""."""
+    # An absolute ceiling (git ignores relative ones): inside another
+    # repository, git apply would skip the paths outside the current
+    # directory and succeed having changed nothing.
+    tree = tree.resolve()
+    env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tree.parent))
+    proc = subprocess.run(["git", "apply", *(["-R"] if reverse else []), "-"], cwd=tree,
+                          input=(diff.rstrip("\n") + "\n").encode(), env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode else ""
+
+
+def failed_titles(output: str) -> list[str]:
+    """The titles of the checks a grade printed as failed."""
+    return [m.group(1).split(" [")[0] for m in
+            re.finditer(r"^\s+FAIL\s+\S+\s+(.*)$", output, re.M)]
+
+
+def mistake_result(m: Mistake, tree: Path, log: Path, rel: str) -> Result:
+    name = f"labs/{m.lab}/mistake-{m.name}"
+    problem = outside_regions(m)
+    if problem:
+        return Result(name, "FAIL", f"{m.path.name}: {problem}", rel)
+    problem = apply_patch(m.diff, tree)
+    if problem:
+        return Result(name, "FAIL", f"{m.path.name} no longer applies: {problem[:200]}", rel)
+    try:
+        text, status = run([sys.executable, "-m", "tools.labs.grade", m.lab], tree, log,
+                           GRADE_FIRST_FAILURE="1")
+    finally:
+        # Back to the reference; the files changed twice get new times, so
+        # make rebuilds them for the next mistake.
+        undone = apply_patch(m.diff, tree, reverse=True)
+    if undone:
+        raise MistakeError(f"{m.path.name}: cannot undo it in the scratch tree: {undone[:200]}")
+    got = score(text)
+    if status is None:
+        return Result(name, "FAIL", "the grade timed out", rel)
+    if "grade: the tree does not build" in text:
+        return Result(name, "FAIL", f"{m.path.name}: the tree does not build with it: "
+                      f"{first_error(text)}", rel)
+    if not got or got[0] >= got[1] or status != 1:
+        return Result(name, "FAIL", f"full marks with the mistake ({got[0]}/{got[1]} quick)"
+                      if got else "no Score line", rel)
+    failed = failed_titles(text)
+    if not any(m.caught_by in t for t in failed):
+        return Result(name, "FAIL", f"caught, but not by a check titled '...{m.caught_by}...': "
+                      f"failed {'; '.join(failed) or 'nothing'}"[:400], rel)
+    return Result(name, "ok")
+
+
+def mistake_results(lab: str, work: Path, log: Path, rel: str) -> list[Result]:
+    """Each mistake of lab's catalogue, in one scratch copy of this tree,
+    undone after each: the lab's grade (quick, to its first failure) below
+    full marks, the check that failed the one the mistake names."""
+    paths = mistake_paths(lab)
+    if not paths:
+        return []
+    mistakes: list[Mistake] = []
+    results: list[Result] = []
+    for path in paths:
+        try:
+            mistakes.append(parse_mistake(path, lab))
+        except (MistakeError, OSError, UnicodeDecodeError) as e:
+            results.append(Result(f"labs/{lab}/mistake-{path.stem}", "FAIL", str(e), rel))
+    tree = work / "mistakes"
+    started = time.monotonic()
+    scratch_copy(tree)
+    for n, m in enumerate(mistakes):
+        try:
+            results.append(mistake_result(m, tree, log, rel))
+        except MistakeError as e:  # the tree is no longer the reference
+            results.append(Result(f"labs/{lab}/mistake-{m.name}", "FAIL", str(e), rel))
+            results += [Result(f"labs/{lab}/mistake-{later.name}", "FAIL",
+                               f"not run: {m.path.name} could not be undone", rel)
+                        for later in mistakes[n + 1:]]
+            break
+    with log.open("a") as f:  # what the catalogue adds to make test
+        f.write(f"# {len(mistakes)} mistakes of {lab} graded in "
+                f"{time.monotonic() - started:.0f} s\n")
+    return results
+
+
 def lab_results(lab: str, work_dir: Path, rel, own_lab: str = "") -> list[Result]:
     """lab's results; own_lab: the lab of this tree when it is a lab tree,
     whose reference this tree no longer has."""
@@ -192,4 +399,5 @@ def lab_results(lab: str, work_dir: Path, rel, own_lab: str = "") -> list[Result
     # (solved-full-marks): grading this tree as well would repeat it.
     results = [] if lab in SOLVED_LABS else reference_results(lab, log, rel(log))
     results += [catches(lab, bug, log, rel(log)) for bug in grade.LABS[lab].bugs]
+    results += mistake_results(lab, work, log, rel(log))
     return results + student_results(lab, work, log, rel(log))
