@@ -166,13 +166,20 @@ LABS: dict[str, Lab] = {
               boot=tcg(2, *TLB, "lazy=ipi", "lazy_mm=refcount"), cases=("TLB0003", "TLB0007")),
     ], bugs=("lazy_skip_freed_tables",)),
     "L5": Lab("tlb_gen", "labs/L5-generations.md", [
-        Check(3, "simulator: crossing flushes, returning to a lazy mm, refills", "sim",
-              cases=policy_cases("crossfire", ALL_POLICIES) + ("return pcid1-off", "refill pcid1-off")),
-        Check(2, "simulator: every policy combination on random machines", "sim",
+        Check(1, "simulator: crossing flushes under every policy set", "sim",
+              cases=policy_cases("crossfire", ALL_POLICIES)),
+        # GRADE_QUICK=1 keeps every len//3-th case: these short lists keep
+        # two-behind, refill and a return-refill case in it.
+        Check(2, "simulator: the newest request two behind, a change during a full flush", "sim",
+              cases=("two-behind defaults", "two-behind pcid2-skip", "refill pcid1-off")),
+        Check(2, "simulator: returning to a lazy mm, and a change during its catch-up", "sim",
+              cases=policy_cases("return", "nopcid-skip pcid2-skip pcid3-skip")
+              + ("speculate pcid2-skip",) + policy_cases("return-refill", "nopcid-skip defaults")),
+        Check(1, "simulator: every policy combination on random machines", "sim",
               cases=("random every policy combination",)),
         Check(2, "oracle under TCG: ranges around the ceiling, concurrent flushes", "boot",
               boot=tcg(4, *TLB), cases=("TLB0006", "TLB0009", "TLB0003"), repeat=2),
-        Check(3, "oracle under Bochs with PCID: partial and full flushes by generation", "boot",
+        Check(2, "oracle under Bochs with PCID: partial and full flushes by generation", "boot",
               boot=bochs(2, *TLB), cases=("TLB0003", "TLB0004", "TLB0005", "TLB0006", "TLB0009"),
               expect=("pcid=1 ",)),
     ], bugs=("no_gen_check",)),
