@@ -38,7 +38,12 @@
  *   (P6) a request flushes no more than mm/tlb.c's handler: an up-to-date
  *        CPU keeps its slot as it is; a CPU exactly one behind that gets
  *        the newest request drops the page (drop_page) and keeps X's
- *        other page, and records the request's generation.
+ *        other page, and records the request's generation;
+ * and one that says how the flusher reads:
+ *   (P7) the flusher looks (look_at) at every CPU of the mask it copied.
+ * -DWITNESS_SWITCH_IN_CHOICE asserts that no CPU of the copied mask
+ * starts a switch before the flusher looked at it (W1): the model must
+ * break it, since the kernel's loads are separate steps.
  *
  * What is left out (the handout asks what each could hide): store
  * buffers (SPIN runs every statement in one global order, sequentially
@@ -179,6 +184,10 @@ bool frame_freed[ROUNDS];
 bool table_freed;
 /* Requests sent and not acknowledged yet (the call's wait). */
 byte outstanding;
+/* Flush step 3: the flusher's copy of X's mask, and (a ghost) which of
+ * its CPUs it has looked at since (look_at; P7 and the witness). */
+bool mask_seen[NCPU];
+bool looked[NCPU];
 
 /* --- The TLB of one CPU ------------------------------------------------- */
 
@@ -286,6 +295,11 @@ inline choose_asid(c, next_mm)
  */
 inline switch_step_1(c)
 {
+#ifdef WITNESS_SWITCH_IN_CHOICE
+	/* reachable only if the flusher's look at this CPU is a step of
+	 * its own, after the mask copy */
+	assert(!(mask_seen[c] && !looked[c])); /* W1 */
+#endif
 	printf("cpu%d switch step 1: SWITCHING (from %e)\n", c,
 	       cpu[c].loaded_mm);
 	prev = cpu[c].loaded_mm;
@@ -624,6 +638,17 @@ end_running:
 
 /* --- The flusher (tlb_batch_flush, flush_tlb_mm_range) ----------------- */
 
+/* Flush step 3's look at one CPU: its loaded_mm, into seen, in one step
+ * (the kernel's acquire load). choose_targets reads another CPU's
+ * loaded_mm only through it (P7). */
+inline look_at(t)
+{
+	atomic {
+		seen = cpu[t].loaded_mm;
+		looked[t] = true
+	}
+}
+
 /* Flush step 3: cpu_needs_flush for each CPU in the mask copied, but
  * this one; sets want[cpu] for each CPU that must get the request. */
 inline choose_targets()
@@ -647,7 +672,7 @@ inline choose_targets()
 	:: target < NCPU && mask_seen[target] && bug_skip_remote ->
 		target++
 	:: target < NCPU && mask_seen[target] && !bug_skip_remote ->
-		seen = cpu[target].loaded_mm;
+		look_at(target);
 		if
 		:: seen == SWITCHING ->
 			/* it may have read the gen before our bump and be
@@ -701,7 +726,7 @@ proctype flusher()
 	byte round = 1, new_gen, target;
 	mtype seen = NO_MM;
 	bool freed_tables;
-	bool mask_seen[NCPU], want[NCPU];
+	bool want[NCPU];
 
 	do
 	:: round <= ROUNDS ->
@@ -746,10 +771,16 @@ proctype flusher()
 				:: else -> skip /* the unread one is lost */
 				fi;
 				want[target] = false;
+				assert(!mask_seen[target] || bug_skip_remote ||
+				       looked[target]); /* P7 */
 				mask_seen[target] = false;
+				looked[target] = false;
 				target++
 			:: target < NCPU && !want[target] ->
+				assert(!mask_seen[target] || bug_skip_remote ||
+				       looked[target]); /* P7 */
 				mask_seen[target] = false;
+				looked[target] = false;
 				target++
 			:: else -> break
 			od;
