@@ -138,7 +138,8 @@ proc_c := task.c elf.c uaccess.c syscall.c handle.c endpoint.c ipc.c \
 	ipc_fast.c
 proc_asm := syscall_entry.asm
 bench_c := harness.c results.c summary.c screen.c qr_codes.c tlb_view.c \
-	fixture.c cpus.c prim.c reach.c switch.c flush.c scale.c revoke.c
+	fixture.c cpus.c prim.c reach.c switch.c flush.c crossover.c scale.c \
+	revoke.c
 tests_c := ktest.c kernel/test_format.c kernel/test_mm.c kernel/test_trap.c \
 	kernel/test_boot.c kernel/test_time.c kernel/test_acpi.c kernel/test_smp.c \
 	kernel/test_sched.c kernel/test_user.c kernel/test_race.c kernel/test_tlb.c \
@@ -436,7 +437,8 @@ HOST_TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 HOST_TESTS := format cmdline multiboot2 memmap frame_alloc \
-	acpi_tables elf cpu_quirks cpu_topology qr deflate heap early_log
+	acpi_tables elf cpu_quirks cpu_topology qr deflate heap early_log \
+	crossover
 HOST_TEST_BINS := $(HOST_TESTS:%=$(BUILD)/host/test_%)
 
 $(BUILD)/host/test_format: tests/host/test_format.c lib/format.c lib/string.c tests/host/host_test.h
@@ -445,6 +447,8 @@ $(BUILD)/host/test_multiboot2: tests/host/test_multiboot2.c boot/multiboot2.c li
 $(BUILD)/host/test_memmap: tests/host/test_memmap.c mm/memmap.c tests/host/host_test.h
 $(BUILD)/host/test_frame_alloc: tests/host/test_frame_alloc.c mm/frame_alloc.c tests/host/host_test.h
 $(BUILD)/host/test_acpi_tables: tests/host/test_acpi_tables.c acpi/tables.c tests/host/host_test.h
+$(BUILD)/host/test_crossover: tests/host/test_crossover.c bench/crossover.c \
+	bench/crossover.h tests/host/host_test.h
 $(BUILD)/host/test_early_log: tests/host/test_early_log.c console/early_log.c lib/format.c \
 	lib/string.c tests/host/host_test.h
 $(BUILD)/host/test_cpu_quirks: tests/host/test_cpu_quirks.c cpu/cpu_decode.c cpu/cpu_quirks.c \

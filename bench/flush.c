@@ -17,6 +17,7 @@
  * the boot's policy back afterwards.
  */
 #include "bench/bench.h"
+#include "bench/crossover.h"
 #include "bench/cpus.h"
 #include "bench/fixture.h"
 #include "bench/results.h"
@@ -343,27 +344,6 @@ static void flush_local_rows(void *arg)
 		local.measured[how][i] =
 			bench_last_median(&local.median[how][i]);
 	}
-}
-
-/*
- * The measured crossover (docs/bench.md): the index i of the smallest count
- * such that, at local_counts[i] and at every larger count, flushing the
- * whole context costs no more than flushing page by page (medians:
- * full[j] <= by_page[j] for every j >= i). n when page by page is cheaper
- * at the largest count: then no count of the measured range is one from
- * which the whole-context flush always wins.
- */
-static size_t flush_crossover(const uint64_t *by_page, const uint64_t *full,
-			      size_t n)
-{
-	/* LAB(L6) begin: the smallest i such that full[j] <= by_page[j] for
-	 * every j >= i, or n if there is none */
-	size_t from = n;
-
-	while (from > 0 && full[from - 1] <= by_page[from - 1])
-		from--;
-	return from;
-	/* LAB(L6) end */
 }
 
 /*

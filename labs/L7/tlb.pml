@@ -32,15 +32,27 @@
  *   (P2) no CPU uses a translation to a freed frame;
  *   (P3) no CPU walks through a freed page table;
  *   (P4) no CPU uses a translation of another address space than the
- *        one its thread runs in.
+ *        one its thread runs in;
+ * and two that say the model's handler is mm/tlb.c's (check_handler):
+ *   (P5) a LAZY CPU that gets a request leaves X for kernel_mm;
+ *   (P6) a request flushes no more than mm/tlb.c's handler: an up-to-date
+ *        CPU keeps its slot as it is; a CPU exactly one behind that gets
+ *        the newest request drops the page (drop_page) and keeps X's
+ *        other page, and records the request's generation;
+ * and one that says how the flusher reads:
+ *   (P7) the flusher looks (look_at) at every CPU of the mask it copied.
+ * -DWITNESS_SWITCH_IN_CHOICE asserts that no CPU of the copied mask
+ * starts a switch before the flusher looked at it (W1): the model must
+ * break it, since the kernel's loads are separate steps.
  *
  * What is left out (the handout asks what each could hide): store
  * buffers (SPIN runs every statement in one global order, sequentially
  * consistent, so a missing fence cannot show; tests/host/tlb_sim has
  * x86-TSO), the call queue behind tlb_hw_call, page ranges and the
- * flush ceiling (one page: partial and full flushes drop the same
- * entries and differ only in the generation they record), more than one
- * flusher, teardown, and kernel mappings.
+ * flush ceiling (one changing page: a partial flush drops it and this
+ * PCID's cached walks, a full one X's other page too, which is never
+ * used, only looked at by P6), more than one flusher, teardown, and
+ * kernel mappings.
  *
  * Steps: each atomic block, and each statement outside one, is one step
  * of one CPU; SPIN tries every order of the steps of all CPUs. A CPU's
@@ -144,6 +156,9 @@ typedef tlb_cpu {
 	mtype tlb_owner[ASID_SLOTS];
 	byte tlb_version[ASID_SLOTS];
 	bool walk_cached[ASID_SLOTS];
+	/* X's other page, never changed: there only to tell a one-page
+	 * flush (which keeps it) from a whole-context one (P6) */
+	bool other_cached[ASID_SLOTS];
 	/* the flush request the flusher left for this CPU (its new_gen:
 	 * flush_tlb_here reads nothing else of it here), and its IPI */
 	bool ipi_pending;
@@ -169,12 +184,26 @@ bool frame_freed[ROUNDS];
 bool table_freed;
 /* Requests sent and not acknowledged yet (the call's wait). */
 byte outstanding;
+/* Flush step 3: the flusher's copy of X's mask, and (a ghost) which of
+ * its CPUs it has looked at since (look_at; P7 and the witness). */
+bool mask_seen[NCPU];
+bool looked[NCPU];
 
 /* --- The TLB of one CPU ------------------------------------------------- */
 
 /* A CR3 load without the no-flush bit, or INVPCID/INVLPG in this PCID:
  * the slot's translations and cached walks are gone (SDM 4.10.4.1). */
 inline drop_slot(c, s)
+{
+	cpu[c].tlb_owner[s] = NO_MM;
+	cpu[c].tlb_version[s] = 0;
+	cpu[c].walk_cached[s] = false;
+	cpu[c].other_cached[s] = false
+}
+
+/* INVLPG of the page (or INVPCID type 0) in this PCID: its translation
+ * and every cached walk of the PCID go; the other page's entry stays. */
+inline drop_page(c, s)
 {
 	cpu[c].tlb_owner[s] = NO_MM;
 	cpu[c].tlb_version[s] = 0;
@@ -217,7 +246,8 @@ inline use_x_page(c)
 		:: cpu[c].walk_cached[slot] && x_pte != PTE_NONE ->
 			printf("cpu%d caches X's page: version %d\n", c, x_pte);
 			cpu[c].tlb_owner[slot] = MM_X;
-			cpu[c].tlb_version[slot] = x_pte
+			cpu[c].tlb_version[slot] = x_pte;
+			cpu[c].other_cached[slot] = true
 		:: else ->
 			printf("cpu%d: X's page is not mapped (a fault)\n", c)
 		fi
@@ -265,6 +295,11 @@ inline choose_asid(c, next_mm)
  */
 inline switch_step_1(c)
 {
+#ifdef WITNESS_SWITCH_IN_CHOICE
+	/* reachable only if the flusher's look at this CPU is a step of
+	 * its own, after the mask copy */
+	assert(!(mask_seen[c] && !looked[c])); /* W1 */
+#endif
 	printf("cpu%d switch step 1: SWITCHING (from %e)\n", c,
 	       cpu[c].loaded_mm);
 	prev = cpu[c].loaded_mm;
@@ -396,7 +431,7 @@ inline flush_tlb_here(c, request_gen)
 			 * walks of this PCID; record the request's gen */
 			printf("cpu%d request gen %d: flushes the page\n", c,
 			       request_gen);
-			drop_slot(c, slot);
+			drop_page(c, slot);
 			cpu[c].slot_gen[slot] = request_gen
 		:: else ->
 			/* further behind, or not the newest: the whole
@@ -483,6 +518,63 @@ inline switch_mm_irqs_off_finish(c)
 	next = NO_MM
 }
 
+/*
+ * What mm/tlb.c's handler must do with a request, told from what the
+ * model's handler did (P5, P6): a handler that flushes more than the
+ * kernel's, or stays on X while LAZY, keeps P1-P4 in this model, and is
+ * still not the protocol being modelled.
+ */
+#define EXPECT_ANY   0 /* not loaded, or the whole context */
+#define EXPECT_LEAVE 1 /* LAZY: leaves X for kernel_mm */
+#define EXPECT_KEEP  2 /* up to date: the slot and its entries stay */
+#define EXPECT_PAGE  3 /* one behind, the newest request: the page alone */
+
+inline expect_of_handler(c)
+{
+	expect_slot = cpu[c].loaded_asid;
+	if
+	:: cpu[c].loaded_mm == MM_X && cpu[c].is_lazy -> expect = EXPECT_LEAVE
+	:: cpu[c].loaded_mm == MM_X && !cpu[c].is_lazy &&
+	   cpu[c].slot_gen[expect_slot] >= x_tlb_gen -> expect = EXPECT_KEEP
+	:: cpu[c].loaded_mm == MM_X && !cpu[c].is_lazy &&
+	   cpu[c].slot_gen[expect_slot] < x_tlb_gen &&
+	   cpu[c].req_gen == cpu[c].slot_gen[expect_slot] + 1 &&
+	   cpu[c].req_gen == x_tlb_gen -> expect = EXPECT_PAGE
+	:: else -> expect = EXPECT_ANY
+	fi;
+	kept_owner = cpu[c].tlb_owner[expect_slot];
+	kept_version = cpu[c].tlb_version[expect_slot];
+	kept_walk = cpu[c].walk_cached[expect_slot];
+	kept_other = cpu[c].other_cached[expect_slot];
+	kept_gen = cpu[c].slot_gen[expect_slot]
+}
+
+inline check_handler(c)
+{
+	if
+	:: expect == EXPECT_LEAVE ->
+		assert(cpu[c].loaded_mm == KERNEL_MM); /* P5 */
+	:: expect == EXPECT_KEEP ->
+		assert(cpu[c].tlb_owner[expect_slot] == kept_owner &&
+		       cpu[c].tlb_version[expect_slot] == kept_version &&
+		       cpu[c].walk_cached[expect_slot] == kept_walk &&
+		       cpu[c].other_cached[expect_slot] == kept_other &&
+		       cpu[c].slot_gen[expect_slot] == kept_gen); /* P6 */
+	:: expect == EXPECT_PAGE ->
+		assert(cpu[c].tlb_owner[expect_slot] != MM_X &&
+		       cpu[c].other_cached[expect_slot] == kept_other &&
+		       cpu[c].slot_gen[expect_slot] == cpu[c].req_gen); /* P6 */
+	:: else -> skip
+	fi;
+	expect = EXPECT_ANY;
+	expect_slot = 0;
+	kept_owner = NO_MM;
+	kept_version = 0;
+	kept_walk = false;
+	kept_other = false;
+	kept_gen = 0
+}
+
 /* The IPI is taken: the handler runs with interrupts off, then the call
  * is acknowledged (under BUG_ACK_BEFORE_FLUSH: acknowledged first, and
  * the flush held for the next TLB event, as ack_here does). */
@@ -496,7 +588,9 @@ inline take_flush_ipi(c)
 		cpu[c].held = true;
 		cpu[c].held_gen = cpu[c].req_gen
 	:: else ->
-		flush_tlb_here(c, cpu[c].req_gen)
+		expect_of_handler(c);
+		flush_tlb_here(c, cpu[c].req_gen);
+		check_handler(c)
 	fi;
 	if
 	:: cpu[c].req_gen > cpu[c].acked_gen ->
@@ -514,6 +608,10 @@ proctype scheduled_cpu(byte c)
 	mtype next = NO_MM, how = SWITCH_NOTHING, prev = NO_MM;
 	byte gen_read, slot;
 	bool flush_slot;
+	/* what the handler must do, and the slot before it (P5, P6) */
+	byte expect, expect_slot, kept_version, kept_gen;
+	mtype kept_owner = NO_MM;
+	bool kept_walk, kept_other;
 
 end_running:
 	do
@@ -540,6 +638,17 @@ end_running:
 
 /* --- The flusher (tlb_batch_flush, flush_tlb_mm_range) ----------------- */
 
+/* Flush step 3's look at one CPU: its loaded_mm, into seen, in one step
+ * (the kernel's acquire load). choose_targets reads another CPU's
+ * loaded_mm only through it (P7). */
+inline look_at(t)
+{
+	atomic {
+		seen = cpu[t].loaded_mm;
+		looked[t] = true
+	}
+}
+
 /* Flush step 3: cpu_needs_flush for each CPU in the mask copied, but
  * this one; sets want[cpu] for each CPU that must get the request. */
 inline choose_targets()
@@ -563,7 +672,7 @@ inline choose_targets()
 	:: target < NCPU && mask_seen[target] && bug_skip_remote ->
 		target++
 	:: target < NCPU && mask_seen[target] && !bug_skip_remote ->
-		seen = cpu[target].loaded_mm;
+		look_at(target);
 		if
 		:: seen == SWITCHING ->
 			/* it may have read the gen before our bump and be
@@ -617,7 +726,7 @@ proctype flusher()
 	byte round = 1, new_gen, target;
 	mtype seen = NO_MM;
 	bool freed_tables;
-	bool mask_seen[NCPU], want[NCPU];
+	bool want[NCPU];
 
 	do
 	:: round <= ROUNDS ->
@@ -662,10 +771,16 @@ proctype flusher()
 				:: else -> skip /* the unread one is lost */
 				fi;
 				want[target] = false;
+				assert(!mask_seen[target] || bug_skip_remote ||
+				       looked[target]); /* P7 */
 				mask_seen[target] = false;
+				looked[target] = false;
 				target++
 			:: target < NCPU && !want[target] ->
+				assert(!mask_seen[target] || bug_skip_remote ||
+				       looked[target]); /* P7 */
 				mask_seen[target] = false;
+				looked[target] = false;
 				target++
 			:: else -> break
 			od;

@@ -52,6 +52,10 @@
 #define BUG_MAX_RUNS	   20000 /* a bug case's searches, all told */
 #define RETURN_MAX_RUNS	   12000 /* the return scenario: 2 preemptions */
 #define REFILL_MAX_RUNS	   40000 /* the refill scenario: 3 CPUs */
+/* return-refill: one preemption, far in; its mistake shows by run 4000 */
+#define RETURN_REFILL_MAX_RUNS 6000
+/* two-behind: the same, its mistake by run 5000 */
+#define TWO_BEHIND_MAX_RUNS 8000
 /* unmap-map: the reader must be preempted between its two reads. */
 #define UNMAP_MAP_MAX_RUNS  5000
 #define TRACE_SHOWN	    30 /* trace lines printed after a failure */
@@ -134,7 +138,9 @@ static const struct sim_scenario scenarios[] = {
 	 * A CPU comes back to an mm through the slot it kept, while another
 	 * changes the mm: the flusher's mask must not miss it, the returning
 	 * CPU's gen must see the bump (two preemptions: a bigger run cap).
-	 * Under lazy=off with PCID the CPU leaves the mask and keeps its slot.
+	 * Under lazy=off with PCID the CPU leaves the mask and keeps its slot;
+	 * under lazy=skip it stays lazy, is skipped, and must catch up by
+	 * generation when the thread comes back (leave_lazy).
 	 */
 	{
 		.name = "return",
@@ -142,7 +148,7 @@ static const struct sim_scenario scenarios[] = {
 		       "changes",
 		.preemptions = 2,
 		.max_runs = RETURN_MAX_RUNS,
-		.policy = "pcid1-off",
+		.policy = "pcid1-off nopcid-skip pcid2-skip pcid3-skip",
 		.mms = 1,
 		.cpu = {"remap 1 0", "run 1, read 0, kthread, run 1, read 0"},
 	},
@@ -161,6 +167,44 @@ static const struct sim_scenario scenarios[] = {
 		.mms = 1,
 		.cpu = {"run 1, read 0, read 1", "remap 1 0", "remap 1 1"},
 		.refill = true,
+	},
+	/*
+	 * A lazy CPU comes back and catches up (leave_lazy) while a second
+	 * change of the mm lands: its whole-context flush is refilled by the
+	 * walker at once, and the second change bumps the generation between
+	 * the catch-up's read and its record. The slot may claim only the
+	 * generation read before the flush (I1); a later read claims the
+	 * second change, whose request then finds the CPU up to date.
+	 */
+	{
+		.name = "return-refill",
+		.why = "a lazy CPU catches up while a second change lands",
+		.preemptions = 1,
+		.max_runs = RETURN_REFILL_MAX_RUNS,
+		.policy = "nopcid-skip defaults",
+		.mms = 1,
+		.cpu = {"remap 1 0, kremap 1, remap 1 1",
+			"run 1, read 0, read 1, kthread, kremap 0, run 1, "
+			"read 1"},
+		.refill = true,
+	},
+	/*
+	 * Two changes of one mm by two CPUs, each a one-page request to a
+	 * third CPU that cached both pages: the newer request arrives first
+	 * when the first flusher is preempted between its bump and its send,
+	 * and finds the slot two behind. Only a whole-context flush may
+	 * handle it: flushing its one page and recording its generation
+	 * leaves the older change's page cached and the older request up to
+	 * date (L5, question 3).
+	 */
+	{
+		.name = "two-behind",
+		.why = "the newest request reaches a CPU two generations behind",
+		.preemptions = 1,
+		.max_runs = TWO_BEHIND_MAX_RUNS,
+		.policy = "defaults pcid2-skip",
+		.mms = 1,
+		.cpu = {"unmap 1 0 1", "unmap 1 1 1", "run 1, read 0, read 1"},
 	},
 	{
 		.name = "kstack",
@@ -878,6 +922,19 @@ struct test_case {
 	enum tlb_bug bug;
 };
 
+/* Whether name is one of the words of list (a scenario's policy sets). */
+static bool policy_listed(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = list; *p; p += strcspn(p, " ")) {
+		p += strspn(p, " ");
+		if (!strncmp(p, name, len) && (p[len] == '\0' || p[len] == ' '))
+			return true;
+	}
+	return false;
+}
+
 static size_t list_cases(struct test_case *cases)
 {
 	size_t n = 0;
@@ -889,7 +946,8 @@ static size_t list_cases(struct test_case *cases)
 			struct test_case *t;
 
 			if (scenarios[s].policy &&
-			    strcmp(scenarios[s].policy, policy_sets[p].name))
+			    !policy_listed(scenarios[s].policy,
+					   policy_sets[p].name))
 				continue;
 			t = &cases[n++];
 

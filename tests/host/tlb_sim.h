@@ -465,7 +465,7 @@ struct sim_scenario {
 	bool random;	      /* drawn from each seed; else searched */
 	unsigned preemptions; /* searched: the bound */
 	unsigned max_runs;    /* searched: the run cap (0: the default) */
-	const char *policy;   /* the one policy set it runs under (NULL: all) */
+	const char *policy;   /* the sets it runs under, by name (NULL: all) */
 	unsigned mms;
 	const char *cpu[SIM_CPUS_MAX]; /* tlb_sim_workload.c's language */
 	bool refill;		       /* the MMU's speculative-refill mode */

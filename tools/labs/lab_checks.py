@@ -134,7 +134,7 @@ def check_tlb_reach(serial_text: str) -> list[str]:
 
 
 def crossover_index(by_page: list[int], full: list[int]) -> int:
-    """The documented crossover (docs/bench.md), as bench/flush.c finds it:
+    """The documented crossover (docs/bench.md), as bench/crossover.c finds it:
     the smallest i such that full[j] <= by_page[j] for every j >= i;
     len(full) when there is none."""
     i = len(full)

@@ -11,7 +11,10 @@ per configuration:
 
 The model without a bug must verify; every bug must give a counterexample
 that breaks one of the model's properties (P1-P4), not a deadlock, and not
-the assert(false) of an unwritten LAB(L7) region. Searches with a bug are
+the assert(false) of an unwritten LAB(L7) region. Each witness
+(-DWITNESS_<NAME>) asserts that a state is never reached which the
+kernel does reach; it too must give a counterexample, or the model is
+more atomic than the kernel. Searches with a bug are
 breadth-first, so their trails are the shortest there are.
 
     python3 -m tools.labs.spin_check [--model PATH] [--bug NAME]... [--cpus N]
@@ -53,6 +56,12 @@ BUGS = {
     "free_before_ack": "pages are freed before the flush is done",
     "skip_switching": "the flusher skips SWITCHING CPUs (the model's own: CVE-2025-37964)",
 }
+# name -> a state the model must reach, -DWITNESS_<NAME>: a "counterexample"
+# here shows the model is not more atomic than the kernel.
+WITNESSES = {
+    "switch_in_choice": "a CPU of the copied mask switches before the flusher "
+                        "looks at it (the look is a step of its own)",
+}
 SPIN_TIMEOUT = 60    # seconds for spin -a and for a trail replay
 GCC_TIMEOUT = 120    # seconds to compile pan.c
 PAN_TIMEOUT = 300    # seconds for one search (two CPUs: well under one)
@@ -72,11 +81,14 @@ class Result:
 
 
 def configuration_name(bug: str) -> str:
+    if bug in WITNESSES:
+        return f"witness {bug}"
     return "no bug" if bug == NO_BUG else f"bug {bug}"
 
 
 def spin_defines(bug: str, cpus: int | None) -> list[str]:
-    defines = [] if bug == NO_BUG else [f"-DBUG_{bug.upper()}"]
+    kind = "WITNESS" if bug in WITNESSES else "BUG"
+    defines = [] if bug == NO_BUG else [f"-D{kind}_{bug.upper()}"]
     if cpus is not None:
         defines.append(f"-DNCPU={cpus}")
     return defines
@@ -145,7 +157,7 @@ def violated_property(model: Path, replayed: str) -> str:
         return "an assertion"
     lines = model.read_text().splitlines()
     number = int(match.group(1))
-    found = re.search(r"/\* (P\d) \*/", lines[number - 1]) if number <= len(lines) else None
+    found = re.search(r"/\* ([PW]\d) \*/", lines[number - 1]) if number <= len(lines) else None
     return found.group(1) if found else f"the assertion on line {number}"
 
 
@@ -243,12 +255,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL,
                         help="the Promela model (default: labs/L7/tlb.pml)")
-    parser.add_argument("--bug", action="append", choices=[NO_BUG, *BUGS],
+    parser.add_argument("--bug", action="append", choices=[NO_BUG, *BUGS, *WITNESSES],
                         help="a configuration to check (repeatable; default: all)")
     parser.add_argument("--cpus", type=int, choices=[2, 3],
                         help="NCPU for the model (default: the model's own, 2)")
     parser.add_argument("--list", action="store_true", help="list the configurations")
-    parser.add_argument("--trail", choices=[NO_BUG, *BUGS],
+    parser.add_argument("--trail", choices=[NO_BUG, *BUGS, *WITNESSES],
                         help="print this configuration's counterexample, readably")
     parser.add_argument("--steps", action="store_true",
                         help="with --trail: every statement, not only the narrative")
@@ -258,6 +270,8 @@ def main() -> int:
         print(f"{NO_BUG:24} the protocol as mm/tlb.c has it: must verify")
         for name, what in BUGS.items():
             print(f"{name:24} -DBUG_{name.upper()}: {what}")
+        for name, what in WITNESSES.items():
+            print(f"{name:24} -DWITNESS_{name.upper()}: {what}")
         return 0
     missing = [tool for tool in ("spin", "gcc") if shutil.which(tool) is None]
     if missing:
@@ -271,7 +285,7 @@ def main() -> int:
     if args.trail:
         return print_trail(model, args.trail, args.cpus, args.steps)
 
-    selected = list(dict.fromkeys(args.bug or [NO_BUG, *BUGS]))
+    selected = list(dict.fromkeys(args.bug or [NO_BUG, *BUGS, *WITNESSES]))
     print("KTAP version 1")
     print(f"1..{len(selected)}")
     all_ok = True
