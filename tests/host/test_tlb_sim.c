@@ -199,7 +199,8 @@ static const struct sim_scenario scenarios[] = {
 	 */
 	{
 		.name = "two-behind",
-		.why = "the newest request reaches a CPU two generations behind",
+		.why = "the newest request reaches a CPU two generations "
+		       "behind",
 		.preemptions = 1,
 		.max_runs = TWO_BEHIND_MAX_RUNS,
 		.policy = "defaults pcid2-skip",
