@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from pathlib import Path
 
 from tools import ROOT
 from tools.labs import breakit, grade, lab_tree
+from tools.test.ktap import SkipCase, run_case_functions
 
 SIM = Path(os.environ.get("HOST_BIN_DIR") or ROOT / "build" / "host") / "tlb_sim"
 
-
-class SkipCase(Exception):
-    pass
 
 
 def needs_simulator() -> None:
@@ -157,26 +154,8 @@ def case_lab_tree_grades_the_students_file() -> None:
         assert v.status == "SKIP" and "lab L3's tree" in v.why, v.why
 
 
-CASES = [(name[len("case_"):].replace("_", " "), fn) for name, fn in list(globals().items())
-         if name.startswith("case_")]
-
-
 def main() -> int:
-    print("KTAP version 1")
-    print(f"1..{len(CASES)}")
-    failed = 0
-    for n, (name, fn) in enumerate(CASES, 1):
-        try:
-            fn()
-            print(f"ok {n} {name}")
-        except SkipCase as e:
-            print(f"ok {n} {name} # SKIP {e}")
-        except Exception as e:  # noqa: BLE001  (any failure is this case's)
-            failed += 1
-            for line in (str(e) or traceback.format_exc()).splitlines():
-                print(f"# {line}")
-            print(f"not ok {n} {name}")
-    return 1 if failed else 0
+    return run_case_functions(globals())
 
 
 if __name__ == "__main__":

@@ -23,11 +23,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 from pathlib import Path
 
 from tools import ROOT
 from tools.labs import grade, lab_tree
+from tools.test.ktap import SkipCase, run_case_functions
 
 # Programs a grade must find missing here, and those that must never run.
 ABSENT = ("bochs", "spin")
@@ -54,9 +54,6 @@ stub*)
 esac
 """
 
-
-class SkipCase(Exception):
-    pass
 
 
 def reduced_path(where: Path, record: Path) -> str:
@@ -277,26 +274,8 @@ def case_batch_grades_two_submissions() -> None:
             assert status != 0 and said in output, f"{bad}: {output}"
 
 
-CASES = [(name[len("case_"):].replace("_", " "), fn) for name, fn in list(globals().items())
-         if name.startswith("case_")]
-
-
 def main() -> int:
-    print("KTAP version 1")
-    print(f"1..{len(CASES)}")
-    failed = 0
-    for n, (name, fn) in enumerate(CASES, 1):
-        try:
-            fn()
-            print(f"ok {n} {name}")
-        except SkipCase as e:
-            print(f"ok {n} {name} # SKIP {e}")
-        except Exception as e:  # noqa: BLE001  (any failure is this case's)
-            failed += 1
-            for line in (str(e) or traceback.format_exc()).splitlines():
-                print(f"# {line}")
-            print(f"not ok {n} {name}")
-    return 1 if failed else 0
+    return run_case_functions(globals())
 
 
 if __name__ == "__main__":

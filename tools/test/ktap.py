@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import traceback
 
 
 @dataclasses.dataclass
@@ -230,3 +231,32 @@ class Cases:
                     print(f"# {name}: {line}")
             print(f"{status} {number} {name}")
         return 0 if all(s != "not ok" for s, _, _ in self.results) else 1
+
+
+class SkipCase(Exception):
+    """Raised by a case function that cannot run here; its text is why."""
+
+
+def run_case_functions(namespace: dict) -> int:
+    """A host test script's main: runs each case_<name> function of
+    `namespace` (a module's globals()) in order and prints KTAP, one result
+    per case named by its function; returns the exit status (1 if any
+    failed). A case fails by raising, and its exception's text (or the
+    traceback) is its diagnostic; SkipCase makes it a SKIP."""
+    cases = [(name[len("case_"):].replace("_", " "), fn) for name, fn in list(namespace.items())
+             if name.startswith("case_") and callable(fn)]
+    print("KTAP version 1")
+    print(f"1..{len(cases)}")
+    failed = 0
+    for n, (name, fn) in enumerate(cases, 1):
+        try:
+            fn()
+            print(f"ok {n} {name}")
+        except SkipCase as e:
+            print(f"ok {n} {name} # SKIP {e}")
+        except Exception as e:  # noqa: BLE001  (any failure is this case's)
+            failed += 1
+            for line in (str(e) or traceback.format_exc()).splitlines():
+                print(f"# {line}")
+            print(f"not ok {n} {name}")
+    return 1 if failed else 0
