@@ -15,15 +15,17 @@ host/lab-tools). Python 3.11 standard library; the compile case needs gcc.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 from pathlib import Path
 
 from tools import ROOT
 from tools.labs import grade, lab_checks, lab_tests, lab_tree
+from tools.test.ktap import SkipCase, run_case_functions
 
 C_SOURCE = """\
 #include "lib/types.h"
@@ -292,9 +294,16 @@ def case_mistakes_stay_in_their_regions() -> None:
             m = lab_tests.parse_mistake(path, lab)
             problem = lab_tests.outside_regions(m)
             assert not problem, f"{path.name}: {problem}"
+    first = (ROOT / "mm" / "tlb.c").read_text().split("\n")[0]  # outside every region
     outside = lab_tests.Mistake("L3", "x", Path("x.patch"), "", "simulator",
-                                "--- a/mm/tlb.c\n+++ b/mm/tlb.c\n@@ -1,1 +1,1 @@\n-a\n+b\n")
+                                f"--- a/mm/tlb.c\n+++ b/mm/tlb.c\n@@ -1,1 +1,1 @@\n-{first}\n+b\n")
     assert "outside the LAB(L3) regions" in lab_tests.outside_regions(outside)
+    # A patch made before its file moved by a line still applies (git apply
+    # finds the lines), but its regions were judged by stale numbers.
+    m = lab_tests.parse_mistake(lab_tests.mistake_paths("L3")[0], "L3")
+    moved = re.sub(r"^@@ -(\d+)", lambda h: f"@@ -{int(h.group(1)) + 1}", m.diff, flags=re.M)
+    stale = dataclasses.replace(m, diff=moved)
+    assert "make the mistake again" in lab_tests.outside_regions(stale), "stale line numbers passed"
 
 
 def case_mistakes_left_out_of_lab_trees() -> None:
@@ -310,30 +319,9 @@ def case_bench_checks_on_made_up_logs() -> None:
     assert not problems, "; ".join(problems)
 
 
-class SkipCase(Exception):
-    pass
-
-
-CASES = [(name[len("case_"):].replace("_", " "), fn) for name, fn in list(globals().items())
-         if name.startswith("case_")]
-
 
 def main() -> int:
-    print("KTAP version 1")
-    print(f"1..{len(CASES)}")
-    failed = 0
-    for n, (name, fn) in enumerate(CASES, 1):
-        try:
-            fn()
-            print(f"ok {n} {name}")
-        except SkipCase as e:
-            print(f"ok {n} {name} # SKIP {e}")
-        except Exception as e:  # noqa: BLE001  (any failure is this case's)
-            failed += 1
-            for line in (str(e) or traceback.format_exc()).splitlines():
-                print(f"# {line}")
-            print(f"not ok {n} {name}")
-    return 1 if failed else 0
+    return run_case_functions(globals())
 
 
 if __name__ == "__main__":

@@ -266,7 +266,8 @@ def outside_regions(m: Mistake, root: Path = ROOT) -> str:
             file = line[4:].strip()
             file = file[2:] if file.startswith("b/") else file
             text = lab_tree.read_lines(file) if (root / file).is_file() else None
-            regions = [r for r in lab_tree.regions_of(file, text or []) if r.lab == m.lab]
+            lines = text or []
+            regions = [r for r in lab_tree.regions_of(file, lines) if r.lab == m.lab]
             if not regions:
                 return f"{file} has no LAB({m.lab}) region"
             continue
@@ -278,6 +279,11 @@ def outside_regions(m: Mistake, root: Path = ROOT) -> str:
             continue
         if not file or not line[:1] in ("-", "+", " "):
             continue
+        # Where the hunk says; git apply would find the lines elsewhere, but
+        # the regions are judged by these numbers, so they must be exact.
+        if line[0] != "+" and (old >= len(lines) or lines[old] != line[1:]):
+            return (f"{file}:{old + 1} is not the patch's line {line[1:].strip()!r}: make the "
+                    f"mistake again against the current file (git diff -U2)")
         if line[0] == "-" and not any(r.body <= old < r.last for r in regions):
             return f"{file}:{old + 1} is outside the LAB({m.lab}) regions"
         if line[0] == "+" and not any(r.body <= old <= r.last for r in regions):
