@@ -226,6 +226,25 @@ def git(*args: str, cwd: Path) -> None:
                     *args], cwd=cwd, check=True, capture_output=True)
 
 
+def case_batch_takes_the_students_break_it_workload() -> None:
+    # The scratch tree is the student's tree for the lab: its break-it
+    # check must read the student's workload, never the teacher's answer.
+    from tools.labs import batch, breakit
+    with tempfile.TemporaryDirectory() as tmp:
+        student, dest = Path(tmp) / "student", Path(tmp) / "tree"
+        workload = student / breakit.STUDENT_DIR / "L3.workload"
+        workload.parent.mkdir(parents=True)
+        workload.write_text("-W 'run 1, read 0'\n")
+        stubs = batch.lab_files("L3")
+        files = [f for f in lab_tree.tracked_files() if f.startswith(("labs/", "mm/"))]
+        lacking = batch.scratch_tree("L3", files, stubs, student, dest)
+        assert "mm/tlb.c" in lacking, lacking
+        assert breakit.tree_lab(dest) == "L3", "the scratch tree is not marked as L3's"
+        graded = breakit.workload_path("L3", dest)
+        assert graded.read_text() == workload.read_text(), f"{graded} is not the student's workload"
+        assert not (dest / breakit.TEACHER_DIR).exists(), "the teacher's answers were copied"
+
+
 def case_batch_grades_two_submissions() -> None:
     if not shutil.which("git"):
         raise SkipCase("no git")

@@ -6,8 +6,8 @@
 Each entry of the submissions directory is one student's tree: a
 directory, or a git bundle (NAME.bundle, cloned at its HEAD, or its only
 branch). The student's name is the entry's, without .bundle. Only the
-files holding the lab's regions (tools/labs/lab_tree.py) are taken from a
-submission: each is graded in a scratch copy of this tree with those files
+files holding the lab's regions (tools/labs/lab_tree.py) and the lab's
+break-it workload (labs/breakit/) are taken from a submission: each is graded in a scratch copy of this tree with those files
 put in, so the grader, the tests and the Makefile are this tree's and a
 submission cannot change how it is graded. A file the submission lacks is
 the lab tree's stub.
@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 from tools import ROOT
-from tools.labs import grade, lab_tree
+from tools.labs import breakit, grade, lab_tree
 
 DEFAULT_TIME_LIMIT = 1800  # seconds: a full L3 grade takes several minutes on two cores
 STOP_GRACE = 20  # seconds between asking a grade to stop (its emulators too) and killing it
@@ -91,7 +91,9 @@ def submissions_in(folder: Path) -> tuple[list[Submission], list[str]]:
 
 
 def lab_files(lab: str) -> dict[str, list[str]]:
-    """The files of this tree holding lab's regions, each with its stub."""
+    """The files a student writes for lab, each with what a lab tree holds
+    in its place: the files holding lab's regions (stubbed) and, for a lab
+    with a break-it exercise, its workload file (the template)."""
     regions = lab_tree.all_regions(lab_tree.tracked_files())
     stubs = {}
     for path, found in regions.items():
@@ -99,6 +101,9 @@ def lab_files(lab: str) -> dict[str, list[str]]:
         if mine:
             lines = lab_tree.read_lines(path)
             stubs[path] = lab_tree.stubbed(path, lines, mine)
+    workload = f"{breakit.STUDENT_DIR}/{lab}.workload"
+    if lab in breakit.EXERCISES and (ROOT / workload).is_file():
+        stubs[workload] = (ROOT / workload).read_text(encoding="utf-8").split("\n")
     return stubs
 
 
@@ -132,12 +137,19 @@ def unpack(sub: Submission, where: Path) -> str:
     return ""
 
 
-def scratch_tree(files: list[str], stubs: dict[str, list[str]], student_tree: Path,
+def scratch_tree(lab: str, files: list[str], stubs: dict[str, list[str]], student_tree: Path,
                  dest: Path) -> list[str]:
     """This tree's tracked files in dest, with the lab's files from the
-    student's tree; the lab's files the student's tree lacks (stubbed)."""
+    student's tree, marked as lab's tree (so its break-it check grades the
+    student's workload, not the teacher's); the lab's files the student's
+    tree lacks (stubbed)."""
     lacking = []
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / lab_tree.LAB_FILE).write_text(f"# A submission graded by make grade-batch.\nlab={lab}\n",
+                                          encoding="utf-8")
     for path in files:
+        if path.startswith(lab_tree.TEACHER_DIR) and path not in stubs:
+            continue  # answers: no grade reads them
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
         if path in stubs:
@@ -148,8 +160,6 @@ def scratch_tree(files: list[str], stubs: dict[str, list[str]], student_tree: Pa
                 lacking.append(path)
                 target.write_text("\n".join(stubs[path]), encoding="utf-8")
             shutil.copymode(ROOT / path, target)
-        elif path.startswith(lab_tree.TEACHER_DIR):
-            continue  # answers: no grade reads them
         else:
             shutil.copy2(ROOT / path, target)
     return lacking
@@ -234,8 +244,8 @@ class Batch:
         if problem:
             return row(0, "error", problem)
         tree = scratch / "tree"
-        lacking = scratch_tree(self.files, self.stubs, sub.path if sub.path.is_dir() else unpacked,
-                               tree)
+        lacking = scratch_tree(self.lab, self.files, self.stubs,
+                               sub.path if sub.path.is_dir() else unpacked, tree)
         if lacking:
             log.append(f"grade-batch: the submission lacks {', '.join(lacking)}: graded as stubs")
         output, status = run_grade(self.lab, tree, self.seed, self.limit)
