@@ -29,14 +29,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from tools import ROOT
+from tools.labs.grade import run_program
 
 LAB_FILE = ".lab"  # written by tools/labs/lab_tree.py in every lab tree
 STUDENT_DIR = "labs/breakit"
@@ -208,17 +209,6 @@ def command(program: Path, lab: str, w: Workload, bug: str | None) -> list[str]:
     return cmd
 
 
-def search(cmd: list[str], timeout: float) -> tuple[str, int | None]:
-    try:
-        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=timeout, cwd=ROOT)
-        return proc.stdout.decode("utf-8", "replace"), proc.returncode
-    except subprocess.TimeoutExpired as e:
-        return (e.output or b"").decode("utf-8", "replace"), None
-    except OSError as e:
-        return f"cannot run {cmd[0]}: {e.strerror}", 127
-
-
 def line_of(output: str, prefix: str) -> str:
     return next((line.strip("# ").strip() for line in output.splitlines()
                  if line.lstrip("# ").startswith(prefix)), "")
@@ -271,7 +261,7 @@ def judge(lab: str, text: str, program: Path, name: str = "workload",
                                f"({ex.handout}, \"{SECTION}\")")
     if not program.exists():
         return Outcome("FAIL", f"{program} is not built (make host-tests)")
-    output, status = search(command(program, lab, w, ex.bug), timeout)
+    output, status = run_program(command(program, lab, w, ex.bug), timeout, dict(os.environ))
     why = problem(output, status, w, name, timeout)
     if why:
         return Outcome("FAIL", why)
@@ -281,7 +271,7 @@ def judge(lab: str, text: str, program: Path, name: str = "workload",
     exposed = failure_of(output)
     if not exposed:  # status 1 with no violation reported: a crash, not a verdict
         return Outcome("FAIL", f"the simulator ended without a verdict: {output.strip()[-200:]}")
-    output, status = search(command(program, lab, w, None), timeout)
+    output, status = run_program(command(program, lab, w, None), timeout, dict(os.environ))
     why = problem(output, status, w, name, timeout)
     if why:
         return Outcome("FAIL", why)

@@ -304,16 +304,17 @@ class Grader:
 
     def needs(self, c: Check) -> tuple:
         """What c runs, as (command or file, package) pairs."""
-        if c.kind in ("host", "sim", "breakit"):  # breakit runs the simulator
+        if self.part(c) == "host":
             return ((os.environ.get("HOSTCC", "").strip() or "cc", "gcc"),)
-        if c.kind in ("boot", "bench") and c.boot:
+        if self.part(c) == "kernel" and c.boot:
             return ISO_TOOLS + (BOCHS_TOOLS if c.boot.emu["emu"] == "bochs" else QEMU_TOOLS)
         if c.kind == "spin":
             return SPIN_TOOLS
         return ()
 
     def part(self, c: Check) -> str:
-        """The part of the tree c needs built: kernel, host or nothing."""
+        """The part of the tree c needs built: kernel, host (a breakit
+        check runs the simulator) or nothing."""
         return {"host": "host", "sim": "host", "breakit": "host",
                 "boot": "kernel", "bench": "kernel"}.get(c.kind, "")
 
