@@ -150,9 +150,10 @@ init_c := main.c smp_boot.c
 init_asm := trampoline.asm
 KERNEL_C := $(foreach d,$(KERNEL_FOLDERS),$(addprefix $(d)/,$($(d)_c)))
 # The injection kernel's own files (INJECT=1): emulations of deliberate bugs
-# too large for an INJECTED() check in place. The default kernel reaches
+# too large for an INJECTED() check in place, and the record of benchmark
+# samples the labs' grade reads (bench/probe.h). The default kernel reaches
 # none of their functions, so it does not build them.
-INJECT_C := mm/tlb_bug_ack.c
+INJECT_C := mm/tlb_bug_ack.c bench/probe.c
 ifeq ($(INJECT),1)
   KERNEL_C += $(INJECT_C)
 endif
