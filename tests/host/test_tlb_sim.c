@@ -27,7 +27,8 @@
  *	                               CPU; -P: the preemption bound)
  *	... -c choices | -s seed [-v]  one run of it: a schedule the search
  *	                               printed, or a random one; -v prints
- *	                               the trace as it goes
+ *	                               the trace as it goes, with the values
+ *	                               behind each decision
  *	... -f K                       allocation K of each run fails (the
  *	                               fail-* scenarios: each K in turn)
  */
@@ -1129,6 +1130,7 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			sim_verbose = true;
+			sim_explain = true;
 			break;
 		case 'w':
 			scenario = optarg;
