@@ -228,6 +228,8 @@ bool sim_memory_pending(unsigned cpu, const void *p, size_t size,
 void sim_trace(const char *fmt, ...) __printf(1, 2);
 void sim_trace_print(const char *prefix, unsigned last);
 void sim_trace_reset(void);
+/* Whether a line of the ring holds text. */
+bool sim_trace_contains(const char *text);
 extern bool sim_verbose;
 
 /* --- Explanations (tlb_sim_explain.c) ------------------------------------------ */

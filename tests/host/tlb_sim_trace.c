@@ -58,3 +58,12 @@ void sim_trace_print(const char *prefix, unsigned last)
 		printf("%s%s\n", prefix, trace_ring[at]);
 	}
 }
+
+bool sim_trace_contains(const char *text)
+{
+	for (unsigned i = 0; i < trace_count; i++) {
+		if (strstr(trace_ring[i], text))
+			return true;
+	}
+	return false;
+}
