@@ -1008,7 +1008,10 @@ void tlb_mm_teardown(struct mm *mm)
  * it there is one context, and INVLPG or a CR3 load does the job. Usable
  * means in CPUID and not taken away by a known erratum (cpu/cpu_quirks.c:
  * on some Alder and Raptor Lake parts INVLPG misses global entries while
- * PCID is on, which is exactly what the second rule relies on).
+ * PCID is on, which is exactly what the second rule relies on). INVLPGB
+ * only with PCID: its broadcasts name address spaces by PCID, and one that
+ * names a PCID while CR4.PCIDE is clear takes a #GP (AMD APM Vol. 3,
+ * INVLPGB).
  */
 struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
 				    const struct cpu_features *cpu)
@@ -1017,6 +1020,8 @@ struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
 
 	p.pcid = asked->pcid && cpu_pcid_usable(cpu) && cpu->pge;
 	p.invpcid = asked->invpcid && p.pcid && cpu_invpcid_usable(cpu);
+	p.invlpgb = asked->invlpgb && cpu->invlpgb && p.pcid;
+	p.invlpgb_max_pages = cpu->invlpgb_max_pages;
 	return p;
 }
 
