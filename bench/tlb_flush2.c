@@ -25,6 +25,13 @@
 #include "uapi/bench.h"
 
 #define USER_PROGRAM "bench"
+/*
+ * Under icount QEMU runs the CPUs in turn, and a thread spinning in user
+ * mode (a witness waiting for its neighbour, a flusher waiting for an
+ * acknowledgement) keeps the turn: the run never ends. One thread still
+ * runs.
+ */
+#define ICOUNT_STALLS "icount with several CPUs (spinners stall)"
 
 /* The results endpoint lives for good: made once, used by every row. */
 static struct endpoint *results_endpoint;
@@ -109,6 +116,9 @@ static void flush2_rows(bool invlpgb)
 		if (missing)
 			bench_na(missing, "threads=%u,invlpgb=%s", threads,
 				 setting);
+		else if (threads > 1 && bench_icount())
+			bench_na(ICOUNT_STALLS, "threads=%u,invlpgb=%s",
+				 threads, setting);
 		else
 			flush2_row(threads, setting);
 	}
