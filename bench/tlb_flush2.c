@@ -9,7 +9,8 @@
  * IPIs: docs/bench.md has what Linux measured with it).
  *
  * The loop checks itself: a page mapped afresh must read zero, on the CPU
- * that mapped it and on the next one to use it (user/bench.c says how).
+ * that mapped it and on a neighbour's CPU that had read the old page
+ * (user/bench.c says how).
  * A non-zero read is a stale translation, a TLB coherence bug: the row
  * says FAILED, the address, value and CPU are printed, and the run fails.
  */
