@@ -139,7 +139,7 @@ proc_c := task.c elf.c uaccess.c syscall.c handle.c endpoint.c ipc.c \
 proc_asm := syscall_entry.asm
 bench_c := harness.c results.c summary.c screen.c qr_codes.c tlb_view.c \
 	fixture.c cpus.c prim.c reach.c switch.c flush.c crossover.c scale.c \
-	revoke.c
+	revoke.c tlb_flush2.c
 tests_c := ktest.c kernel/test_format.c kernel/test_mm.c kernel/test_trap.c \
 	kernel/test_boot.c kernel/test_time.c kernel/test_acpi.c kernel/test_smp.c \
 	kernel/test_sched.c kernel/test_user.c kernel/test_race.c kernel/test_tlb.c \

@@ -267,6 +267,35 @@ static inline void invlpg(uint64_t va)
 	__asm__ volatile("invlpg (%0)" : : "r"(va) : "memory");
 }
 
+/*
+ * AMD's broadcast invalidation (APM Vol. 3, INVLPGB and TLBSYNC), spelled
+ * as bytes so that assemblers older than the instructions build this.
+ * INVLPGB takes its request in RAX (address and flags), ECX (page count
+ * and stride) and EDX (PCID and ASID). "memory": the page-table stores it
+ * covers must not be moved after it by the compiler.
+ */
+#define INVLPGB_VA	       (1ULL << 0) /* RAX[63:12] is the first page */
+#define INVLPGB_PCID	       (1ULL << 1) /* only EDX[31:16]'s PCID */
+#define INVLPGB_ASID	       (1ULL << 2) /* only EDX[15:0]'s ASID */
+#define INVLPGB_INCLUDE_GLOBAL (1ULL << 3) /* global entries too */
+#define INVLPGB_FINAL_ONLY     (1ULL << 4) /* keep cached upper levels */
+#define INVLPGB_INCLUDE_NESTED (1ULL << 5) /* guest nested translations */
+#define INVLPGB_ECX_STRIDE_2M  (1U << 31)  /* pages 2 MiB apart */
+#define INVLPGB_EDX_PCID_SHIFT 16
+static inline void invlpgb(uint64_t rax, uint32_t ecx, uint32_t edx)
+{
+	__asm__ volatile(".byte 0x0f, 0x01, 0xfe"
+			 :
+			 : "a"(rax), "c"(ecx), "d"(edx)
+			 : "memory");
+}
+
+/* Waits until every INVLPGB this CPU issued has completed everywhere. */
+static inline void tlbsync(void)
+{
+	__asm__ volatile(".byte 0x0f, 0x01, 0xff" : : : "memory");
+}
+
 struct descriptor_pointer {
 	uint16_t limit;
 	uint64_t base;

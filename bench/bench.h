@@ -130,6 +130,19 @@ bool bench_last_median(uint64_t *median);
  */
 void bench_row_cpus(const struct cpumask *others);
 
+/*
+ * The rows of this benchmark print the flush IPIs that found nothing to do
+ * (ipi-unloaded, ipi-covered) even when none did: for the benchmarks whose
+ * rows are about shootdowns. The harness forgets it when the benchmark ends.
+ */
+void bench_show_wasted_ipis(void);
+
+/*
+ * The benchmark found the kernel wrong (a stale read): the open row, if
+ * any, ends as "n/a: FAILED: why", and the run ends in failure.
+ */
+void bench_fail(const char *why);
+
 /* A row that cannot be measured here, and why ("no PCID"). */
 void bench_na(const char *why, const char *params, ...) __printf(2, 3);
 
@@ -140,6 +153,10 @@ void bench_na(const char *why, const char *params, ...) __printf(2, 3);
  * kept to bench_max_samples, bench_min_samples and bench_budget_ns).
  */
 void bench_begin_external(const char *params, ...) __printf(1, 2);
+
+/* The same for a row counted in another unit ("loops/s"). */
+void bench_begin_external_unit(const char *unit, const char *params, ...)
+	__printf(2, 3);
 
 /*
  * An external row's producer starts measuring (true: the TLB counters

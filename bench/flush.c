@@ -244,6 +244,7 @@ BENCH(shootdown, flush,
 {
 	char params[BENCH_PARAMS_MAX];
 
+	bench_show_wasted_ipis();
 	if (cpu_count < 2) {
 		bench_na("one CPU", "targets=1,state=active");
 		return;

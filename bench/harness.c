@@ -126,6 +126,10 @@ static struct {
 
 /* bench_row_cpus: the others of the rows begun from now on. */
 static struct cpumask row_others;
+/* bench_show_wasted_ipis: this benchmark's rows print them always. */
+static bool show_wasted_ipis;
+/* bench_fail: a benchmark found the kernel wrong. */
+static bool failed;
 
 static uint64_t samples[BENCH_SAMPLES_DEFAULT * (BENCH_SCALE_MAX / PERCENT)];
 static unsigned scale = BENCH_SCALE_DEFAULT;
@@ -487,7 +491,8 @@ static void print_row(const uint64_t *sorted, size_t n,
 						       ICOUNT_CYCLES_PER_INSN));
 	}
 	keep_row(sorted, n, tenths_of_ns);
-	bench_counters_format(delta, counters, sizeof(counters));
+	bench_counters_format(delta, show_wasted_ipis, counters,
+			      sizeof(counters));
 	format_where(where, sizeof(where));
 	kprintf("@ %-16s %-30s %-8s %9llu %9llu %9llu %9llu %6zu %9s %7s %s "
 		"%s\n",
@@ -542,6 +547,28 @@ void bench_row_cpus(const struct cpumask *others)
 		cpumask_clear_all(&row_others);
 }
 
+void bench_show_wasted_ipis(void)
+{
+	show_wasted_ipis = true;
+}
+
+void bench_fail(const char *why)
+{
+	char reason[BENCH_WHY_MAX];
+
+	ksnprintf(reason, sizeof(reason), "FAILED: %s", why);
+	failed = true;
+	if (!row.open) {
+		kprintf("bench: %s FAILED: %s\n", row.bench->name, why);
+		return;
+	}
+	row.open = false;
+	kprintf("@ %-16s %-30s n/a: %s\n", row.bench->name, row.params, reason);
+	keep_na(row.params, reason);
+	last_row.valid = false;
+	rows_printed++;
+}
+
 void bench_na(const char *why, const char *params, ...)
 {
 	char text[BENCH_PARAMS_MAX];
@@ -556,6 +583,24 @@ void bench_na(const char *why, const char *params, ...)
 	rows_printed++;
 }
 
+static void external_started(void)
+{
+	row.external = true;
+	row.warmup_left = 0;
+	row.measuring = true;
+	counters_start();
+}
+
+void bench_begin_external_unit(const char *unit, const char *params, ...)
+{
+	va_list ap;
+
+	va_start(ap, params);
+	open_row(false, unit, 1, params, ap);
+	va_end(ap);
+	external_started();
+}
+
 void bench_begin_external(const char *params, ...)
 {
 	va_list ap;
@@ -563,10 +608,7 @@ void bench_begin_external(const char *params, ...)
 	va_start(ap, params);
 	open_row(true, "cycles", 1, params, ap);
 	va_end(ap);
-	row.external = true;
-	row.warmup_left = 0;
-	row.measuring = true;
-	counters_start();
+	external_started();
 }
 
 void bench_external_window(bool measuring)
@@ -664,6 +706,7 @@ bool bench_run_requested(void)
 		b->run();
 		KASSERT(!row.open, "benchmark %s left a row open", b->name);
 		bench_row_cpus(NULL);
+		show_wasted_ipis = false;
 		if (bench_policy_changed()) {
 			bench_policy_set(&boot_policy);
 			bench_policy_changed();
@@ -684,5 +727,5 @@ bool bench_run_requested(void)
 				     NSEC_PER_SEC));
 	bench_summary_print();
 	bench_record_stop();
-	return every_one_reported;
+	return every_one_reported && !failed;
 }

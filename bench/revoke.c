@@ -209,6 +209,7 @@ BENCH(revoke, flush,
 {
 	static const unsigned ks[] = {1, 4, SPACES_MAX};
 
+	bench_show_wasted_ipis();
 	if (cpu_count < 2) {
 		bench_na("one CPU", "spaces=1");
 		return;

@@ -128,6 +128,7 @@ BENCH(ctxsw_scale, scale,
       "shared address space and a kernel thread, under lazy_mm=refcount "
       "and lazy_mm=shootdown (context_switch1, 2023)")
 {
+	bench_show_wasted_ipis();
 	scale_row(TLB_LAZY_MM_REFCOUNT);
 	scale_row(TLB_LAZY_MM_SHOOTDOWN);
 }

@@ -13,6 +13,7 @@
 #include "bench/bench.h"
 #include "bench/cpus.h"
 #include "bench/fixture.h"
+#include "bench/user_collect.h"
 #include "uapi/bench.h"
 #include "boot/boot_modules.h"
 #include "lib/format.h"
@@ -53,18 +54,15 @@ static struct handle_grant endpoint_grant(struct endpoint *ep)
 				     SYS_RIGHT_ENDPOINT_ALL};
 }
 
-/*
- * Serves the programs' requests on the results endpoint until the
- * measuring one says it is done; returns its status.
- */
-static long collect(void)
+long bench_user_collect(struct endpoint *ep, struct ipc_message *done)
 {
 	struct ipc_message m, orders = {0};
-	int err = ipc_receive(results_endpoint, &m, NULL);
+	int err = ipc_receive(ep, &m, NULL);
 
 	orders.words[UBENCH_WORD_MAX_SAMPLES] = bench_max_samples();
 	orders.words[UBENCH_WORD_MIN_SAMPLES] = bench_min_samples();
 	orders.words[UBENCH_WORD_BUDGET] = ns_to_tsc(bench_budget_ns());
+	orders.words[UBENCH_WORD_TSC_HZ] = tsc_hz();
 	while (!err) {
 		unsigned kind =
 			m.label & ((1U << UBENCH_SAMPLES_COUNT_SHIFT) - 1);
@@ -72,17 +70,18 @@ static long collect(void)
 
 		if (kind == UBENCH_HELLO) {
 			bench_external_window(true);
-			err = ipc_reply_receive(results_endpoint, &orders, NULL,
-						&m, NULL);
+			err = ipc_reply_receive(ep, &orders, NULL, &m, NULL);
 			continue;
 		}
 		bench_external_window(false);
-		if (kind == UBENCH_DONE)
+		if (kind == UBENCH_DONE) {
+			*done = m;
 			return (long)m.words[0];
+		}
 		for (uint64_t i = 0;
 		     kind == UBENCH_SAMPLES && i < n && i < IPC_WORDS; i++)
 			bench_add(m.words[i]);
-		err = ipc_receive(results_endpoint, &m, NULL);
+		err = ipc_receive(ep, &m, NULL);
 	}
 	return err;
 }
@@ -127,7 +126,8 @@ static void run_user(const struct user_run *r, const char *params)
 					 user_arg(r->role, r->cpu, r->peer_cpu),
 					 grants, 2);
 	if (client > 0) {
-		long reported = collect();
+		struct ipc_message done;
+		long reported = bench_user_collect(results_endpoint, &done);
 
 		task_wait(client, &status);
 		if (reported)

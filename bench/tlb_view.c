@@ -28,27 +28,43 @@ void bench_counters_sub(struct bench_counters *a,
 		a->ipc.declined[why] -= b->ipc.declined[why];
 }
 
-/* Appends name=value to buf (size bytes, used so far) when value moved. */
-static size_t append(char *buf, size_t size, size_t used, const char *prefix,
-		     const char *name, uint64_t value)
+/* Appends name=value to buf (size bytes, used so far) when value moved,
+ * or always. */
+static size_t append_if(bool always, char *buf, size_t size, size_t used,
+			const char *prefix, const char *name, uint64_t value)
 {
-	if (!value || used >= size)
+	if ((!value && !always) || used >= size)
 		return used;
 	return used + (size_t)ksnprintf(buf + used, size - used, "%s%s%s=%llu",
 					used ? "," : "", prefix, name,
 					(unsigned long long)value);
 }
 
-void bench_counters_format(const struct bench_counters *c, char *buf,
-			   size_t size)
+static size_t append(char *buf, size_t size, size_t used, const char *prefix,
+		     const char *name, uint64_t value)
+{
+	return append_if(false, buf, size, used, prefix, name, value);
+}
+
+static bool is_wasted_ipi_counter(size_t i)
+{
+	struct tlb_stats probe = {0};
+
+	return tlb_stats_field(&probe, i) == &probe.ipis_not_loaded ||
+	       tlb_stats_field(&probe, i) == &probe.ipis_covered;
+}
+
+void bench_counters_format(const struct bench_counters *c, bool wasted_ipis,
+			   char *buf, size_t size)
 {
 	struct tlb_stats s = c->tlb;
 	size_t used = 0;
 
 	strlcpy(buf, "-", size);
 	for (size_t i = 0; i < TLB_STATS_COUNT; i++)
-		used = append(buf, size, used, "", tlb_stats_name(i),
-			      *tlb_stats_field(&s, i));
+		used = append_if(wasted_ipis && is_wasted_ipi_counter(i), buf,
+				 size, used, "", tlb_stats_name(i),
+				 *tlb_stats_field(&s, i));
 	/* The IPC rows say which path their halves took (docs/user.md). */
 	used = append(buf, size, used, "ipc-", "fast", c->ipc.fast);
 	used = append(buf, size, used, "ipc-", "direct", c->ipc.direct);

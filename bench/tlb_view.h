@@ -25,10 +25,12 @@ void bench_counters_sub(struct bench_counters *a,
 
 /*
  * The counters that are not zero, as "name=value" joined by commas, or
- * "-" when none moved.
+ * "-" when none moved. With wasted_ipis, the flush IPIs that found nothing
+ * to do (ipi-unloaded, ipi-covered) are printed even at zero, for the rows
+ * that count them.
  */
-void bench_counters_format(const struct bench_counters *c, char *buf,
-			   size_t size);
+void bench_counters_format(const struct bench_counters *c, bool wasted_ipis,
+			   char *buf, size_t size);
 
 /* One line: `bench: tlb pcid=... lazy=...`, every field of tlb_policy. */
 void bench_policy_report(void);

@@ -472,6 +472,7 @@ static void flush_tlb_here(struct tlb_cpu *c, const struct tlb_flush_request *r)
 	if (loaded_mm(c) != r->mm) {
 		trace_handling("not-loaded", r, TLB_ASID_KERNEL,
 			       TRACE_GEN_UNREAD, TRACE_GEN_UNREAD);
+		c->stats.ipis_not_loaded += r->sender != tlb_hw_cpu();
 		return;
 	}
 	/* LAB(L4) begin: a LAZY CPU that gets a request
@@ -497,6 +498,7 @@ static void flush_tlb_here(struct tlb_cpu *c, const struct tlb_flush_request *r)
 		trace_handling("up-to-date", r, c->loaded_asid, local_gen,
 			       mm_gen);
 		c->stats.flush_up_to_date++;
+		c->stats.ipis_covered += r->sender != tlb_hw_cpu();
 		return;
 	}
 	pages = (r->end - r->start) >> r->stride_shift;
@@ -748,6 +750,7 @@ static void flush_multi_here(void *arg)
 	struct tlb_multi_request request;
 	const tlb_multi_request_placed *sent = arg;
 	struct tlb_cpu *c = this_tlb();
+	uint64_t not_loaded = c->stats.ipis_not_loaded;
 
 	/* Only the spaces the sender filled in are read: first the count,
 	 * then the request up to its last space. */
@@ -758,6 +761,12 @@ static void flush_multi_here(void *arg)
 		     &request.sender);
 	for (unsigned i = 0; i < request.count; i++)
 		flush_tlb_here(c, &request.mms[i]);
+	/* The round is one IPI: it found its mm left only if every space
+	 * did. The spaces in it are distinct, so one loaded here is the
+	 * round's single other outcome, counted by flush_tlb_here. */
+	c->stats.ipis_not_loaded =
+		not_loaded +
+		(c->stats.ipis_not_loaded - not_loaded == request.count);
 }
 
 /* unmap_batch=per_mm (and ack_before_flush): a round per space. */
@@ -1008,7 +1017,10 @@ void tlb_mm_teardown(struct mm *mm)
  * it there is one context, and INVLPG or a CR3 load does the job. Usable
  * means in CPUID and not taken away by a known erratum (cpu/cpu_quirks.c:
  * on some Alder and Raptor Lake parts INVLPG misses global entries while
- * PCID is on, which is exactly what the second rule relies on).
+ * PCID is on, which is exactly what the second rule relies on). INVLPGB
+ * only with PCID: its broadcasts name address spaces by PCID, and one that
+ * names a PCID while CR4.PCIDE is clear takes a #GP (AMD APM Vol. 3,
+ * INVLPGB).
  */
 struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
 				    const struct cpu_features *cpu)
@@ -1017,6 +1029,8 @@ struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
 
 	p.pcid = asked->pcid && cpu_pcid_usable(cpu) && cpu->pge;
 	p.invpcid = asked->invpcid && p.pcid && cpu_invpcid_usable(cpu);
+	p.invlpgb = asked->invlpgb && cpu->invlpgb && p.pcid;
+	p.invlpgb_max_pages = cpu->invlpgb_max_pages;
 	return p;
 }
 

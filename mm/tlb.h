@@ -77,8 +77,11 @@ enum tlb_unmap_batch {
  * one while only they run (through tlb_policy_settle as well).
  */
 struct tlb_policy {
-	bool pcid;	     /* PCID asked for (pcid=on) and cpu_pcid_usable */
-	bool invpcid;	     /* INVPCID asked for and usable (only with pcid) */
+	bool pcid;    /* PCID asked for (pcid=on) and cpu_pcid_usable */
+	bool invpcid; /* INVPCID asked for and usable (only with pcid) */
+	bool invlpgb; /* invlpgb=on (asked), INVLPGB in CPUID, and pcid */
+	/* Pages one INVLPGB may name: CPUID 8000_0008 EDX[15:0] + 1. */
+	unsigned invlpgb_max_pages;
 	unsigned asid_slots; /* dynamic ASID slots per CPU (asid_slots=) */
 	enum tlb_lazy_policy lazy;
 	unsigned lazy_backoff;	   /* lazy_backoff= */
@@ -96,10 +99,11 @@ extern struct tlb_policy tlb_policy;
 /*
  * The policy in force when `asked` is what was asked for (the command line,
  * a benchmark row, a simulator policy) on a CPU with the features `cpu`:
- * pcid and invpcid say "use it if the CPU has it" in `asked`, and "in use"
- * in the result; every other field is kept. The one place that decides what
- * the CPU allows (mm/tlb.c); prints nothing (the boot summary line and the
- * benchmarks' policy line report what is in force).
+ * pcid, invpcid and invlpgb say "use it if the CPU has it" in `asked`,
+ * and "in use" in the result; invlpgb_max_pages is the CPU's; every other
+ * field is kept. The one place that decides what the CPU allows
+ * (mm/tlb.c); prints nothing (the boot summary line and the benchmarks'
+ * policy line report what is in force).
  */
 struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
 				    const struct cpu_features *cpu);

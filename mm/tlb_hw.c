@@ -76,6 +76,39 @@ void tlb_hw_flush_everything(void)
 	}
 }
 
+/*
+ * The request in INVLPGB's registers (AMD APM Vol. 3, INVLPGB). The ASID
+ * flag with ASID 0 keeps the invalidation to the host's translations, as
+ * Linux does: without it, guests' entries would be dropped as well.
+ */
+void tlb_hw_invlpgb(const struct tlb_hw_broadcast *b)
+{
+	uint64_t rax = INVLPGB_ASID;
+	uint32_t ecx = 0;
+	uint32_t edx = 0;
+
+	if (b->has_va) {
+		rax |= b->va | INVLPGB_VA;
+		ecx = b->pages - 1;
+		if (b->stride_2m)
+			ecx |= INVLPGB_ECX_STRIDE_2M;
+	}
+	if (b->has_pcid) {
+		rax |= INVLPGB_PCID;
+		edx = (uint32_t)b->pcid << INVLPGB_EDX_PCID_SHIFT;
+	}
+	if (b->include_global)
+		rax |= INVLPGB_INCLUDE_GLOBAL;
+	if (b->final_only)
+		rax |= INVLPGB_FINAL_ONLY;
+	invlpgb(rax, ecx, edx);
+}
+
+void tlb_hw_tlbsync(void)
+{
+	tlbsync();
+}
+
 void tlb_boot_init(uint64_t kernel_root)
 {
 	tlb_policy = tlb_policy_settle(&tlb_policy, &boot_cpu);

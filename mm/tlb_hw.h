@@ -56,6 +56,25 @@ void tlb_hw_invpcid_all(void);
 /* Without INVPCID: toggles CR4.PGE, which drops everything, global too. */
 void tlb_hw_flush_everything(void);
 
+/*
+ * INVLPGB (AMD): invalidates, in every CPU's TLB, the translations one
+ * request names; weakly ordered: it completes at some moment before this
+ * CPU's next TLBSYNC returns, in any order with other INVLPGBs.
+ */
+struct tlb_hw_broadcast {
+	uint64_t va;	/* first page (page-aligned), when has_va */
+	unsigned pages; /* with has_va: 1 .. tlb_policy.invlpgb_max_pages */
+	bool stride_2m; /* pages are 2 MiB apart (ECX[31]) instead of 4 KiB */
+	bool has_va;	/* false: every address */
+	bool has_pcid;	/* false: every PCID */
+	uint16_t pcid;	/* with has_pcid */
+	bool include_global; /* global entries too */
+	bool final_only;     /* keep paging-structure-cache entries */
+};
+void tlb_hw_invlpgb(const struct tlb_hw_broadcast *b);
+/* TLBSYNC: waits until every INVLPGB this CPU issued has completed. */
+void tlb_hw_tlbsync(void);
+
 enum tlb_hw_wait {
 	TLB_HW_NO_WAIT, /* return once every request is queued */
 	TLB_HW_WAIT,	/* return once every target has run fn */

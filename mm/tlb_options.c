@@ -59,6 +59,13 @@ const struct option_desc tlb_option_descs[TLB_OPTION_COUNT] = {
 		 .help = "use INVPCID when the CPU has it (with PCID) and no "
 			 "quirk forbids it; `off` uses INVLPG, CR3 reloads and "
 			 "CR4.PGE toggles"},
+	[TLB_OPT_INVLPGB] =
+		{.name = "invlpgb",
+		 .type = OPTION_CHOICE,
+		 .choices = on_off,
+		 .help = "use AMD's broadcast invalidation (INVLPGB, waited "
+			 "for with TLBSYNC) when the CPU has it (with PCID); "
+			 "`off` leaves it unused"},
 	[TLB_OPT_ASID_SLOTS] =
 		{.name = "asid_slots",
 		 .type = OPTION_UINT,
@@ -145,7 +152,8 @@ const struct option_desc tlb_option_descs[TLB_OPTION_COUNT] = {
 
 /*
  * The kernel's command line: what it asks for becomes tlb_policy at once;
- * tlb_boot_init then checks CPUID (pcid= and invpcid= are requests).
+ * tlb_boot_init then checks CPUID (pcid=, invpcid= and invlpgb= are
+ * requests).
  */
 static struct option_value tlb_option_values[TLB_OPTION_COUNT];
 
@@ -162,6 +170,7 @@ void tlb_policy_from_values(struct tlb_policy *p,
 {
 	p->pcid = values[TLB_OPT_PCID].choice == CHOICE_ON;
 	p->invpcid = values[TLB_OPT_INVPCID].choice == CHOICE_ON;
+	p->invlpgb = values[TLB_OPT_INVLPGB].choice == CHOICE_ON;
 	p->asid_slots = (unsigned)values[TLB_OPT_ASID_SLOTS].number;
 	p->lazy = (enum tlb_lazy_policy)values[TLB_OPT_LAZY].choice;
 	p->lazy_backoff = (unsigned)values[TLB_OPT_LAZY_BACKOFF].number;
@@ -184,6 +193,7 @@ static void values_from_policy(const struct tlb_policy *p,
 {
 	values[TLB_OPT_PCID].choice = p->pcid ? CHOICE_ON : CHOICE_OFF;
 	values[TLB_OPT_INVPCID].choice = p->invpcid ? CHOICE_ON : CHOICE_OFF;
+	values[TLB_OPT_INVLPGB].choice = p->invlpgb ? CHOICE_ON : CHOICE_OFF;
 	values[TLB_OPT_ASID_SLOTS].number = p->asid_slots;
 	values[TLB_OPT_LAZY].choice = p->lazy;
 	values[TLB_OPT_LAZY_BACKOFF].number = p->lazy_backoff;

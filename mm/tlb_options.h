@@ -16,6 +16,7 @@
 enum tlb_option {
 	TLB_OPT_PCID,
 	TLB_OPT_INVPCID,
+	TLB_OPT_INVLPGB,
 	TLB_OPT_ASID_SLOTS,
 	TLB_OPT_LAZY,
 	TLB_OPT_LAZY_BACKOFF,
@@ -33,8 +34,9 @@ enum tlb_option {
 extern const struct option_desc tlb_option_descs[TLB_OPTION_COUNT];
 
 /*
- * The policy the parsed values ask for. pcid and invpcid say what was
- * asked, not what the CPU has: tlb_boot_init (or the simulator) decides.
+ * The policy the parsed values ask for. pcid, invpcid and invlpgb say what
+ * was asked, not what the CPU has: tlb_boot_init (or the simulator)
+ * decides.
  * tlb_bug= is no policy: the kernel's option sets tlb_bug_choice.
  */
 void tlb_policy_from_values(struct tlb_policy *p,
@@ -42,7 +44,7 @@ void tlb_policy_from_values(struct tlb_policy *p,
 
 /*
  * Writes p as the command line spells it, every option in force
- * ("pcid=on invpcid=on asid_slots=6 lazy=skip ..."); returns buf.
+ * ("pcid=on invpcid=on invlpgb=on asid_slots=6 ..."); returns buf.
  */
 const char *tlb_policy_format(const struct tlb_policy *p, char *buf,
 			      size_t size);

@@ -21,6 +21,10 @@
 	X(flush_pages, "pages", "single pages invalidated")                    \
 	X(flush_kernel, "kernel", "kernel-range flushes handled")              \
 	X(flush_up_to_date, "current", "requests found already covered")       \
+	X(ipis_not_loaded, "ipi-unloaded",                                     \
+	  "IPIs from others that found the mm left")                           \
+	X(ipis_covered, "ipi-covered",                                         \
+	  "IPIs from others an earlier flush had covered")                     \
 	X(asid_hits, "asid-hit", "switch found next's slot current")           \
 	X(asid_misses, "asid-miss", "switch took a new or stale slot")         \
 	X(lazy_skips, "lazy-skip", "lazy CPUs a flush did not interrupt")      \

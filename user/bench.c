@@ -13,6 +13,9 @@
  *            message it got, until told to stop
  *   threads  client and server as two threads of this task: one address
  *            space
+ *   tlb_flush2  threads of this task on CPUs 0 .. n-1, each mapping,
+ *            writing, unmapping and checking pages in a loop: loops per
+ *            second over all threads (below)
  *
  * Each sample is one operation timed alone, minus what reading the clock
  * twice costs (measured here first): under QEMU with -icount the samples
@@ -28,7 +31,7 @@
 #define SERVER_STACK_SIZE 16384
 
 struct orders {
-	uint64_t max_samples, min_samples, budget_cycles;
+	uint64_t max_samples, min_samples, budget_cycles, tsc_hz;
 };
 
 static long kernel_endpoint;
@@ -58,6 +61,7 @@ static bool get_orders(struct orders *o)
 	o->min_samples =
 		MIN(reply.words[UBENCH_WORD_MIN_SAMPLES], o->max_samples);
 	o->budget_cycles = reply.words[UBENCH_WORD_BUDGET];
+	o->tsc_hz = reply.words[UBENCH_WORD_TSC_HZ];
 	return true;
 }
 
@@ -189,6 +193,331 @@ static long threads(const struct orders *o)
 	return UBENCH_OK;
 }
 
+/* --- tlb_flush2 ------------------------------------------------------------ */
+
+/*
+ * will-it-scale's tlb_flush2 with threads: every thread maps a few pages
+ * of its own, writes each, and throws them away, in a loop. Unmapping in
+ * an address space that other CPUs run is what sends a shootdown to them.
+ *
+ * The test checks itself: a page mapped afresh must read zero. The thread
+ * that unmapped checks its own pages; that alone would miss a flush that
+ * never reached another CPU, since no other CPU read them. So each
+ * odd-numbered thread is also the witness of the thread before it: it
+ * reads that thread's pages (its TLB now holds them), waits until that
+ * thread has unmapped and mapped them again, and reads them again before
+ * it unmaps anything itself (its own flush would drop what it holds). A
+ * translation the unmap left on the witness's CPU reads the old frame.
+ * That frame must not come back as the new one (frames are handed out
+ * lowest first): two decoy regions take turns. The unmap frees the old
+ * frames; the one decoy takes them, with the pattern written in them;
+ * the other decoy lets go of the frames it held, and the region is mapped
+ * again with those. The region thus alternates between two sets of
+ * frames, and a stale translation reads the pattern. Only odd threads
+ * wait, and only for even ones, which wait for nobody: no cycle, no
+ * deadlock.
+ *
+ * Each thread's region is even-numbered in `seq` while it is mapped and
+ * reads zero, odd while its owner writes, unmaps and maps it. A witness
+ * sets `pinned`, then reads `seq`; the owner makes `seq` odd, then waits
+ * while `pinned` is set: sequentially consistent on both sides, so
+ * either the owner sees the pin and waits, or the witness sees `seq` odd
+ * and stays away (the two stores and loads of Dekker's algorithm).
+ */
+#define FLUSH2_PAGES	    4
+#define FLUSH2_SPAN	    0x10000UL /* room of one region */
+#define FLUSH2_OWN_AT	    0x500000000000UL
+#define FLUSH2_DECOY_AT	    0x540000000000UL
+#define FLUSH2_STACK_SIZE   8192
+#define FLUSH2_PROT	    (SYS_PROT_READ | SYS_PROT_WRITE)
+#define PAGE_BYTES	    4096UL
+#define FLUSH2_LEN	    (FLUSH2_PAGES * PAGE_BYTES)
+#define PATTERN_THREAD_BITS 8
+
+/* One thread: n, seq, moved and stopped are written by it alone; pinned
+ * by its witness alone. */
+static struct {
+	uint64_t n;   /* loops done */
+	uint64_t seq; /* even: its region is mapped and reads zero */
+	bool pinned;  /* its witness is reading its region */
+	bool moved;   /* it runs on its own CPU */
+	bool stopped; /* it has ended its loop */
+} __aligned(64) flush2_threads[UBENCH_TLB_FLUSH2_THREADS_MAX];
+
+static char flush2_stacks[UBENCH_TLB_FLUSH2_THREADS_MAX]
+			 [FLUSH2_STACK_SIZE] __aligned(16);
+
+/* Thread 0 has its samples: the others stop. */
+static bool flush2_stopping;
+
+/* The first failure: its status and, for a stale read, where. Only the
+ * thread that won `taken` writes the rest, before it stops. */
+static struct {
+	bool taken;
+	long status;
+	uint64_t va, value, cpu;
+} flush2_failure;
+
+static bool flush2_failed(void)
+{
+	return __atomic_load_n(&flush2_failure.taken, __ATOMIC_RELAXED);
+}
+
+static bool flush2_stop(void)
+{
+	return __atomic_load_n(&flush2_stopping, __ATOMIC_RELAXED) ||
+	       flush2_failed();
+}
+
+/* Keeps the first failure; later ones are what it caused. */
+static void flush2_fail(long status, uint64_t va, uint64_t value)
+{
+	if (__atomic_exchange_n(&flush2_failure.taken, true, __ATOMIC_RELAXED))
+		return;
+	flush2_failure.status = status;
+	flush2_failure.va = va;
+	flush2_failure.value = value;
+	flush2_failure.cpu = (uint64_t)sys_cpu_id();
+}
+
+static bool flush2_setup_ok(long err)
+{
+	if (err < 0)
+		flush2_fail(UBENCH_FAILED_SETUP, 0, (uint64_t)-err);
+	return err >= 0;
+}
+
+static uintptr_t own_region(unsigned thread)
+{
+	return FLUSH2_OWN_AT + thread * FLUSH2_SPAN;
+}
+
+/* Decoy `which` (0 or 1) of a thread: loop k maps decoy k % 2. */
+static uintptr_t decoy_region(unsigned thread, uint64_t which)
+{
+	return FLUSH2_DECOY_AT + (thread * 2 + which % 2) * FLUSH2_SPAN;
+}
+
+/* Every page of the region at va reads zero; else the failure is kept. */
+static bool reads_zero(uintptr_t va)
+{
+	for (unsigned i = 0; i < FLUSH2_PAGES; i++) {
+		uintptr_t page = va + i * PAGE_BYTES;
+		uint64_t value = *(volatile uint64_t *)page;
+
+		if (value) {
+			flush2_fail(UBENCH_FAILED_STALE, page, value);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void write_pages(uintptr_t va, uint64_t pattern)
+{
+	for (unsigned i = 0; i < FLUSH2_PAGES; i++)
+		*(volatile uint64_t *)(va + i * PAGE_BYTES) = pattern;
+}
+
+/* Write, unmap, map afresh (with the frames a decoy let go), check. */
+static bool flush2_cycle(unsigned thread, uint64_t loop)
+{
+	uintptr_t va = own_region(thread);
+	uintptr_t taker = decoy_region(thread, loop);
+	uintptr_t giver = decoy_region(thread, loop + 1);
+	uint64_t pattern = loop << PATTERN_THREAD_BITS | (thread + 1);
+
+	write_pages(va, pattern);
+	if (!flush2_setup_ok(sys_unmap((void *)va, FLUSH2_LEN)) ||
+	    !flush2_setup_ok(sys_map((void *)taker, FLUSH2_LEN, FLUSH2_PROT)))
+		return false;
+	write_pages(taker, pattern);
+	return flush2_setup_ok(sys_unmap((void *)giver, FLUSH2_LEN)) &&
+	       flush2_setup_ok(sys_map((void *)va, FLUSH2_LEN, FLUSH2_PROT)) &&
+	       reads_zero(va);
+}
+
+/*
+ * The witness reads the region of thread `owner` while it is mapped.
+ * Returns the owner's seq at the read, or false (*seq unset) when the
+ * test is ending or has failed.
+ */
+static bool witness_read(unsigned owner, uint64_t *seq)
+{
+	while (!flush2_stop()) {
+		uint64_t now;
+		bool ok;
+
+		__atomic_store_n(&flush2_threads[owner].pinned, true,
+				 __ATOMIC_SEQ_CST);
+		now = __atomic_load_n(&flush2_threads[owner].seq,
+				      __ATOMIC_SEQ_CST);
+		ok = now % 2 == 0 && reads_zero(own_region(owner));
+		__atomic_store_n(&flush2_threads[owner].pinned, false,
+				 __ATOMIC_RELEASE);
+		if (now % 2 == 0) {
+			*seq = now;
+			return ok;
+		}
+	}
+	return false;
+}
+
+/* Reads owner's region, waits for its next cycle, reads it again. */
+static void witness(unsigned owner)
+{
+	uint64_t first, second;
+
+	if (!witness_read(owner, &first))
+		return;
+	while (!flush2_stop() && __atomic_load_n(&flush2_threads[owner].seq,
+						 __ATOMIC_RELAXED) == first)
+		__builtin_ia32_pause();
+	witness_read(owner, &second);
+}
+
+/* One loop of one thread; false once the test has failed. */
+static bool flush2_loop(unsigned thread, uint64_t loop)
+{
+	uint64_t *seq = &flush2_threads[thread].seq;
+	bool ok;
+
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&flush2_threads[thread].pinned,
+			       __ATOMIC_SEQ_CST))
+		__builtin_ia32_pause();
+	ok = flush2_cycle(thread, loop);
+	/* Release: the new mapping is in place before a witness that sees
+	 * the even seq reads it. */
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+	if (ok && thread % 2)
+		witness(thread - 1);
+	return ok && !flush2_failed();
+}
+
+static void flush2_count(unsigned thread)
+{
+	__atomic_store_n(&flush2_threads[thread].n,
+			 flush2_threads[thread].n + 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t flush2_total(unsigned threads)
+{
+	uint64_t sum = 0;
+
+	for (unsigned t = 0; t < threads; t++)
+		sum += __atomic_load_n(&flush2_threads[t].n, __ATOMIC_RELAXED);
+	return sum;
+}
+
+/* Threads 1 .. n-1: loop on their CPU until the test ends or fails. */
+static void flush2_worker(long arg)
+{
+	unsigned thread = (unsigned)arg;
+
+	if (flush2_setup_ok(sys_set_affinity(1UL << thread))) {
+		__atomic_store_n(&flush2_threads[thread].moved, true,
+				 __ATOMIC_RELAXED);
+		while (!flush2_stop() &&
+		       flush2_loop(thread, flush2_threads[thread].n))
+			flush2_count(thread);
+	}
+	/* Release: a failure this thread kept is written before thread 0,
+	 * whose acquire in flush2_wait pairs with it, reads it. */
+	__atomic_store_n(&flush2_threads[thread].stopped, true,
+			 __ATOMIC_RELEASE);
+}
+
+/*
+ * A new thread starts on thread 0's CPU, which the kernel does not preempt
+ * while it measures: thread 0 yields until each has moved to its own.
+ */
+static void flush2_wait_moved(unsigned started)
+{
+	for (unsigned t = 1; t < started; t++) {
+		while (!__atomic_load_n(&flush2_threads[t].moved,
+					__ATOMIC_RELAXED) &&
+		       !__atomic_load_n(&flush2_threads[t].stopped,
+					__ATOMIC_RELAXED))
+			sys_yield();
+	}
+}
+
+/* Waits for threads 1 .. started-1, so that no failure goes unreported. */
+static void flush2_wait(unsigned started)
+{
+	__atomic_store_n(&flush2_stopping, true, __ATOMIC_RELAXED);
+	for (unsigned t = 1; t < started; t++) {
+		while (!__atomic_load_n(&flush2_threads[t].stopped,
+					__ATOMIC_ACQUIRE))
+			sys_yield();
+	}
+}
+
+/*
+ * Thread 0: maps every thread's regions, starts the others, loops like them
+ * and turns each window of budget / min_samples cycles into one sample,
+ * the loops per second of all threads together.
+ */
+static long tlb_flush2(const struct orders *o, unsigned threads)
+{
+	uint64_t window = o->budget_cycles / MAX(o->min_samples, 1);
+	uint64_t last, last_total, loop = 0;
+	unsigned started = 1;
+	size_t n = 0;
+
+	/* Loop 0 of each thread maps decoy 0 and lets go of decoy 1. */
+	for (unsigned t = 0; t < threads; t++) {
+		if (!flush2_setup_ok(sys_map((void *)own_region(t), FLUSH2_LEN,
+					     FLUSH2_PROT)) ||
+		    !flush2_setup_ok(sys_map((void *)decoy_region(t, 1),
+					     FLUSH2_LEN, FLUSH2_PROT)))
+			return UBENCH_FAILED_SETUP;
+	}
+	for (; started < threads; started++) {
+		if (!flush2_setup_ok(thread_start(flush2_worker,
+						  flush2_stacks[started],
+						  FLUSH2_STACK_SIZE, started)))
+			break;
+	}
+	flush2_wait_moved(started);
+	for (int i = 0; i < UBENCH_WARMUP && flush2_loop(0, loop); i++)
+		loop++;
+	last = tsc_read_ordered();
+	last_total = flush2_total(threads);
+	while (n < o->min_samples && flush2_loop(0, loop)) {
+		uint64_t now, total;
+
+		loop++;
+		flush2_count(0);
+		now = tsc_read_ordered();
+		if (now - last < window)
+			continue;
+		total = flush2_total(threads);
+		samples[n++] = (total - last_total) * o->tsc_hz / (now - last);
+		last = now;
+		last_total = total;
+	}
+	flush2_wait(started);
+	if (flush2_failed())
+		return flush2_failure.status;
+	report(samples, n, UBENCH_OK);
+	return UBENCH_OK;
+}
+
+static void report_flush2_failure(long status)
+{
+	struct ipc_message m = {.label = UBENCH_DONE,
+				.words = {(uint64_t)status}};
+
+	if (status == UBENCH_FAILED_STALE) {
+		m.words[UBENCH_WORD_STALE_VA] = flush2_failure.va;
+		m.words[UBENCH_WORD_STALE_VALUE] = flush2_failure.value;
+		m.words[UBENCH_WORD_STALE_CPU] = flush2_failure.cpu;
+	}
+	sys_ipc_send(kernel_endpoint, &m);
+}
+
 int main(long arg)
 {
 	unsigned long a = (unsigned long)arg;
@@ -208,7 +537,9 @@ int main(long arg)
 	/* Set-up before asking for orders: the kernel counts TLB events
 	 * from that request on, for the measurement alone. */
 	if (sys_set_affinity(1UL << cpu) ||
-	    (role == UBENCH_ROLE_THREADS && !start_server_thread(peer))) {
+	    (role == UBENCH_ROLE_THREADS && !start_server_thread(peer)) ||
+	    (role == UBENCH_ROLE_TLB_FLUSH2 &&
+	     (peer < 1 || peer > UBENCH_TLB_FLUSH2_THREADS_MAX))) {
 		report(NULL, 0, UBENCH_FAILED_SETUP);
 		return 1;
 	}
@@ -230,6 +561,11 @@ int main(long arg)
 		status = threads(&o);
 		if (status != UBENCH_OK)
 			report(NULL, 0, status);
+		break;
+	case UBENCH_ROLE_TLB_FLUSH2:
+		status = tlb_flush2(&o, peer);
+		if (status != UBENCH_OK)
+			report_flush2_failure(status);
 		break;
 	default:
 		status = UBENCH_FAILED_SETUP;

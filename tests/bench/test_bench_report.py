@@ -469,9 +469,35 @@ def check_row_fields(cases: Cases) -> None:
                 not verdict["(target)"][0] and "sibling" in verdict["(target)"][1], str(verdict))
 
 
+# tlb_flush2's rows as the kernel prints them: loops per second with the
+# wasted-IPI counters at zero too, and the row of a failed self-check.
+FLUSH2_ROWS = (
+    "@ tlb_flush2       threads=2,invlpgb=off          loops/s         40        34        40 "
+    "       34      3         -       - ipi-sent=37,ipi-recv=37,partial=72,pages=288,"
+    "ipi-unloaded=0,ipi-covered=0 cpus=0-1 apic=0-1 types=- smt=none eff_mhz=n/a smi=n/a",
+    "@ tlb_flush2       threads=2,invlpgb=off          n/a: FAILED: stale read, a TLB "
+    "coherence bug",
+    "@ tlb_flush2       threads=2,invlpgb=on           n/a: no INVLPGB",
+)
+
+
+def check_flush2_rows(cases: Cases) -> None:
+    measured, failed, absent = (bench.parse_row(line) for line in FLUSH2_ROWS)
+    cases.check("rows: tlb_flush2 counts loops/s, its wasted IPIs even at zero",
+                measured["unit"] == "loops/s" and measured["median"] == 40
+                and measured["counters"].get("ipi-unloaded") == 0
+                and measured["counters"].get("ipi-covered") == 0
+                and measured["params"] == {"threads": "2", "invlpgb": "off"}, str(measured))
+    cases.check("rows: a failed self-check is an n/a row with its reason",
+                failed.get("na") == "FAILED: stale read, a TLB coherence bug", str(failed))
+    cases.check("rows: invlpgb=on without INVLPGB says why",
+                absent.get("na") == "no INVLPGB", str(absent))
+
+
 def main() -> int:
     cases = Cases()
     check_row_fields(cases)
+    check_flush2_rows(cases)
     with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
         work = Path(tmp)
         check_no_results(cases, work)

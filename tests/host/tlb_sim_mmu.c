@@ -768,6 +768,62 @@ void tlb_hw_flush_everything(void)
 	after_effect();
 }
 
+/*
+ * INVLPGB (AMD APM Vol. 3): the request's checks, then its effect on every
+ * CPU at once, which is one of the moments the instruction may complete.
+ */
+static void check_invlpgb(const struct tlb_hw_broadcast *b)
+{
+	if (!tlb_policy.invlpgb)
+		sim_fail("INVLPGB with invlpgb off (#UD where the CPU lacks "
+			 "it)");
+	if (b->has_pcid && !this_mmu()->pcide)
+		sim_fail("INVLPGB for PCID %u with CR4.PCIDE off (#GP)",
+			 b->pcid);
+	if (b->has_va && (!b->pages || b->pages > tlb_policy.invlpgb_max_pages))
+		sim_fail("INVLPGB of %u pages: 1 to %u allowed (#GP)", b->pages,
+			 tlb_policy.invlpgb_max_pages);
+	if (b->has_va && b->va % PAGE_SIZE)
+		sim_fail("INVLPGB of %#llx, not page-aligned",
+			 (unsigned long long)b->va);
+}
+
+/* Drops what b names from m: each page, or every address. */
+static void broadcast_drops(struct sim_mmu *m, const struct tlb_hw_broadcast *b)
+{
+	unsigned pages = b->has_va ? b->pages : 1;
+	uint64_t stride = b->stride_2m ? 1ULL << level_shift(2) : PAGE_SIZE;
+
+	for (unsigned i = 0; i < pages; i++) {
+		uint64_t va = b->has_va ? b->va + i * stride : ANY_VA;
+
+		drop_tlb(m, !b->has_pcid, b->pcid, va, true, b->include_global);
+		if (!b->final_only)
+			drop_psc(m, !b->has_pcid, b->pcid, va);
+	}
+}
+
+void tlb_hw_invlpgb(const struct tlb_hw_broadcast *b)
+{
+	sim_point();
+	check_invlpgb(b);
+	for (unsigned cpu = 0; cpu < ncpus; cpu++)
+		broadcast_drops(&mmus[cpu], b);
+	sim_trace("INVLPGB %#llx x%u, PCID %d, %s%s",
+		  (unsigned long long)(b->has_va ? b->va : 0),
+		  b->has_va ? b->pages : 0, b->has_pcid ? b->pcid : -1,
+		  b->include_global ? "globals too" : "globals kept",
+		  b->final_only ? ", cached walks kept" : "");
+	after_effect();
+}
+
+void tlb_hw_tlbsync(void)
+{
+	sim_point();
+	sim_trace("TLBSYNC");
+	after_effect();
+}
+
 /* --- Freeing --------------------------------------------------------------------- */
 
 static void check_unused(uint32_t frame, const char *why, const char *name)

@@ -59,8 +59,13 @@ ROWS = (
      ("batch_unmap", "mode=batched,pages=64,remote=0")),
     ("unmap 64 pages, 2nd CPU", ("batch_unmap", "mode=batched,pages=64,remote=1"),
      ("batch_unmap", "mode=batched,pages=64,remote=1")),
+    # Loops per second (more is better), unlike the rows above.
+    *((f"tlb_flush2 {n} thread{'s' if n > 1 else ''}, loops/s",
+       ("tlb_flush2", f"threads={n},invlpgb=off"), ("tlb_flush2", f"threads={n}"))
+      for n in (1, 2)),
 )
-CROSS_CPU = ("1-page shootdown to 1 CPU", "unmap 64 pages, 2nd CPU")
+CROSS_CPU = ("1-page shootdown to 1 CPU", "unmap 64 pages, 2nd CPU",
+             "tlb_flush2 1 thread, loops/s", "tlb_flush2 2 threads, loops/s")
 # (name, CPUs: None for SMP's, icount: None for ICOUNT's (default on)).
 PASSES = (("local", 1, None), ("cross", None, False))
 EMULATOR_NOTE = "emulator costs (QEMU TCG): not hardware"
@@ -185,7 +190,8 @@ def table(runs: dict) -> tuple[list[str], list[tuple[str, float]], list[str]]:
     missing on a side."""
     lines = [f"{name} rows: {ours['machine']}; Linux {linux['kernel']}"
              for name, (ours, linux) in runs.items()]
-    lines += [f"both columns: {EMULATOR_NOTE}; TSC cycles, median [p10-p90] n=count",
+    lines += [f"both columns: {EMULATOR_NOTE}; TSC cycles (loops/s where the row says so), "
+              "median [p10-p90] n=count",
              f"{'':<30} {'shootdown row':<42} {'shootdown':>28}  {'Linux':>28} "
              f"{'shootdown/Linux':>15}"]
     ratios, missing = [], []

@@ -175,6 +175,16 @@ CONFIGS = [
     cfg("bench-tcg-smt-one-core", "bench", **TCG, smp=2, topology="sockets=1,cores=1,threads=2",
         cmdline=["bench=shootdown", "bench_scale=10"]),
     cfg("bench-bochs", "bench", **BOCHS, smp=2, cmdline=["bench_scale=10"]),
+    # tlb_flush2 checks that pages mapped afresh read zero: it must pass on 3
+    # and 4 CPUs (bench-tcg has 2), and report the stale read when the
+    # shootdown skips the other CPUs.
+    cfg("bench-tcg-smp3-tlb-flush2", "bench", **TCG, smp=3,
+        cmdline=["bench=tlb_flush2", "bench_scale=10"]),
+    cfg("bench-tcg-smp4-tlb-flush2", "bench", **TCG, smp=4,
+        cmdline=["bench=tlb_flush2", "bench_scale=10"]),
+    cfg("bench-tcg-smp2-bug-skip-remote", "bench-bug", **TCG, smp=2,
+        cmdline=["bench=tlb_flush2", "bench_scale=10", "tlb_bug=skip_remote"],
+        expect=("bench: tlb_flush2 FAILED: ",)),
     cfg("bench-compare", "bench-compare", **TCG, smp=2, compare=("lazy=skip", "lazy=off"),
         cmdline=["bench=switch", "bench_scale=10"]),
     # The revoke rows under the two other unmap_batch= strategies (bench-tcg

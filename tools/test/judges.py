@@ -202,6 +202,16 @@ class MessageJudge(Judge):
         return self.expect_all(f"{self.tc.name}/message")
 
 
+class BenchBugJudge(MessageJudge):
+    """"bench-bug": a benchmark that checks itself (tlb_flush2) under an
+    injected protocol bug: the first string of `expect`, the benchmark's
+    FAILED line, must appear on serial, then the run is stopped: one result
+    ("bug caught"; a run that ends without it missed the bug)."""
+
+    def judge(self) -> Outcome:
+        return self.expect_all(f"{self.tc.name}/bug")
+
+
 class PanicScreenJudge(Judge):
     """"panic-screen": the options make the kernel panic early (boot_bug=),
     with done=halt: when serial says the panic halted, a screendump, then the
@@ -315,6 +325,7 @@ class BenchCompareJudge(BenchJudge):
 JUDGES: dict[str, type[Judge]] = {
     "ktap": KtapJudge, "exit": ExitJudge, "screendump": ScreendumpJudge, "crash": CrashJudge,
     "message": MessageJudge, "bug": BugJudge, "bench": BenchJudge,
+    "bench-bug": BenchBugJudge,
     "panic-screen": PanicScreenJudge,
     "bench-compare": BenchCompareJudge,
 }

@@ -578,6 +578,150 @@ static void batch_unmap(void)
 	end("batch_unmap");
 }
 
+/* --- tlb_flush2: threads that write, drop and check their pages ----------------- */
+
+/*
+ * will-it-scale's tlb_flush2 with threads, in the shape of shootdown's
+ * tlb_flush2 row (bench/tlb_flush2.c): thread i on CPU i writes each of 4
+ * pages of its own, drops them with madvise(MADV_DONTNEED) (a shootdown to
+ * the CPUs the other threads run on) and checks that they read zero, in a
+ * loop. Thread 0 turns each window of budget / MIN_SAMPLES into a sample,
+ * the loops per second of all threads. Linux is trusted to flush: a
+ * thread checks only its own pages, as will-it-scale does.
+ */
+#define FLUSH2_PAGES	   4
+#define FLUSH2_THREADS_MAX 16
+
+static struct {
+	_Atomic uint64_t loops;
+	pthread_t thread;
+	char *pages;
+} __attribute__((aligned(64))) flush2[FLUSH2_THREADS_MAX];
+
+static atomic_bool flush2_stop;
+static atomic_bool flush2_stale;
+
+/* One loop of thread t; false when a page read non-zero. */
+static bool flush2_loop(unsigned t)
+{
+	char *pages = flush2[t].pages;
+
+	for (unsigned i = 0; i < FLUSH2_PAGES; i++)
+		pages[(size_t)i * PAGE] = 1;
+	if (madvise(pages, FLUSH2_PAGES * PAGE, MADV_DONTNEED) != 0)
+		die("lbench: madvise");
+	for (unsigned i = 0; i < FLUSH2_PAGES; i++) {
+		if (((volatile char *)pages)[(size_t)i * PAGE]) {
+			printf("bench: tlb_flush2 FAILED: cpu %u read %d in a "
+			       "page just dropped, which must read zero\n",
+			       t, pages[(size_t)i * PAGE]);
+			atomic_store(&flush2_stale, true);
+			return false;
+		}
+	}
+	atomic_fetch_add_explicit(&flush2[t].loops, 1, memory_order_relaxed);
+	return true;
+}
+
+static void *flush2_thread(void *arg)
+{
+	unsigned t = (unsigned)(uintptr_t)arg;
+
+	pin(t);
+	while (!atomic_load_explicit(&flush2_stop, memory_order_relaxed) &&
+	       flush2_loop(t))
+		;
+	return NULL;
+}
+
+static uint64_t flush2_total(unsigned threads)
+{
+	uint64_t sum = 0;
+
+	for (unsigned t = 0; t < threads; t++)
+		sum += atomic_load_explicit(&flush2[t].loops,
+					    memory_order_relaxed);
+	return sum;
+}
+
+/* One row with `threads` threads: samples of loops per second. */
+static unsigned flush2_row(unsigned threads)
+{
+	uint64_t window = BUDGET_NS * scale / 100 / MIN_SAMPLES, last, total;
+	unsigned n = 0;
+
+	atomic_store(&flush2_stop, false);
+	for (unsigned t = 0; t < threads; t++) {
+		flush2[t].pages =
+			mmap(NULL, FLUSH2_PAGES * PAGE, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (flush2[t].pages == MAP_FAILED)
+			die("lbench: mmap");
+		atomic_store(&flush2[t].loops, 0);
+	}
+	for (unsigned t = 1; t < threads; t++)
+		pthread_create(&flush2[t].thread, NULL, flush2_thread,
+			       (void *)(uintptr_t)t);
+	for (unsigned i = 0; i < WARMUP && flush2_loop(0); i++)
+		;
+	last = now_ns();
+	total = flush2_total(threads);
+	while (n < MIN_SAMPLES && flush2_loop(0)) {
+		uint64_t now = now_ns(), sum;
+
+		if (now - last < window)
+			continue;
+		sum = flush2_total(threads);
+		samples[n++] = (sum - total) * 1000000000ull / (now - last);
+		last = now;
+		total = sum;
+	}
+	atomic_store(&flush2_stop, true);
+	for (unsigned t = 1; t < threads; t++)
+		pthread_join(flush2[t].thread, NULL);
+	for (unsigned t = 0; t < threads; t++)
+		munmap(flush2[t].pages, FLUSH2_PAGES * PAGE);
+	return n;
+}
+
+/* Prints a row counted in loops per second (no clock, no ns). */
+static void unit_row(const char *name, const char *params, const char *unit,
+		     unsigned n)
+{
+	qsort(samples, n, sizeof(samples[0]), compare);
+	printf("@ %-16s %-30s %-8s %9llu %9llu %9llu %9llu %6u %9s %7s -\n",
+	       name, params, unit, (unsigned long long)rank(n, 50),
+	       (unsigned long long)rank(n, 10), (unsigned long long)rank(n, 90),
+	       (unsigned long long)samples[0], n, "-", "-");
+	fflush(stdout);
+	results_total++;
+}
+
+static void tlb_flush2(void)
+{
+	unsigned most = cpus < FLUSH2_THREADS_MAX ? cpus : FLUSH2_THREADS_MAX;
+	char params[32];
+
+	begin("tlb_flush2", "threads on CPUs 0..N-1 writing 4 pages each, "
+			    "dropping them with madvise(MADV_DONTNEED) and "
+			    "checking they read zero: loops per second");
+	pin(0);
+	for (unsigned threads = 1; threads <= most; threads++) {
+		unsigned n = flush2_row(threads);
+
+		snprintf(params, sizeof(params), "threads=%u", threads);
+		if (atomic_load(&flush2_stale))
+			na("tlb_flush2", params,
+			   "FAILED: stale read, a TLB coherence bug");
+		else if (!n)
+			na("tlb_flush2", params, "no samples were taken");
+		else
+			unit_row("tlb_flush2", params, "loops/s", n);
+		atomic_store(&flush2_stale, false);
+	}
+	end("tlb_flush2");
+}
+
 /* --- The run ------------------------------------------------------------------ */
 
 static void options(int argc, char **argv)
@@ -606,7 +750,8 @@ int main(int argc, char **argv)
 	printf("bench: note emulator costs (QEMU TCG): not hardware\n");
 	printf("bench: env platform=%s cpus=%u tsc_hz=%llu tsc_source=linux "
 	       "clock_overhead=%llu scale=%u selected=syscall,thread_switch,"
-	       "mm_switch,ipc,flush_local,shootdown,batch_unmap brand=Linux\n",
+	       "mm_switch,ipc,flush_local,shootdown,batch_unmap,tlb_flush2 "
+	       "brand=Linux\n",
 	       icount ? "tcg+icount" : "tcg", cpus, (unsigned long long)tsc_hz,
 	       (unsigned long long)clock_overhead, scale);
 
@@ -619,6 +764,7 @@ int main(int argc, char **argv)
 	flush_local();
 	shootdown();
 	batch_unmap();
+	tlb_flush2();
 
 	printf("bench: end benchmarks=%u results=%u seconds=%llu\n",
 	       benchmarks_total, results_total,
