@@ -33,6 +33,7 @@
  *	                               fail-* scenarios: each K in turn)
  */
 #include "tests/host/tlb_sim.h"
+#include "cpu/cpu.h"
 #include "mm/tlb_options.h"
 #include "smp/call.h"
 
@@ -572,7 +573,7 @@ static void print_counts(const struct sim_counts *before)
 {
 	printf("# %llu accesses checked (%llu stale within a running flush, "
 	       "%llu faults, %llu spurious faults retried), %llu flushes, "
-	       "%llu frees, %llu IPIs, %llu mms freed\n",
+	       "%llu frees, %llu IPIs, %llu INVLPGBs, %llu mms freed\n",
 	       (unsigned long long)(sim_counts.accesses - before->accesses),
 	       (unsigned long long)(sim_counts.stale_ok - before->stale_ok),
 	       (unsigned long long)(sim_counts.faults - before->faults),
@@ -580,6 +581,7 @@ static void print_counts(const struct sim_counts *before)
 	       (unsigned long long)(sim_counts.flushes - before->flushes),
 	       (unsigned long long)(sim_counts.frees - before->frees),
 	       (unsigned long long)(sim_counts.ipis - before->ipis),
+	       (unsigned long long)(sim_counts.broadcasts - before->broadcasts),
 	       (unsigned long long)(sim_counts.mm_deaths - before->mm_deaths));
 }
 
@@ -818,6 +820,299 @@ static bool case_mmu(void)
 	return !run.failed;
 }
 
+/* --- INVLPGB and TLBSYNC ------------------------------------------------------ */
+
+/*
+ * tlb_policy_settle's rule, INVLPGB only when asked, in CPUID and with
+ * PCID in force, and the boot report's words for each outcome.
+ */
+static const struct {
+	bool pcid, invlpgb; /* asked for */
+	bool cpu_has, used;
+	const char *census;
+} invlpgb_settles[] = {
+	{true, true, true, true, "used (2 pages per INVLPGB)"},
+	{true, true, false, false, "absent"},
+	{true, false, true, false, "present, off (invlpgb=off)"},
+	{false, true, true, false, "present, off (PCID off)"},
+	{false, false, false, false, "absent"},
+};
+
+static bool case_invlpgb_settles(void)
+{
+	struct cpu_features cpu = boot_cpu;
+	struct tlb_policy p;
+	char err[128];
+	bool ok = true;
+
+	if (!policy_parse("", &p, err, sizeof(err)))
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(invlpgb_settles); i++) {
+		char census[48];
+
+		cpu.invlpgb = invlpgb_settles[i].cpu_has;
+		cpu.invlpgb_max_pages = cpu.invlpgb ? 2 : 0;
+		p.pcid = invlpgb_settles[i].pcid;
+		p.invlpgb = invlpgb_settles[i].invlpgb;
+		p = tlb_policy_settle(&p, &cpu);
+		tlb_invlpgb_census(&p, &cpu, census, sizeof(census));
+		if (p.invlpgb == invlpgb_settles[i].used &&
+		    !strcmp(census, invlpgb_settles[i].census))
+			continue;
+		printf("# row %zu: invlpgb=%d, \"%s\"; want %d, \"%s\"\n", i,
+		       p.invlpgb, census, invlpgb_settles[i].used,
+		       invlpgb_settles[i].census);
+		ok = false;
+	}
+	if (ok)
+		printf("# INVLPGB in force only when asked, in CPUID and with "
+		       "PCID; the census says why not\n");
+	return ok;
+}
+
+static void broadcast_selftest_body(unsigned cpu)
+{
+	tlb_init_cpu(kern_kernel_root());
+	if (cpu == 0)
+		mmu_broadcast_selftest(kern_mm_root(0), kern_mm_root(1),
+				       sim_page_va(0), sim_kpage_va(0));
+	for (unsigned phase = 0; phase < SIM_PHASES; phase++)
+		sim_barrier();
+}
+
+/* Runs body on cpus CPUs under policy, one schedule (the default). */
+static bool run_once(const char *policy, unsigned cpus, sim_body body,
+		     struct sim_run *run)
+{
+	char err[128];
+
+	if (!policy_parse(policy, &tlb_policy, err, sizeof(err))) {
+		printf("# policy '%s': %s\n", policy, err);
+		return false;
+	}
+	*run = (struct sim_run){.cpus = cpus, .mode = SIM_DFS};
+	kern_reset(cpus, 2);
+	sim_run(run, body);
+	return true;
+}
+
+static bool case_broadcasts(void)
+{
+	static struct sim_run run;
+
+	if (!run_once("", 2, broadcast_selftest_body, &run))
+		return false;
+	if (run.failed) {
+		printf("# %s\n", run.failure);
+		sim_trace_print("#   ", TRACE_SHOWN);
+	} else {
+		printf("# INVLPGB drops what it names when it completes, on "
+		       "every CPU; TLBSYNC completes its own CPU's\n");
+	}
+	return !run.failed;
+}
+
+/* Ways to misuse INVLPGB, each of which must fail the run as said. */
+enum misuse_setup {
+	MISUSE_PINNED,	     /* issued pinned, then TLBSYNC, unpin */
+	MISUSE_UNPINNED,     /* issued neither pinned nor interrupts off */
+	MISUSE_PCIDE_OFF,    /* issued pinned with CR4.PCIDE clear */
+	MISUSE_UNPIN_EARLY,  /* unpinned before the TLBSYNC */
+	MISUSE_IRQ_ON_EARLY, /* interrupts on (not pinned) before it */
+	MISUSE_SYNC_ONLY,    /* a TLBSYNC with nothing outstanding */
+};
+
+static const struct {
+	const char *policy;
+	enum misuse_setup setup;
+	struct tlb_hw_broadcast b;
+	const char *failure; /* NULL: the run must pass */
+} misuses[] = {
+	{"",
+	 MISUSE_PINNED,
+	 {.va = SIM_USER_BASE, .pages = 2, .has_va = true},
+	 NULL},
+	{"", MISUSE_SYNC_ONLY, {0}, NULL},
+	{"invlpgb=off", MISUSE_PINNED, {0}, "with invlpgb off (#UD"},
+	{"",
+	 MISUSE_PINNED,
+	 {.va = SIM_USER_BASE, .pages = 3, .has_va = true},
+	 "of 3 pages: 1 to 2 allowed"},
+	{"",
+	 MISUSE_PINNED,
+	 {.va = SIM_USER_BASE, .has_va = true},
+	 "of 0 pages: 1 to 2 allowed"},
+	{"",
+	 MISUSE_PINNED,
+	 {.va = SIM_USER_BASE + 8, .pages = 1, .has_va = true},
+	 "not page-aligned"},
+	{"",
+	 MISUSE_PINNED,
+	 {.has_pcid = true, .pcid = 0x1000},
+	 "PCIDs have 12 bits"},
+	{"",
+	 MISUSE_PCIDE_OFF,
+	 {.has_pcid = true, .pcid = 1},
+	 "names PCID 1 with CR4.PCIDE off"},
+	{"", MISUSE_UNPINNED, {0}, "neither pinned nor with interrupts off"},
+	{"",
+	 MISUSE_UNPIN_EARLY,
+	 {0},
+	 "unpins with 1 INVLPGB outstanding: the thread may move"},
+	{"",
+	 MISUSE_IRQ_ON_EARLY,
+	 {0},
+	 "enables interrupts with 1 INVLPGB outstanding"},
+};
+
+static size_t misuse_now;
+
+static void misuse_body(unsigned cpu)
+{
+	enum misuse_setup setup = misuses[misuse_now].setup;
+	const struct tlb_hw_broadcast *b = &misuses[misuse_now].b;
+
+	tlb_init_cpu(kern_kernel_root());
+	if (setup == MISUSE_PCIDE_OFF)
+		tlb_hw_set_pcide(false);
+	if (setup == MISUSE_IRQ_ON_EARLY)
+		sim_irq_off();
+	else if (setup != MISUSE_UNPINNED)
+		tlb_hw_pin();
+	if (setup != MISUSE_SYNC_ONLY)
+		tlb_hw_invlpgb(b);
+	if (setup == MISUSE_IRQ_ON_EARLY)
+		sim_irq_on();
+	if (setup == MISUSE_UNPIN_EARLY)
+		tlb_hw_unpin();
+	tlb_hw_tlbsync();
+	if (setup != MISUSE_UNPINNED && setup != MISUSE_UNPIN_EARLY &&
+	    setup != MISUSE_IRQ_ON_EARLY)
+		tlb_hw_unpin();
+	for (unsigned phase = 0; phase < SIM_PHASES; phase++)
+		sim_barrier();
+	(void)cpu;
+}
+
+static bool case_broadcast_misuse(void)
+{
+	static struct sim_run run;
+	bool ok = true;
+
+	for (misuse_now = 0; misuse_now < ARRAY_SIZE(misuses); misuse_now++) {
+		const char *want = misuses[misuse_now].failure;
+
+		if (!run_once(misuses[misuse_now].policy, 1, misuse_body, &run))
+			return false;
+		if (want ? run.failed && strstr(run.failure, want)
+			 : !run.failed)
+			continue;
+		printf("# misuse %zu: wanted %s%s%s, got %s\n", misuse_now,
+		       want ? "a failure with '" : "no failure",
+		       want ? want : "", want ? "'" : "",
+		       run.failed ? run.failure : "no failure");
+		ok = false;
+	}
+	if (ok)
+		printf("# %zu requests: each illegal one fails the run, "
+		       "saying why\n",
+		       ARRAY_SIZE(misuses));
+	return ok;
+}
+
+/*
+ * CPU 0 issues a request and reaches its TLBSYNC a few scheduling points
+ * later; finding it completed before then fails the run on purpose, so
+ * that the search reports the schedule that completed it early (a BCAST
+ * move) and its choices.
+ */
+#define EARLY_POINTS 3
+
+static void early_completion_body(unsigned cpu)
+{
+	const struct tlb_hw_broadcast all = {.include_global = true};
+
+	tlb_init_cpu(kern_kernel_root());
+	sim_barrier();
+	if (cpu == 0) {
+		tlb_hw_pin();
+		tlb_hw_invlpgb(&all);
+		for (unsigned i = 0; i < EARLY_POINTS; i++)
+			sim_point();
+		if (!mmu_broadcasts(cpu))
+			sim_fail("the INVLPGB completed before its TLBSYNC");
+		tlb_hw_tlbsync();
+		tlb_hw_unpin();
+	}
+	for (unsigned phase = 1; phase < SIM_PHASES; phase++)
+		sim_barrier();
+}
+
+/* Replays run's choices (a failing search's): the same failure, step. */
+static bool replays(const char *what, const struct sim_run *first,
+		    struct sim_run *again)
+{
+	if (again->failed && !strcmp(again->failure, first->failure) &&
+	    again->steps == first->steps)
+		return true;
+	printf("# the %s replay differs: %s after %llu steps, not %s after "
+	       "%llu\n",
+	       what, again->failed ? again->failure : "no failure",
+	       (unsigned long long)again->steps, first->failure,
+	       (unsigned long long)first->steps);
+	return false;
+}
+
+static bool case_broadcast_replay(void)
+{
+	static uint8_t prefix[SIM_CHOICES_MAX];
+	static struct sim_run first, again;
+	struct sim_outcome out;
+	uint64_t seed = sim_random_base_seed();
+	char err[128];
+
+	if (!policy_parse("", &tlb_policy, err, sizeof(err)))
+		return false;
+	kern_reset(2, 2);
+	search_body(2, early_completion_body, 1, DFS_MAX_RUNS, &out);
+	if (!out.failed || out.runs < 2) {
+		printf("# the search %s\n",
+		       out.failed ? "completed the INVLPGB early by default"
+				  : "never completed the INVLPGB early");
+		return false;
+	}
+	first = sim_last;
+	again = (struct sim_run){
+		.cpus = 2,
+		.mode = SIM_DFS,
+		.prefix = prefix,
+		.prefix_len = search_parse_choices(out.choices, prefix)};
+	kern_reset(2, 2);
+	sim_run(&again, early_completion_body);
+	if (!replays("choices", &first, &again))
+		return false;
+	do {
+		first = (struct sim_run){
+			.cpus = 2, .mode = SIM_RANDOM, .seed = ++seed};
+		kern_reset(2, 2);
+		sim_run(&first, early_completion_body);
+	} while (!first.failed && seed < sim_random_base_seed() + 1000);
+	if (!first.failed) {
+		printf("# no random run completed the INVLPGB early\n");
+		return false;
+	}
+	again = (struct sim_run){.cpus = 2, .mode = SIM_RANDOM, .seed = seed};
+	kern_reset(2, 2);
+	sim_run(&again, early_completion_body);
+	if (!replays("seed", &first, &again))
+		return false;
+	printf("# completed early after %llu schedules (choices '%s'), and "
+	       "with seed %#llx; both replay exactly\n",
+	       (unsigned long long)out.runs, out.choices,
+	       (unsigned long long)seed);
+	return true;
+}
+
 /* --- Cross-CPU calls alone ----------------------------------------------------- */
 
 /*
@@ -958,12 +1253,16 @@ enum case_kind {
 	CASE_CALLS,	   /* cross-CPU calls alone (crossing_calls) */
 	CASE_BUG,	   /* a tlb_bug= value must be caught */
 	CASE_MMU,	   /* the MMU's invalidations, one by one */
+	CASE_SETTLES,	   /* when INVLPGB is used, and the census */
+	CASE_BROADCASTS,   /* INVLPGB's and TLBSYNC's effects */
+	CASE_MISUSE,	   /* illegal INVLPGBs fail the run */
+	CASE_REPLAY,	   /* early completions replay exactly */
 	CASE_FAULTS,	   /* the fault rule both retries and refuses */
 	CASE_EXPLAIN,	   /* -v's explanations, on a failing run */
 };
 
 #define CASES_MAX                                                  \
-	(1 + ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 4 + \
+	(5 + ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 4 + \
 	 TLB_BUG_COUNT)
 
 struct test_case {
@@ -993,6 +1292,17 @@ static size_t list_cases(struct test_case *cases)
 
 	cases[n] = (struct test_case){.kind = CASE_MMU};
 	snprintf(cases[n++].name, sizeof(cases[0].name), "mmu invalidations");
+	cases[n] = (struct test_case){.kind = CASE_SETTLES};
+	snprintf(cases[n++].name, sizeof(cases[0].name),
+		 "policy settles invlpgb");
+	cases[n] = (struct test_case){.kind = CASE_BROADCASTS};
+	snprintf(cases[n++].name, sizeof(cases[0].name), "mmu broadcasts");
+	cases[n] = (struct test_case){.kind = CASE_MISUSE};
+	snprintf(cases[n++].name, sizeof(cases[0].name),
+		 "mmu broadcast misuse caught");
+	cases[n] = (struct test_case){.kind = CASE_REPLAY};
+	snprintf(cases[n++].name, sizeof(cases[0].name),
+		 "mmu broadcast completion replays");
 	for (size_t s = 0; s < ARRAY_SIZE(scenarios); s++) {
 		for (size_t p = 0; p < ARRAY_SIZE(policy_sets); p++) {
 			struct test_case *t;
@@ -1118,6 +1428,18 @@ static int run_cases(int argc, char **argv, bool list)
 			break;
 		case CASE_MMU:
 			ok = case_mmu();
+			break;
+		case CASE_SETTLES:
+			ok = case_invlpgb_settles();
+			break;
+		case CASE_BROADCASTS:
+			ok = case_broadcasts();
+			break;
+		case CASE_MISUSE:
+			ok = case_broadcast_misuse();
+			break;
+		case CASE_REPLAY:
+			ok = case_broadcast_replay();
 			break;
 		case CASE_CALLS:
 			ok = case_calls();

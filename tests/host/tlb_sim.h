@@ -157,6 +157,13 @@ void sim_irq_off(void);
 void sim_irq_on(void);
 /* Fails the run if the protocol left this CPU pinned. */
 void sim_check_unpinned(const char *where);
+/*
+ * Whether the code running here could be moved to another CPU on a real
+ * machine: neither pinned (tlb_hw_pin) nor with interrupts off. Here every
+ * CPU runs one thread that never moves, so the simulator checks the
+ * moments a move would become possible instead.
+ */
+bool sim_movable(void);
 /* The CPU this thread simulates. */
 unsigned sim_cpu(void);
 /* The same, or -1 outside the simulated CPUs. */
@@ -337,8 +344,27 @@ void mmu_invpcid_all_nonglobal(void);
  * each invalidation leaves; fails the run at the first difference.
  */
 void mmu_selftest(uint64_t root1, uint64_t root2, uint64_t u, uint64_t k);
+/*
+ * The same for INVLPGB and TLBSYNC, with two CPUs: what a request drops on
+ * the other CPU, that it drops nothing before it completes, and that a
+ * TLBSYNC completes only its own CPU's requests.
+ */
+void mmu_broadcast_selftest(uint64_t root1, uint64_t root2, uint64_t u,
+			    uint64_t k);
 /* SIM_RANDOM: the hardware drops or speculatively fills an entry. */
 void mmu_random_event(void);
+/*
+ * INVLPGB requests issued by a CPU and not completed yet (at most
+ * SIM_BROADCASTS_MAX: one more completes the oldest). Completing one
+ * applies it to every CPU's TLB and paging-structure caches; the scheduler
+ * completes them (BCAST moves, the end of a phase), and TLBSYNC completes
+ * its own CPU's. Completing may fail the run (a refill walk reads a freed
+ * table): not with the scheduler's lock held.
+ */
+#define SIM_BROADCASTS_MAX 16
+unsigned mmu_broadcasts(unsigned cpu);
+void mmu_broadcast_complete(unsigned cpu, unsigned i, const char *why);
+void mmu_broadcasts_complete_all(unsigned cpu, const char *why);
 
 /* User page index (0 .. SIM_ALL_PAGES-1) to address. */
 static inline uint64_t sim_page_va(unsigned page)
@@ -359,14 +385,15 @@ static inline uint64_t sim_kpage_va(unsigned kpage)
 /* Counts over a whole exploration (printed per test case). */
 struct sim_counts {
 	uint64_t executions;
-	uint64_t accesses;  /* accesses judged by the oracle */
-	uint64_t stale_ok;  /* stale but allowed: the flush was running */
-	uint64_t faults;    /* accesses the page tables refuse, faulted */
-	uint64_t spurious;  /* faults the page tables allow: retried */
-	uint64_t flushes;   /* page-table changes flushed */
-	uint64_t frees;	    /* frames freed and checked */
-	uint64_t ipis;	    /* IPIs delivered */
-	uint64_t mm_deaths; /* address spaces freed and checked */
+	uint64_t accesses;   /* accesses judged by the oracle */
+	uint64_t stale_ok;   /* stale but allowed: the flush was running */
+	uint64_t faults;     /* accesses the page tables refuse, faulted */
+	uint64_t spurious;   /* faults the page tables allow: retried */
+	uint64_t flushes;    /* page-table changes flushed */
+	uint64_t frees;	     /* frames freed and checked */
+	uint64_t ipis;	     /* IPIs delivered */
+	uint64_t broadcasts; /* INVLPGBs issued */
+	uint64_t mm_deaths;  /* address spaces freed and checked */
 };
 
 extern struct sim_counts sim_counts;

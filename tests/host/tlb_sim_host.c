@@ -18,7 +18,9 @@
  *                mm the simulator tracks checks that no CPU still uses it
  *                and keeps the memory until the run ends, so a late use
  *                is found through the CPUs' state, not by chance
- *   cpu/cpu.h boot_cpu: global pages, NX and PCID present
+ *   cpu/cpu.h boot_cpu: global pages, NX, PCID, INVPCID and INVLPGB
+ *                present; INVLPGB takes at most 2 pages, so that a
+ *                region's 4 pages need two requests
  *   mm/tlb.h     tlb_boot_init / tlb_load_kernel_root (mm/tlb_hw.c on
  *                hardware): the policy is already settled against
  *                boot_cpu (tlb_sim_policy.c, with tlb_policy_settle)
@@ -42,7 +44,9 @@
 struct cpu_features boot_cpu = {.pge = true,
 				.nx = true,
 				.pcid = true,
-				.invpcid = true};
+				.invpcid = true,
+				.invlpgb = true,
+				.invlpgb_max_pages = 2};
 
 /* Symbols of linker.ld that mm/kmap.c's boot-time code names. */
 char kernel_text_start[1], kernel_text_end[1];

@@ -125,6 +125,12 @@ struct sim_mmu {
 };
 
 static struct sim_mmu mmus[SIM_CPUS_MAX];
+/* Each CPU's INVLPGBs not completed yet, oldest first. */
+struct broadcast_queue {
+	struct tlb_hw_broadcast b[SIM_BROADCASTS_MAX];
+	unsigned n;
+};
+static struct broadcast_queue outstanding[SIM_CPUS_MAX];
 static unsigned ncpus;
 static bool refill;
 
@@ -304,6 +310,7 @@ void mmu_reset(unsigned cpus)
 {
 	ncpus = cpus;
 	memset(mmus, 0, sizeof(mmus));
+	memset(outstanding, 0, sizeof(outstanding));
 	memset(frames, 0, sizeof(frames[0]) * (nframes + 1));
 	nframes = 0;
 	nfree = 0;
@@ -607,12 +614,14 @@ struct sim_xlate mmu_translate(unsigned cpu, uint64_t va, bool write)
 	return x;
 }
 
-/* The speculative-refill mode: every mapping the kernel uses, walked. */
-static void refill_loaded(void)
+/*
+ * The speculative-refill mode: every mapping the kernel uses, walked on
+ * cpu (this one after its own invalidations, every CPU after a broadcast).
+ */
+static void refill_cpu(unsigned cpu)
 {
 	uint64_t vas[SIM_FILL_VAS_MAX];
 	size_t n;
-	unsigned cpu = sim_cpu();
 
 	if (!refill || !mmus[cpu].root)
 		return;
@@ -624,7 +633,7 @@ static void refill_loaded(void)
 /* After each hardware effect: other CPUs may run, the walker refills. */
 static void after_effect(void)
 {
-	refill_loaded();
+	refill_cpu(sim_cpu());
 	sim_point();
 }
 
@@ -768,27 +777,16 @@ void tlb_hw_flush_everything(void)
 	after_effect();
 }
 
-/*
- * INVLPGB (AMD APM Vol. 3): the request's checks, then its effect on every
- * CPU at once, which is one of the moments the instruction may complete.
- */
-static void check_invlpgb(const struct tlb_hw_broadcast *b)
-{
-	if (!tlb_policy.invlpgb)
-		sim_fail("INVLPGB with invlpgb off (#UD where the CPU lacks "
-			 "it)");
-	if (b->has_pcid && !this_mmu()->pcide)
-		sim_fail("INVLPGB for PCID %u with CR4.PCIDE off (#GP)",
-			 b->pcid);
-	if (b->has_va && (!b->pages || b->pages > tlb_policy.invlpgb_max_pages))
-		sim_fail("INVLPGB of %u pages: 1 to %u allowed (#GP)", b->pages,
-			 tlb_policy.invlpgb_max_pages);
-	if (b->has_va && b->va % PAGE_SIZE)
-		sim_fail("INVLPGB of %#llx, not page-aligned",
-			 (unsigned long long)b->va);
-}
+/* --- Broadcasts --------------------------------------------------------------- */
 
-/* Drops what b names from m: each page, or every address. */
+/*
+ * Drops what b names from m: each page (the 4 KiB translation at each
+ * address, whatever the stride), or every address; non-global entries of
+ * b's PCID or of every PCID; global entries only with include_global and
+ * no PCID named (no source says a broadcast naming one PCID reaches the
+ * global entries, which belong to none); the cached walks of those PCIDs
+ * that would translate each page (or all of them) unless final_only.
+ */
 static void broadcast_drops(struct sim_mmu *m, const struct tlb_hw_broadcast *b)
 {
 	unsigned pages = b->has_va ? b->pages : 1;
@@ -797,30 +795,125 @@ static void broadcast_drops(struct sim_mmu *m, const struct tlb_hw_broadcast *b)
 	for (unsigned i = 0; i < pages; i++) {
 		uint64_t va = b->has_va ? b->va + i * stride : ANY_VA;
 
-		drop_tlb(m, !b->has_pcid, b->pcid, va, true, b->include_global);
+		drop_tlb(m, !b->has_pcid, b->pcid, va, true,
+			 b->include_global && !b->has_pcid);
 		if (!b->final_only)
 			drop_psc(m, !b->has_pcid, b->pcid, va);
 	}
 }
 
-void tlb_hw_invlpgb(const struct tlb_hw_broadcast *b)
+/* "INVLPGB 0x400000 x2, PCID 3": one request, for traces. */
+static const char *broadcast_name(const struct tlb_hw_broadcast *b, char *buf,
+				  size_t size)
 {
-	sim_point();
-	check_invlpgb(b);
-	for (unsigned cpu = 0; cpu < ncpus; cpu++)
-		broadcast_drops(&mmus[cpu], b);
-	sim_trace("INVLPGB %#llx x%u, PCID %d, %s%s",
-		  (unsigned long long)(b->has_va ? b->va : 0),
-		  b->has_va ? b->pages : 0, b->has_pcid ? b->pcid : -1,
-		  b->include_global ? "globals too" : "globals kept",
-		  b->final_only ? ", cached walks kept" : "");
-	after_effect();
+	char where[48] = "every address";
+	char pcid[16] = "every PCID";
+
+	if (b->has_va)
+		snprintf(where, sizeof(where), "%#llx x%u%s",
+			 (unsigned long long)b->va, b->pages,
+			 b->stride_2m ? " 2 MiB apart" : "");
+	if (b->has_pcid)
+		snprintf(pcid, sizeof(pcid), "PCID %u", b->pcid);
+	snprintf(buf, size, "INVLPGB %s, %s%s%s", where, pcid,
+		 b->include_global ? " and globals" : "",
+		 b->final_only ? ", cached walks kept" : "");
+	return buf;
 }
 
+unsigned mmu_broadcasts(unsigned cpu)
+{
+	return outstanding[cpu].n;
+}
+
+void mmu_broadcast_complete(unsigned cpu, unsigned i, const char *why)
+{
+	struct broadcast_queue *q = &outstanding[cpu];
+	struct tlb_hw_broadcast b = q->b[i];
+	char name[96];
+
+	memmove(&q->b[i], &q->b[i + 1], (q->n - i - 1) * sizeof(q->b[0]));
+	q->n--;
+	for (unsigned c = 0; c < ncpus; c++)
+		broadcast_drops(&mmus[c], &b);
+	sim_trace("cpu%u's %s completes everywhere (%s)", cpu,
+		  broadcast_name(&b, name, sizeof(name)), why);
+	for (unsigned c = 0; c < ncpus; c++)
+		refill_cpu(c);
+}
+
+void mmu_broadcasts_complete_all(unsigned cpu, const char *why)
+{
+	while (outstanding[cpu].n)
+		mmu_broadcast_complete(cpu, 0, why);
+}
+
+/*
+ * What makes an INVLPGB wrong: the instruction missing (#UD); a PCID named
+ * while CR4.PCIDE is clear, when PCIDs do not exist; a page count of 0
+ * or beyond the CPU's limit (CPUID 8000_0008 EDX[15:0] + 1); a PCID over
+ * 12 bits (EDX[31:28] are reserved); a misaligned address (RAX[11:0] are
+ * the flags); a move to another CPU before the TLBSYNC. Whether the
+ * hardware faults on each or does something else, the request is wrong
+ * (docs/tlb-simulator.md, "INVLPGB and TLBSYNC", says what the sources
+ * say).
+ */
+static void check_invlpgb(const struct tlb_hw_broadcast *b)
+{
+	if (!tlb_policy.invlpgb)
+		sim_fail("INVLPGB with invlpgb off (#UD where the CPU lacks "
+			 "it)");
+	if (b->has_pcid && !this_mmu()->pcide)
+		sim_fail("INVLPGB names PCID %u with CR4.PCIDE off (PCIDs "
+			 "exist only with it)",
+			 b->pcid);
+	if (b->has_pcid && b->pcid > CR3_PCID_MASK)
+		sim_fail("INVLPGB for PCID %#x: PCIDs have 12 bits", b->pcid);
+	if (b->has_va && (!b->pages || b->pages > tlb_policy.invlpgb_max_pages))
+		sim_fail("INVLPGB of %u pages: 1 to %u allowed (CPUID "
+			 "8000_0008 EDX[15:0] + 1)",
+			 b->pages, tlb_policy.invlpgb_max_pages);
+	if (b->has_va && b->va % PAGE_SIZE)
+		sim_fail("INVLPGB of %#llx, not page-aligned: its low bits "
+			 "are the request's flags",
+			 (unsigned long long)b->va);
+	if (sim_movable())
+		sim_fail("INVLPGB neither pinned nor with interrupts off: the "
+			 "thread may move to another CPU before its TLBSYNC, "
+			 "which waits only for that CPU's");
+}
+
+/*
+ * Not serializing (only TLBSYNC is): this CPU's buffered stores stay
+ * buffered. The request waits on this CPU until the scheduler completes
+ * it (a BCAST move), a TLBSYNC here does, or the phase ends; a full queue
+ * completes its oldest, which the hardware may do at any moment too.
+ */
+void tlb_hw_invlpgb(const struct tlb_hw_broadcast *b)
+{
+	struct broadcast_queue *q;
+	char name[96];
+
+	sim_point();
+	check_invlpgb(b);
+	q = &outstanding[sim_cpu()];
+	if (q->n == SIM_BROADCASTS_MAX)
+		mmu_broadcast_complete(sim_cpu(), 0, "the queue is full");
+	q->b[q->n++] = *b;
+	sim_counts.broadcasts++;
+	sim_trace("%s issued (%u outstanding here)",
+		  broadcast_name(b, name, sizeof(name)), q->n);
+	sim_point();
+}
+
+/* Serializing: the store buffer drains, and every request of this CPU
+ * completes, in the order issued (they commute). */
 void tlb_hw_tlbsync(void)
 {
 	sim_point();
-	sim_trace("TLBSYNC");
+	sim_memory_serialize();
+	sim_trace("TLBSYNC (%u outstanding here)", outstanding[sim_cpu()].n);
+	mmu_broadcasts_complete_all(sim_cpu(), "TLBSYNC");
 	after_effect();
 }
 
@@ -1072,4 +1165,190 @@ void mmu_selftest(uint64_t root1, uint64_t root2, uint64_t u, uint64_t k)
 	expect("CR4.PGE toggle", "walks", count_psc(m, -1, u), 0);
 	refill = saved;
 	sim_trace("MMU self-test passed");
+}
+
+/*
+ * cpu's CR3 and CR4.PCIDE set as a CR3 load of root with pcid would (no
+ * checks: the self-test sets up a CPU that is not the one running), then
+ * the walks of vas, which fill its TLB and paging-structure caches.
+ */
+static void fill_cpu(unsigned cpu, uint64_t root, uint16_t pcid,
+		     const uint64_t *vas, size_t n)
+{
+	struct sim_mmu *m = &mmus[cpu];
+
+	m->pcide = true;
+	m->root = mmu_frame_at(root, "the broadcast self-test");
+	m->pcid = pcid;
+	for (size_t i = 0; i < n; i++)
+		walk(cpu, vas[i]);
+}
+
+/* Both CPUs: PCID 1 then PCID 2 hold u, the next two pages, and k. */
+static void fill_both(unsigned here, unsigned there, uint64_t root1,
+		      uint64_t root2, const uint64_t *vas, size_t n)
+{
+	drop_everything(&mmus[here]);
+	drop_everything(&mmus[there]);
+	fill_cpu(here, root1, 1, vas, n);
+	fill_cpu(here, root2, 2, vas, n);
+	fill_cpu(there, root1, 1, vas, n);
+	fill_cpu(there, root2, 2, vas, n);
+}
+
+/* Issues b and, with sync, the TLBSYNC that completes it. */
+static void broadcast(struct tlb_hw_broadcast b, bool sync)
+{
+	tlb_hw_invlpgb(&b);
+	if (sync)
+		tlb_hw_tlbsync();
+}
+
+void mmu_broadcast_selftest(uint64_t root1, uint64_t root2, uint64_t u,
+			    uint64_t k)
+{
+	const uint64_t vas[] = {u, u + PAGE_SIZE, u + 2 * PAGE_SIZE, k};
+	unsigned here = sim_cpu(), there = (here + 1) % ncpus;
+	struct sim_mmu *m = &mmus[there];
+	struct sim_mmu there_before = *m;
+	bool saved = refill;
+
+	if (ncpus < 2)
+		sim_fail("the broadcast self-test needs two CPUs");
+	refill = false;
+	tlb_hw_pin();
+
+	/* Issued, not completed: every CPU keeps u until the TLBSYNC. */
+	fill_both(here, there, root1, root2, vas, ARRAY_SIZE(vas));
+	broadcast((struct tlb_hw_broadcast){.va = u,
+					    .pages = 1,
+					    .has_va = true,
+					    .has_pcid = true,
+					    .pcid = 2},
+		  false);
+	expect("INVLPGB u PCID 2", "outstanding", mmu_broadcasts(here), 1);
+	expect("INVLPGB u PCID 2", "u in PCID 2 there",
+	       count_tlb(m, 2, u, false), 1);
+	expect("INVLPGB u PCID 2", "u in PCID 2 here",
+	       count_tlb(&mmus[here], 2, u, false), 1);
+	expect("INVLPGB u PCID 2", "there, u translates from the TLB",
+	       mmu_translate(there, u, false).tlb_hit, 1);
+	tlb_hw_tlbsync();
+	expect("its TLBSYNC", "outstanding", mmu_broadcasts(here), 0);
+	expect("its TLBSYNC", "u in PCID 2 there", count_tlb(m, 2, u, false),
+	       0);
+	expect("its TLBSYNC", "u in PCID 2 here",
+	       count_tlb(&mmus[here], 2, u, false), 0);
+	expect("its TLBSYNC", "PCID 2's walks of u there", count_psc(m, 2, u),
+	       0);
+	expect("its TLBSYNC", "u in PCID 1 there", count_tlb(m, 1, u, false),
+	       1);
+	expect("its TLBSYNC", "PCID 1's walks of u there", count_psc(m, 1, u),
+	       3);
+	expect("its TLBSYNC", "k global there", count_tlb(m, -1, k, true), 1);
+
+	/* Every PCID, globals included. */
+	fill_both(here, there, root1, root2, vas, ARRAY_SIZE(vas));
+	broadcast((struct tlb_hw_broadcast){.va = k,
+					    .pages = 1,
+					    .has_va = true,
+					    .include_global = true},
+		  true);
+	expect("INVLPGB k, globals", "k global there",
+	       count_tlb(m, -1, k, true), 0);
+	expect("INVLPGB k, globals", "walks of k there", count_psc(m, -1, k),
+	       0);
+	expect("INVLPGB k, globals", "u in PCID 1 there",
+	       count_tlb(m, 1, u, false), 1);
+	expect("INVLPGB k, globals", "walks of u there", count_psc(m, -1, u),
+	       6);
+
+	/* A PCID named: its non-global entries only, never the globals. */
+	fill_both(here, there, root1, root2, vas, ARRAY_SIZE(vas));
+	broadcast((struct tlb_hw_broadcast){.va = k,
+					    .pages = 1,
+					    .has_va = true,
+					    .has_pcid = true,
+					    .pcid = 1,
+					    .include_global = true},
+		  true);
+	expect("INVLPGB k PCID 1, globals", "k global there",
+	       count_tlb(m, -1, k, true), 1);
+	expect("INVLPGB k PCID 1, globals", "PCID 1's walks of k there",
+	       count_psc(m, 1, k), 0);
+
+	/* Final translations only: the cached walks stay. */
+	fill_both(here, there, root1, root2, vas, ARRAY_SIZE(vas));
+	broadcast((struct tlb_hw_broadcast){.va = u,
+					    .pages = 1,
+					    .has_va = true,
+					    .has_pcid = true,
+					    .pcid = 1,
+					    .final_only = true},
+		  true);
+	expect("INVLPGB u PCID 1, final only", "u in PCID 1 there",
+	       count_tlb(m, 1, u, false), 0);
+	expect("INVLPGB u PCID 1, final only", "PCID 1's walks of u there",
+	       count_psc(m, 1, u), 3);
+
+	/* No address: the whole PCID, globals kept. */
+	fill_both(here, there, root1, root2, vas, ARRAY_SIZE(vas));
+	broadcast((struct tlb_hw_broadcast){.has_pcid = true, .pcid = 1}, true);
+	expect("INVLPGB PCID 1", "u + 4 KiB in PCID 1 there",
+	       count_tlb(m, 1, u + PAGE_SIZE, false), 0);
+	expect("INVLPGB PCID 1", "PCID 1's walks of k there",
+	       count_psc(m, 1, k), 0);
+	expect("INVLPGB PCID 1", "u in PCID 2 there", count_tlb(m, 2, u, false),
+	       1);
+	expect("INVLPGB PCID 1", "k global there", count_tlb(m, -1, k, true),
+	       1);
+
+	/* Two pages, 4 KiB apart: the third stays. */
+	fill_both(here, there, root1, root2, vas, ARRAY_SIZE(vas));
+	broadcast((struct tlb_hw_broadcast){.va = u,
+					    .pages = 2,
+					    .has_va = true,
+					    .has_pcid = true,
+					    .pcid = 2},
+		  true);
+	expect("INVLPGB u x2", "u + 4 KiB in PCID 2 there",
+	       count_tlb(m, 2, u + PAGE_SIZE, false), 0);
+	expect("INVLPGB u x2", "u + 8 KiB in PCID 2 there",
+	       count_tlb(m, 2, u + 2 * PAGE_SIZE, false), 1);
+
+	/* Two pages 2 MiB apart: u, not the page after it. */
+	fill_both(here, there, root1, root2, vas, ARRAY_SIZE(vas));
+	broadcast((struct tlb_hw_broadcast){.va = u,
+					    .pages = 2,
+					    .stride_2m = true,
+					    .has_va = true,
+					    .has_pcid = true,
+					    .pcid = 2},
+		  true);
+	expect("INVLPGB u x2 2 MiB apart", "u in PCID 2 there",
+	       count_tlb(m, 2, u, false), 0);
+	expect("INVLPGB u x2 2 MiB apart", "u + 4 KiB in PCID 2 there",
+	       count_tlb(m, 2, u + PAGE_SIZE, false), 1);
+
+	/* TLBSYNC waits for this CPU's requests, not for another's. */
+	fill_both(here, there, root1, root2, vas, ARRAY_SIZE(vas));
+	outstanding[there] = (struct broadcast_queue){.b = {{.va = u,
+							     .pages = 1,
+							     .has_va = true,
+							     .has_pcid = true,
+							     .pcid = 2}},
+						      .n = 1};
+	tlb_hw_tlbsync();
+	expect("TLBSYNC here", "the other CPU's outstanding",
+	       mmu_broadcasts(there), 1);
+	expect("TLBSYNC here", "u in PCID 2 there", count_tlb(m, 2, u, false),
+	       1);
+	mmu_broadcasts_complete_all(there, "the self-test");
+	expect("the other CPU's completes", "u in PCID 2 there",
+	       count_tlb(m, 2, u, false), 0);
+
+	tlb_hw_unpin();
+	*m = there_before;
+	refill = saved;
+	sim_trace("broadcast self-test passed");
 }

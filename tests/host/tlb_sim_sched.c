@@ -16,7 +16,9 @@
  *             then CPU c runs (a preemption at which every store so far
  *             has reached memory: the earliest-visibility schedule);
  *   DRAIN c i entry i of CPU c's store buffer becomes visible in memory
- *             (tlb_sim_memory.c says which entries may go).
+ *             (tlb_sim_memory.c says which entries may go);
+ *   BCAST c i CPU c's outstanding INVLPGB i completes: every CPU's TLB
+ *             and paging-structure caches drop what it names.
  * A run is therefore fixed by the list of moves chosen, which the
  * exhaustive search replays from the start with one move changed, and
  * the random search draws from a seed. By default stores stay buffered
@@ -26,7 +28,10 @@
  * a missing fence shows needs no extra choice. The opposite, a store seen
  * early, is one choice too: FLUSH-RUN preempts with the buffer emptied
  * first. Both, and a single DRAIN, count against the preemption bound
- * like a preemption, so the search stays as bounded as before.
+ * like a preemption, so the search stays as bounded as before. INVLPGB
+ * alike: by default a broadcast completes as late as it can (the issuing
+ * CPU's TLBSYNC, or the end of the phase), so a missing TLBSYNC shows in
+ * the default schedule; BCAST, an early completion, is a costed choice.
  *
  * Cross-CPU calls are the kernel's own smp/call_queue.c, on the
  * smp/call_hw.h implemented here: the IPI sets the target's pending
@@ -71,14 +76,17 @@
 #define SIM_DRAIN_ODDS 3
 /* Drain moves offered per CPU (its oldest drainable entries). */
 #define SIM_DRAIN_MOVES 4
+/* BCAST moves offered per CPU (its oldest outstanding INVLPGBs). */
+#define SIM_BCAST_MOVES 4
 
-enum move_kind { MOVE_RUN, MOVE_IRQ, MOVE_FLUSH_RUN, MOVE_DRAIN };
+enum move_kind { MOVE_RUN, MOVE_IRQ, MOVE_FLUSH_RUN, MOVE_DRAIN, MOVE_BCAST };
 
 struct move {
 	uint8_t kind, cpu, entry;
 };
 
-#define SIM_MOVES_MAX (3 * SIM_CPUS_MAX + SIM_CPUS_MAX * SIM_DRAIN_MOVES)
+#define SIM_MOVES_MAX \
+	(3 * SIM_CPUS_MAX + SIM_CPUS_MAX * (SIM_DRAIN_MOVES + SIM_BCAST_MOVES))
 
 struct sim_cpu {
 	bool arrived;  /* at the barrier that ends the current phase */
@@ -232,7 +240,7 @@ static bool interruptible(unsigned c)
 
 /*
  * The moves at this point: go on (if this CPU can), run another CPU, an
- * interrupt, then drains (from *first_drain on).
+ * interrupt, then drains and completions (from *first_drain on).
  */
 static unsigned list_moves(struct move *moves, bool *go_on,
 			   unsigned *first_drain)
@@ -269,6 +277,12 @@ static unsigned list_moves(struct move *moves, bool *go_on,
 						   (uint8_t)i};
 			offered++;
 		}
+	}
+	for (unsigned c = 0; c < S.run->cpus; c++) {
+		for (unsigned i = 0;
+		     i < mmu_broadcasts(c) && i < SIM_BCAST_MOVES; i++)
+			moves[n++] = (struct move){MOVE_BCAST, (uint8_t)c,
+						   (uint8_t)i};
 	}
 	return n;
 }
@@ -366,6 +380,20 @@ static void drain(unsigned cpu, unsigned entry)
 	sim_memory_drain_entry(cpu, entry);
 }
 
+/*
+ * Completes cpu's outstanding INVLPGB i (all of them: i < 0). Lock held;
+ * dropped meanwhile, since a completion may fail the run.
+ */
+static void complete_broadcasts(unsigned cpu, int i, const char *why)
+{
+	pthread_mutex_unlock(&S.lock);
+	if (i < 0)
+		mmu_broadcasts_complete_all(cpu, why);
+	else
+		mmu_broadcast_complete(cpu, (unsigned)i, why);
+	pthread_mutex_lock(&S.lock);
+}
+
 /* FLUSH-RUN: every store of this CPU's buffer, oldest first. Lock held. */
 static void flush_own(void)
 {
@@ -402,9 +430,14 @@ static void point_locked(void)
 		}
 		n = list_moves(moves, &go_on, &first_drain);
 		if (!first_drain && phase_complete()) {
-			/* The end of a phase: every store becomes visible. */
-			for (unsigned c = 0; c < S.run->cpus; c++)
+			/*
+			 * The end of a phase: every store becomes visible,
+			 * every broadcast completes.
+			 */
+			for (unsigned c = 0; c < S.run->cpus; c++) {
 				sim_memory_drain_all(c);
+				complete_broadcasts(c, -1, "the phase ends");
+			}
 			if (++S.phase == SIM_PHASES)
 				end_run();
 			for (unsigned c = 0; c < S.run->cpus; c++)
@@ -423,6 +456,11 @@ static void point_locked(void)
 		m = moves[pick];
 		if (m.kind == MOVE_DRAIN) {
 			drain(m.cpu, m.entry);
+			continue;
+		}
+		if (m.kind == MOVE_BCAST) {
+			complete_broadcasts(m.cpu, m.entry,
+					    "the scheduler's choice");
 			continue;
 		}
 		if (m.kind == MOVE_FLUSH_RUN) {
@@ -499,11 +537,36 @@ void sim_irq_off(void)
 	S.cpu[sim_cpu()].irq_off++;
 }
 
+/*
+ * INVLPGB and the TLBSYNC that waits for it must run on one CPU: TLBSYNC
+ * waits only for its own CPU's. A thread that leaves its last pinned or
+ * interrupts-off section between them could move to another CPU on a real
+ * machine (here it never moves): a failure at that moment.
+ */
+static void check_stays(const char *what)
+{
+	unsigned n = mmu_broadcasts((unsigned)self);
+
+	if (n && sim_movable())
+		sim_fail("cpu%d %s with %u INVLPGB outstanding: the thread may "
+			 "move to another CPU, whose TLBSYNC waits only for "
+			 "that CPU's",
+			 self, what, n);
+}
+
+bool sim_movable(void)
+{
+	const struct sim_cpu *me = &S.cpu[sim_cpu()];
+
+	return !me->pins && !me->irq_off;
+}
+
 void sim_irq_on(void)
 {
 	if (!S.cpu[sim_cpu()].irq_off)
 		sim_fail("cpu%d enables interrupts that were on", self);
 	S.cpu[self].irq_off--;
+	check_stays("enables interrupts");
 }
 
 void sim_check_unpinned(const char *where)
@@ -532,6 +595,7 @@ static void take_interrupt(void)
 	sim_memory_serialize();
 	me->handling--;
 	me->irq_off--;
+	check_stays("returns from the call interrupt");
 }
 
 unsigned call_hw_cpu(void)
@@ -714,6 +778,7 @@ void tlb_hw_unpin(void)
 	if (!S.cpu[sim_cpu()].pins)
 		sim_fail("cpu%d unpins without a pin", self);
 	S.cpu[self].pins--;
+	check_stays("unpins");
 }
 
 /* --- Runs ------------------------------------------------------------------------ */

@@ -401,7 +401,7 @@ def made_up_census(accel: str, online: int, listed: int, benchmarks: str) -> str
             + ("online" if i < online else "absent (not enabled in the MADT)")
             for i in range(listed)]
     return "\n".join(["cpus: index  APIC ID  state", *rows,
-                      f"boot: cpus={online} apic=xapic pcid=1 invpcid=1 accel={accel} mem_mib=8000",
+                      f"boot: cpus={online} apic=xapic pcid=1 invpcid=1 invlpgb=0 accel={accel} mem_mib=8000",
                       benchmarks])
 
 
