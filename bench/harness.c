@@ -286,6 +286,8 @@ static void open_row(bool timed, const char *unit, unsigned batch,
 	row.frozen = false;
 	row.first_cpu = this_cpu_index();
 	row.others = row_others;
+	if (INJECT_BUILT)
+		bench_probe_row_begin();
 	if (fmt)
 		kvsnprintf(row.params, sizeof(row.params), fmt, ap);
 	else
@@ -322,8 +324,11 @@ static void counters_start(void)
 bool bench_more(void)
 {
 	KASSERT(row.open, "bench_more outside a row (%s)", row.bench->name);
-	if (row.warmup_left)
+	if (row.warmup_left) {
+		if (INJECT_BUILT)
+			bench_probe_sample_begin();
 		return true;
+	}
 	if (!row.measuring) {
 		/* The samples start now: so do the budget and the counters. */
 		row.measuring = true;
@@ -332,12 +337,18 @@ bool bench_more(void)
 	}
 	if (row.count >= bench_max_samples())
 		return false;
-	return row.count < bench_min_samples() ||
-	       tsc_to_ns(bench_clock() - row.started) < bench_budget_ns();
+	if (row.count >= bench_min_samples() &&
+	    tsc_to_ns(bench_clock() - row.started) >= bench_budget_ns())
+		return false;
+	if (INJECT_BUILT)
+		bench_probe_sample_begin();
+	return true;
 }
 
 void bench_add(uint64_t value)
 {
+	if (INJECT_BUILT)
+		bench_probe_sample_end();
 	if (row.warmup_left) {
 		row.warmup_left--;
 		return;
@@ -503,6 +514,8 @@ static void close_row(void)
 		last_row.median = percentile(samples, row.count, PERCENT / 2);
 		last_row.valid = true;
 	}
+	if (INJECT_BUILT)
+		bench_probe_row_end(row.bench->name, row.params, row.batch);
 	row.open = false;
 }
 

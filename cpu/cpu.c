@@ -213,17 +213,11 @@ static void quirks_report(const struct cpu_features *f)
 
 /*
  * What the CPU has and the kernel leaves alone: TLB hardware a student
- * should know is there (docs/cpu-quirks.md, "Not used yet").
+ * should know is there (docs/cpu-quirks.md, "Not used yet"). INVLPGB is
+ * the TLB policy's, reported with the boot summary once it is settled.
  */
 static void unused_report(const struct cpu_features *f)
 {
-	if (f->invlpgb)
-		kprintf("cpu: INVLPGB/TLBSYNC: present, up to %u pages per "
-			"INVLPGB; not used (shootdowns use IPIs)\n",
-			f->invlpgb_max_pages);
-	else
-		kprintf("cpu: INVLPGB/TLBSYNC: absent (AMD's broadcast "
-			"invalidation; shootdowns use IPIs)\n");
 	kprintf("cpu: TCE: %s\n",
 		f->tce ? "present; not used (EFER.TCE off: INVLPG drops "
 			 "every cached upper-level entry)"

@@ -65,10 +65,11 @@ struct cpu_features {
 	bool lfence_always_serializing;
 
 	/*
-	 * Reported, not used: AMD's broadcast invalidation (INVLPGB, and
-	 * TLBSYNC to wait for it), with the most pages one INVLPGB takes, and
-	 * AMD's translation cache extension (EFER.TCE: INVLPG drops only the
-	 * paging-structure entries on the address's own walk).
+	 * AMD's broadcast invalidation (INVLPGB, and TLBSYNC to wait for it),
+	 * with the most pages one INVLPGB takes: mm/tlb.c's to use
+	 * (tlb_policy_settle). Reported, not used: AMD's translation cache
+	 * extension (EFER.TCE: INVLPG drops only the paging-structure entries
+	 * on the address's own walk).
 	 */
 	bool invlpgb;
 	uint32_t invlpgb_max_pages;

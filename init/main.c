@@ -42,6 +42,7 @@
 #include "mm/pagetable.h"
 #include "mm/pmm.h"
 #include "mm/tlb.h"
+#include "mm/tlb_options.h"
 #include "sched/sched.h"
 #include "smp/call.h"
 #include "cpu/percpu.h"
@@ -276,13 +277,18 @@ static void start_cpus(void)
 
 static void print_boot_summary(void)
 {
-	kprintf("boot: cpus=%u apic=%s pcid=%d invpcid=%d accel=%s "
-		"mem_mib=%llu tsc_mhz=%llu tsc=%s timer=%s\n",
+	char invlpgb[48];
+
+	kprintf("boot: cpus=%u apic=%s pcid=%d invpcid=%d invlpgb=%d "
+		"accel=%s mem_mib=%llu tsc_mhz=%llu tsc=%s timer=%s\n",
 		cpu_count, lapic_mode_name(), tlb_policy.pcid,
-		tlb_policy.invpcid, platform_accel_name(),
+		tlb_policy.invpcid, tlb_policy.invlpgb, platform_accel_name(),
 		(unsigned long long)(pmm_total_count() >> (20 - PAGE_SHIFT)),
 		(unsigned long long)(tsc_hz() / 1000000), tsc_source(),
 		apic_timer_mode_name());
+	kprintf("boot: INVLPGB/TLBSYNC: %s\n",
+		tlb_invlpgb_census(&tlb_policy, &boot_cpu, invlpgb,
+				   sizeof(invlpgb)));
 }
 
 /*

@@ -15,6 +15,10 @@
  * There the bug options accept only `none`: the command-line parser knows
  * them by their name and refuses the rest with a message that names `make
  * inject`.
+ *
+ * The injection kernel also keeps the grade's record of what each
+ * benchmark sample did (bench/probe.h), behind `if (INJECT_BUILT)`: the
+ * default kernel measures without it.
  */
 #ifndef LIB_INJECT_H
 #define LIB_INJECT_H

@@ -1300,9 +1300,8 @@ void tlb_mm_teardown(struct mm *mm)
  * means in CPUID and not taken away by a known erratum (cpu/cpu_quirks.c:
  * on some Alder and Raptor Lake parts INVLPG misses global entries while
  * PCID is on, which is exactly what the second rule relies on). INVLPGB
- * only with PCID: its broadcasts name address spaces by PCID, and one that
- * names a PCID while CR4.PCIDE is clear takes a #GP (AMD APM Vol. 3,
- * INVLPGB).
+ * only with PCID: its broadcasts name address spaces by PCID, and with
+ * CR4.PCIDE clear there are no PCIDs to name.
  */
 struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
 				    const struct cpu_features *cpu)

@@ -7,6 +7,7 @@
 #include "lib/option.h"
 #include "lib/format.h"
 #include "mm/tlb_bug.h"
+#include "cpu/cpu.h"
 
 struct tlb_policy tlb_policy = {
 	.asid_slots = TLB_ASID_SLOTS_DEFAULT,
@@ -257,5 +258,25 @@ const char *tlb_policy_format(const struct tlb_policy *p, char *buf,
 					  i ? " " : "",
 					  tlb_option_descs[i].name, value);
 	}
+	return buf;
+}
+
+/*
+ * tlb_policy_settle turns INVLPGB off without PCID whatever was asked, so
+ * PCID off is the reason first; with PCID on, only invlpgb=off is left.
+ */
+const char *tlb_invlpgb_census(const struct tlb_policy *in_force,
+			       const struct cpu_features *cpu, char *buf,
+			       size_t size)
+{
+	if (in_force->invlpgb)
+		ksnprintf(buf, size, "used (%u pages per INVLPGB)",
+			  in_force->invlpgb_max_pages);
+	else if (!cpu->invlpgb)
+		ksnprintf(buf, size, "absent");
+	else if (!in_force->pcid)
+		ksnprintf(buf, size, "present, off (PCID off)");
+	else
+		ksnprintf(buf, size, "present, off (invlpgb=off)");
 	return buf;
 }

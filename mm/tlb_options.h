@@ -51,4 +51,13 @@ void tlb_policy_from_values(struct tlb_policy *p,
 const char *tlb_policy_format(const struct tlb_policy *p, char *buf,
 			      size_t size);
 
+/*
+ * Which INVLPGB path the policy in force takes on cpu, and why, for the
+ * boot report: "used (8 pages per INVLPGB)", "present, off (invlpgb=off)",
+ * "present, off (PCID off)" or "absent"; returns buf.
+ */
+const char *tlb_invlpgb_census(const struct tlb_policy *in_force,
+			       const struct cpu_features *cpu, char *buf,
+			       size_t size);
+
 #endif

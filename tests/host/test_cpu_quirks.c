@@ -364,6 +364,22 @@ HOST_TEST(invlpgb_count_decodes)
 	CHECK(!f.invlpgb, "INVLPGB read beyond the last extended leaf");
 }
 
+/*
+ * Quirks only take features away: no cpu_quirks_force= value makes the
+ * kernel believe in an INVLPGB that CPUID does not report, which would
+ * execute an instruction the CPU lacks (#UD).
+ */
+HOST_TEST(no_quirk_gives_invlpgb)
+{
+	struct cpu_features f = crafted("AuthenticAMD", 0x19, 0x11, 0);
+	struct cpu_quirk_request r;
+
+	CHECK_EQ(parse("cpu_quirks_force=all", &r), 0);
+	cpu_quirks_decide(&f, &r);
+	CHECK(!f.invlpgb && !f.invlpgb_max_pages,
+	      "forced quirks gave INVLPGB to a CPU without it");
+}
+
 HOST_TEST(tce_decodes)
 {
 	struct cpu_features f = crafted("AuthenticAMD", 0x19, 0x11, 0);

@@ -27,11 +27,13 @@
  *	                               CPU; -P: the preemption bound)
  *	... -c choices | -s seed [-v]  one run of it: a schedule the search
  *	                               printed, or a random one; -v prints
- *	                               the trace as it goes
+ *	                               the trace as it goes, with the values
+ *	                               behind each decision
  *	... -f K                       allocation K of each run fails (the
  *	                               fail-* scenarios: each K in turn)
  */
 #include "tests/host/tlb_sim.h"
+#include "cpu/cpu.h"
 #include "mm/tlb_options.h"
 #include "smp/call.h"
 
@@ -875,6 +877,54 @@ static bool case_mmu(void)
 
 /* --- INVLPGB and TLBSYNC ------------------------------------------------------ */
 
+/*
+ * tlb_policy_settle's rule, INVLPGB only when asked, in CPUID and with
+ * PCID in force, and the boot report's words for each outcome.
+ */
+static const struct {
+	bool pcid, invlpgb; /* asked for */
+	bool cpu_has, used;
+	const char *census;
+} invlpgb_settles[] = {
+	{true, true, true, true, "used (2 pages per INVLPGB)"},
+	{true, true, false, false, "absent"},
+	{true, false, true, false, "present, off (invlpgb=off)"},
+	{false, true, true, false, "present, off (PCID off)"},
+	{false, false, false, false, "absent"},
+};
+
+static bool case_invlpgb_settles(void)
+{
+	struct cpu_features cpu = boot_cpu;
+	struct tlb_policy p;
+	char err[128];
+	bool ok = true;
+
+	if (!policy_parse("", &p, err, sizeof(err)))
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(invlpgb_settles); i++) {
+		char census[48];
+
+		cpu.invlpgb = invlpgb_settles[i].cpu_has;
+		cpu.invlpgb_max_pages = cpu.invlpgb ? 2 : 0;
+		p.pcid = invlpgb_settles[i].pcid;
+		p.invlpgb = invlpgb_settles[i].invlpgb;
+		p = tlb_policy_settle(&p, &cpu);
+		tlb_invlpgb_census(&p, &cpu, census, sizeof(census));
+		if (p.invlpgb == invlpgb_settles[i].used &&
+		    !strcmp(census, invlpgb_settles[i].census))
+			continue;
+		printf("# row %zu: invlpgb=%d, \"%s\"; want %d, \"%s\"\n", i,
+		       p.invlpgb, census, invlpgb_settles[i].used,
+		       invlpgb_settles[i].census);
+		ok = false;
+	}
+	if (ok)
+		printf("# INVLPGB in force only when asked, in CPUID and with "
+		       "PCID; the census says why not\n");
+	return ok;
+}
+
 static void broadcast_selftest_body(unsigned cpu)
 {
 	tlb_init_cpu(kern_kernel_root());
@@ -942,11 +992,11 @@ static const struct {
 	{"",
 	 MISUSE_PINNED,
 	 {.va = SIM_USER_BASE, .pages = 3, .has_va = true},
-	 "of 3 pages: 1 to 2 allowed (#GP)"},
+	 "of 3 pages: 1 to 2 allowed"},
 	{"",
 	 MISUSE_PINNED,
 	 {.va = SIM_USER_BASE, .has_va = true},
-	 "of 0 pages: 1 to 2 allowed (#GP)"},
+	 "of 0 pages: 1 to 2 allowed"},
 	{"",
 	 MISUSE_PINNED,
 	 {.va = SIM_USER_BASE + 8, .pages = 1, .has_va = true},
@@ -958,7 +1008,7 @@ static const struct {
 	{"",
 	 MISUSE_PCIDE_OFF,
 	 {.has_pcid = true, .pcid = 1},
-	 "with CR4.PCIDE off (#GP)"},
+	 "names PCID 1 with CR4.PCIDE off"},
 	{"", MISUSE_UNPINNED, {0}, "neither pinned nor with interrupts off"},
 	{"",
 	 MISUSE_UNPIN_EARLY,
@@ -1201,6 +1251,55 @@ static bool case_faults(void)
 	return ok && retried && refused;
 }
 
+/*
+ * -v's explanations (tlb_sim_explain.c), on the default schedule of
+ * "shootdown nopcid-off" with bug (no_wait), which fails: the flusher
+ * reads cpu1.loaded_mm while cpu1's store of mm1 is still in its buffer
+ * (the window a flusher that skips SWITCHING CPUs falls into), and the
+ * handler says what it compared. With them or without, the run takes the
+ * same steps to the same failure.
+ */
+static bool case_explain(enum tlb_bug bug)
+{
+	static const char *const wanted[] = {
+		"read cpu1.loaded_mm = SWITCHING (memory); cpu1's store "
+		"buffer holds mm1, not yet visible",
+		"  flush-pages: slot gen 0 + 1 = request gen 1 = "
+		"mm1.tlb_gen, 1 page <= flush_ceiling 33",
+	};
+	const struct sim_scenario *sc = find_scenario("shootdown");
+	const char *words = find_policy("nopcid-off")->words;
+	char failure[sizeof(sim_last.failure)];
+	uint64_t steps;
+	bool ok = true;
+
+	search_run(sc, words, bug, NULL, 0, NULL, true);
+	steps = sim_last.steps;
+	snprintf(failure, sizeof(failure), "%s",
+		 sim_last.failed ? sim_last.failure : "no failure");
+	sim_explain = true;
+	search_run(sc, words, bug, NULL, 0, NULL, true);
+	sim_explain = false;
+	if (!sim_last.failed || sim_last.steps != steps ||
+	    strcmp(sim_last.failure, failure)) {
+		printf("# without -v: %s after %llu steps; with it: %s after "
+		       "%llu\n",
+		       failure, (unsigned long long)steps,
+		       sim_last.failed ? sim_last.failure : "no failure",
+		       (unsigned long long)sim_last.steps);
+		ok = false;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(wanted); i++) {
+		if (!sim_trace_contains(wanted[i])) {
+			printf("# the trace has no line \"%s\"\n", wanted[i]);
+			ok = false;
+		}
+	}
+	if (!ok)
+		sim_trace_print("#   ", TRACE_SHOWN);
+	return ok;
+}
+
 /* --- Main ------------------------------------------------------------------------- */
 
 enum case_kind {
@@ -1209,14 +1308,16 @@ enum case_kind {
 	CASE_CALLS,	   /* cross-CPU calls alone (crossing_calls) */
 	CASE_BUG,	   /* a tlb_bug= value must be caught */
 	CASE_MMU,	   /* the MMU's invalidations, one by one */
+	CASE_SETTLES,	   /* when INVLPGB is used, and the census */
 	CASE_BROADCASTS,   /* INVLPGB's and TLBSYNC's effects */
 	CASE_MISUSE,	   /* illegal INVLPGBs fail the run */
 	CASE_REPLAY,	   /* early completions replay exactly */
 	CASE_FAULTS,	   /* the fault rule both retries and refuses */
+	CASE_EXPLAIN,	   /* -v's explanations, on a failing run */
 };
 
 #define CASES_MAX                                                  \
-	(4 + ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 3 + \
+	(5 + ARRAY_SIZE(scenarios) * ARRAY_SIZE(policy_sets) + 4 + \
 	 TLB_BUG_COUNT)
 
 struct test_case {
@@ -1246,6 +1347,9 @@ static size_t list_cases(struct test_case *cases)
 
 	cases[n] = (struct test_case){.kind = CASE_MMU};
 	snprintf(cases[n++].name, sizeof(cases[0].name), "mmu invalidations");
+	cases[n] = (struct test_case){.kind = CASE_SETTLES};
+	snprintf(cases[n++].name, sizeof(cases[0].name),
+		 "policy settles invlpgb");
 	cases[n] = (struct test_case){.kind = CASE_BROADCASTS};
 	snprintf(cases[n++].name, sizeof(cases[0].name), "mmu broadcasts");
 	cases[n] = (struct test_case){.kind = CASE_MISUSE};
@@ -1281,6 +1385,10 @@ static size_t list_cases(struct test_case *cases)
 	cases[n] = (struct test_case){.kind = CASE_FAULTS};
 	snprintf(cases[n++].name, sizeof(cases[0].name),
 		 "faults retried and refused");
+	cases[n] = (struct test_case){.kind = CASE_EXPLAIN,
+				      .bug = TLB_BUG_NO_WAIT};
+	snprintf(cases[n++].name, sizeof(cases[0].name),
+		 "trace shows stores not yet visible");
 	for (unsigned b = TLB_BUG_NONE + 1; b < TLB_BUG_COUNT; b++) {
 		struct test_case *t = &cases[n++];
 
@@ -1357,6 +1465,11 @@ static int run_cases(int argc, char **argv, bool list)
 
 		if (!wanted(t->name, argc, argv))
 			continue;
+		if (t->bug != TLB_BUG_NONE && bug_skipped(t->bug)) {
+			printf("ok %zu %s # SKIP %s\n", ++number, t->name,
+			       BUG_SKIP_REASON);
+			continue;
+		}
 		switch (t->kind) {
 		case CASE_SEARCH:
 			printf("# %s: %s\n", t->sc->name, t->sc->why);
@@ -1370,6 +1483,9 @@ static int run_cases(int argc, char **argv, bool list)
 			break;
 		case CASE_MMU:
 			ok = case_mmu();
+			break;
+		case CASE_SETTLES:
+			ok = case_invlpgb_settles();
 			break;
 		case CASE_BROADCASTS:
 			ok = case_broadcasts();
@@ -1386,12 +1502,10 @@ static int run_cases(int argc, char **argv, bool list)
 		case CASE_FAULTS:
 			ok = case_faults();
 			break;
+		case CASE_EXPLAIN:
+			ok = case_explain(t->bug);
+			break;
 		default:
-			if (bug_skipped(t->bug)) {
-				printf("ok %zu %s # SKIP %s\n", ++number,
-				       t->name, BUG_SKIP_REASON);
-				continue;
-			}
 			ok = case_bug(t->bug);
 			break;
 		}
@@ -1450,6 +1564,7 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			sim_verbose = true;
+			sim_explain = true;
 			break;
 		case 'w':
 			scenario = optarg;

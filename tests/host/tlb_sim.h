@@ -25,6 +25,8 @@
  *   tlb_sim_workload.c  the workload language, random workloads
  *   tlb_sim_policy.c  policies as kernel command-line words
  *   tlb_sim_trace.c   the trace of the last events
+ *   tlb_sim_explain.c what -v adds to it: loads of the protocol's shared
+ *                     variables, handlers' comparisons
  *   tlb_sim_search.c  runs, replays, exhaustive and random search
  *   test_tlb_sim.c    scenarios, policy sets, bug cases, KTAP
  *
@@ -214,6 +216,14 @@ uint64_t sim_memory_peek(const void *p, size_t size);
 #define SIM_PEEK(p)                                              \
 	((__typeof__(*SHARED_RAW(p)))(uintptr_t)sim_memory_peek( \
 		SHARED_RAW(p), sizeof(*SHARED_RAW(p))))
+/*
+ * For the explanations (tlb_sim_explain.c), never scheduling points:
+ * whether cpu's loads of [p, p+size) take any byte from its own buffer,
+ * and the newest store cpu's buffer holds to exactly [p, p+size).
+ */
+bool sim_memory_forwards(unsigned cpu, const void *p, size_t size);
+bool sim_memory_pending(unsigned cpu, const void *p, size_t size,
+			uint64_t *value);
 
 /* --- Trace (tlb_sim_trace.c) ------------------------------------------------- */
 
@@ -225,7 +235,23 @@ uint64_t sim_memory_peek(const void *p, size_t size);
 void sim_trace(const char *fmt, ...) __printf(1, 2);
 void sim_trace_print(const char *prefix, unsigned last);
 void sim_trace_reset(void);
+/* Whether a line of the ring holds text. */
+bool sim_trace_contains(const char *text);
 extern bool sim_verbose;
+
+/* --- Explanations (tlb_sim_explain.c) ------------------------------------------ */
+
+/*
+ * Set by -v: the trace also shows each load of the protocol's shared
+ * variables (cpuN.loaded_mm, cpuN.is_lazy, mmN.tlb_gen, mmN.cpu_mask) with
+ * the value it returned, where from, and the stores to the same variable
+ * still in other CPUs' buffers; and after each of mm/tlb.c's handling
+ * lines, the values the handler compared. It reads no shared variable
+ * through an access, so a run takes the same steps with it or without.
+ */
+extern bool sim_explain;
+/* cpu's load of [p, p+size) returned v: a line if p is a named variable. */
+void sim_explain_load(unsigned cpu, const void *p, size_t size, uint64_t v);
 
 /* --- Machine (tlb_sim_mmu.c) --------------------------------------------------- */
 
@@ -557,6 +583,10 @@ void kern_reset(unsigned cpus, unsigned nmms);
 uint64_t kern_kernel_root(void);
 /* The root of address space index (mm1 is 0). */
 uint64_t kern_mm_root(unsigned index);
+/* Address space index (mm1 is 0) of this run, NULL past the last. */
+struct mm *kern_mm(unsigned index);
+/* The index of mm, or -1 if it is none of this run's address spaces. */
+int kern_mm_index(const struct mm *mm);
 void kern_op(const struct sim_op *op);
 /* The last phase: every CPU touches every live page, then tasks exit. */
 void kern_sweep(bool last_cpu);

@@ -99,7 +99,7 @@ void lab_unwritten(const char *lab, const char *handout, const char *function)
 		 handout);
 }
 
-static int index_of(const struct mm *mm)
+int kern_mm_index(const struct mm *mm)
 {
 	for (unsigned i = 0; i < nmms; i++) {
 		if (mms[i].mm == mm)
@@ -110,7 +110,7 @@ static int index_of(const struct mm *mm)
 
 static struct sim_mm *sim_mm_of(struct mm *mm, const char *who)
 {
-	int i = index_of(mm);
+	int i = kern_mm_index(mm);
 
 	if (i < 0)
 		sim_fail("%s on an mm the simulator does not know (%p)", who,
@@ -145,7 +145,7 @@ void __wrap_mm_put(struct mm *mm)
 
 bool kern_mm_freed(void *p)
 {
-	int i = index_of(p);
+	int i = kern_mm_index(p);
 
 	if (i < 0)
 		return false;
@@ -314,6 +314,11 @@ uint64_t kern_mm_root(unsigned index)
 	return mms[index].mm->root;
 }
 
+struct mm *kern_mm(unsigned index)
+{
+	return index < nmms ? mms[index].mm : NULL;
+}
+
 size_t kern_fill_vas(uint64_t *vas, size_t max)
 {
 	size_t n = 0;
@@ -344,14 +349,14 @@ static void trace_state(unsigned cpu)
 	}
 	if (c->loaded_asid == TLB_ASID_GLOBAL) {
 		sim_trace("  now: mm%d loaded%s, global PCID %u, mm gen %llu",
-			  index_of(mm) + 1,
+			  kern_mm_index(mm) + 1,
 			  SIM_PEEK(&c->is_lazy) ? " lazily" : "", mmu_pcid(cpu),
 			  (unsigned long long)SIM_PEEK(&mm->tlb_gen));
 		return;
 	}
 	sim_trace("  now: mm%d loaded%s, ASID %u PCID %u, slot gen %llu, "
 		  "mm gen %llu",
-		  index_of(mm) + 1, SIM_PEEK(&c->is_lazy) ? " lazily" : "",
+		  kern_mm_index(mm) + 1, SIM_PEEK(&c->is_lazy) ? " lazily" : "",
 		  c->loaded_asid, mmu_pcid(cpu),
 		  (unsigned long long)c->slots[c->loaded_asid].tlb_gen,
 		  (unsigned long long)SIM_PEEK(&mm->tlb_gen));

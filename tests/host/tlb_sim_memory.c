@@ -38,6 +38,10 @@
  * Memory itself is the host's: only the CPU holding the baton runs, so the
  * simulator reads and writes the real variables. The simulator's own
  * checks read through sim_memory_peek, which includes buffered stores.
+ * With sim_explain (-v), a load also says what it returned and which
+ * other CPUs' buffers hold a store to the same variable
+ * (tlb_sim_explain.c); that reads the buffers only, so the run takes the
+ * same steps.
  */
 #include "tests/host/tlb_sim.h"
 #include "sync/shared.h"
@@ -276,6 +280,33 @@ uint64_t sim_memory_peek(const void *p, size_t size)
 	return as_u64(bytes, size);
 }
 
+bool sim_memory_forwards(unsigned cpu, const void *p, size_t size)
+{
+	const struct store_buffer *sb = &M.sb[cpu];
+
+	for (unsigned i = 0; i < sb->n; i++) {
+		if (overlaps(sb->e[i].addr, sb->e[i].size, (uintptr_t)p, size))
+			return true;
+	}
+	return false;
+}
+
+bool sim_memory_pending(unsigned cpu, const void *p, size_t size,
+			uint64_t *value)
+{
+	const struct store_buffer *sb = &M.sb[cpu];
+
+	for (unsigned i = sb->n; i-- > 0;) {
+		const struct sb_entry *e = &sb->e[i];
+
+		if (e->addr == (uintptr_t)p && e->size == size) {
+			*value = as_u64(e->bytes, size);
+			return true;
+		}
+	}
+	return false;
+}
+
 static void buffer(unsigned cpu, uintptr_t addr, const void *bytes, size_t size,
 		   int order)
 {
@@ -339,6 +370,8 @@ uint64_t sim_shared_load(const void *p, size_t size, int order)
 	(void)order; /* loads stay in program order */
 	check_size(size);
 	read_bytes(self, bytes, p, size);
+	if (sim_explain && self >= 0)
+		sim_explain_load((unsigned)self, p, size, as_u64(bytes, size));
 	return as_u64(bytes, size);
 }
 

@@ -849,11 +849,14 @@ void mmu_broadcasts_complete_all(unsigned cpu, const char *why)
 }
 
 /*
- * What makes an INVLPGB illegal: a #UD without the instruction, a #GP for
- * a PCID while CR4.PCIDE is clear or a page count beyond the CPU's limit;
- * reserved bits (RAX 11:6 under a misaligned address, EDX 31:28 above a
- * 12-bit PCID) and a move to another CPU before the TLBSYNC are mistakes
- * of the caller that the hardware would not even report.
+ * What makes an INVLPGB wrong: the instruction missing (#UD); a PCID named
+ * while CR4.PCIDE is clear, when PCIDs do not exist; a page count of 0
+ * or beyond the CPU's limit (CPUID 8000_0008 EDX[15:0] + 1); a PCID over
+ * 12 bits (EDX[31:28] are reserved); a misaligned address (RAX[11:0] are
+ * the flags); a move to another CPU before the TLBSYNC. Whether the
+ * hardware faults on each or does something else, the request is wrong
+ * (docs/tlb-simulator.md, "INVLPGB and TLBSYNC", says what the sources
+ * say).
  */
 static void check_invlpgb(const struct tlb_hw_broadcast *b)
 {
@@ -861,13 +864,15 @@ static void check_invlpgb(const struct tlb_hw_broadcast *b)
 		sim_fail("INVLPGB with invlpgb off (#UD where the CPU lacks "
 			 "it)");
 	if (b->has_pcid && !this_mmu()->pcide)
-		sim_fail("INVLPGB for PCID %u with CR4.PCIDE off (#GP)",
+		sim_fail("INVLPGB names PCID %u with CR4.PCIDE off (PCIDs "
+			 "exist only with it)",
 			 b->pcid);
 	if (b->has_pcid && b->pcid > CR3_PCID_MASK)
 		sim_fail("INVLPGB for PCID %#x: PCIDs have 12 bits", b->pcid);
 	if (b->has_va && (!b->pages || b->pages > tlb_policy.invlpgb_max_pages))
-		sim_fail("INVLPGB of %u pages: 1 to %u allowed (#GP)", b->pages,
-			 tlb_policy.invlpgb_max_pages);
+		sim_fail("INVLPGB of %u pages: 1 to %u allowed (CPUID "
+			 "8000_0008 EDX[15:0] + 1)",
+			 b->pages, tlb_policy.invlpgb_max_pages);
 	if (b->has_va && b->va % PAGE_SIZE)
 		sim_fail("INVLPGB of %#llx, not page-aligned: its low bits "
 			 "are the request's flags",

@@ -4,9 +4,9 @@
  * so a policy set reads like a boot line and a lab can try any mix with
  * tlb_sim -p. The words and their parsing are the kernel's own
  * (mm/tlb_options.c, lib/cmdline.c). Words not given keep the kernel's
- * defaults, with PCID and INVPCID present (the simulated CPU has both),
- * settled against that CPU as at boot (tlb_policy_settle in mm/tlb.c:
- * INVPCID only with PCID).
+ * defaults, with PCID, INVPCID and INVLPGB present (the simulated CPU has
+ * them all), settled against that CPU as at boot (tlb_policy_settle in
+ * mm/tlb.c: INVPCID and INVLPGB only with PCID).
  */
 #include "tests/host/tlb_sim.h"
 #include "cpu/cpu.h"

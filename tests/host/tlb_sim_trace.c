@@ -3,8 +3,9 @@
  * The trace: a ring of the last SIM_TRACE_LINES events of a run, each
  * with the scheduling step and the CPU, printed after a failure (and as
  * they happen with sim_verbose). The events come from the simulator (CR3
- * loads, invalidations, IPIs, switches, changes, accesses, frees) and,
- * with tlb_trace on, from mm/tlb.c's own kprintf lines (generations).
+ * loads, invalidations, IPIs, switches, changes, accesses, frees),
+ * with tlb_trace on from mm/tlb.c's own kprintf lines (generations), and
+ * with -v from tlb_sim_explain.c (the values behind each decision).
  */
 #include "tests/host/tlb_sim.h"
 
@@ -56,4 +57,13 @@ void sim_trace_print(const char *prefix, unsigned last)
 
 		printf("%s%s\n", prefix, trace_ring[at]);
 	}
+}
+
+bool sim_trace_contains(const char *text)
+{
+	for (unsigned i = 0; i < trace_count; i++) {
+		if (strstr(trace_ring[i], text))
+			return true;
+	}
+	return false;
 }

@@ -118,7 +118,7 @@ def fake_grader(tmp: Path) -> grade.Grader:
     sim = build / "host" / "tlb_sim"
     sim.write_text(FAKE_SIM)
     sim.chmod(0o755)
-    return grade.Grader("L3", build / "shootdown.elf", build)
+    return grade.Grader("L3", build)
 
 
 FAKE_LAB = grade.Lab("a fake", "labs/L3-shootdown.md", [

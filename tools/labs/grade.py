@@ -81,9 +81,13 @@ class Boot:
     cmdline: tuple[str, ...]
     topology: str = ""
     timeout: float = 300
+    # The injection kernel (make inject): its benchmark rows come with the
+    # record of what each sample did (bench/probe.h), which a check reads.
+    probes: bool = False
 
     def key(self) -> tuple:
-        return (tuple(sorted(self.emu.items())), self.smp, self.cmdline, self.topology)
+        return (tuple(sorted(self.emu.items())), self.smp, self.cmdline, self.topology,
+                self.probes)
 
 
 @dataclasses.dataclass
@@ -110,9 +114,10 @@ class Lab:
     bugs: tuple[str, ...] = ()
 
 
-def tcg(smp: int, *cmdline: str, topology: str = "") -> Boot:
-    what = f"TCG, {smp} CPU{'s' if smp > 1 else ''}" + (f" ({topology})" if topology else "")
-    return Boot(what, TCG, smp, tuple(cmdline), topology)
+def tcg(smp: int, *cmdline: str, topology: str = "", probes: bool = False) -> Boot:
+    what = f"TCG, {smp} CPU{'s' if smp > 1 else ''}" + (f" ({topology})" if topology else "") \
+        + (", injection kernel" if probes else "")
+    return Boot(what, TCG, smp, tuple(cmdline), topology, probes=probes)
 
 
 def kvm(smp: int, *cmdline: str) -> Boot:
@@ -151,6 +156,9 @@ LABS: dict[str, Lab] = {
         Check(2, "tlb_reach follows bench_scale= (fewer samples, every row still there)", "bench",
               boot=tcg(1, "bench=tlb_reach", "bench_scale=10", "console=serial"),
               function="check_tlb_reach"),
+        Check(2, "tlb_reach times one pass per sample, after an untimed one, per page", "bench",
+              boot=tcg(1, "bench=tlb_reach", "bench_scale=10", "console=serial", probes=True),
+              function="check_reach_samples"),
     ]),
     "L2": Lab("PCID and ASID slots", "labs/L2-pcid.md", [
         Check(3, "simulator: ASID slots recycled, hit, reused (every policy set)", "sim",
@@ -285,15 +293,17 @@ def relative(path: Path) -> str:
 
 
 class Grader:
-    def __init__(self, lab: str, kernel: Path, build: Path) -> None:
+    def __init__(self, lab: str, build: Path) -> None:
         self.lab = lab
-        self.kernel = kernel
         self.build = build
         self.run_root = build / "grade" / lab
         seed = os.environ.get("GRADE_SEED", "").strip()
         self.seed = str(int(seed, 0)) if seed else ""  # checked by environment_problem
         self.quick = os.environ.get("GRADE_QUICK", "").strip() not in ("", "0")
         self.bug = os.environ.get("GRADE_BUG", "").strip()
+        # The deliberate bugs live only in the injection kernel (make inject).
+        self.kernel = build / "shootdown.elf"
+        self.inject_kernel = build / "inject" / "shootdown.elf"
         self.log = os.environ.get("GRADE_LOG", "").strip()
         self.first_failure = os.environ.get("GRADE_FIRST_FAILURE", "").strip() not in ("", "0")
         self.boots: dict[tuple, list[boot.RunResult]] = {}
@@ -354,7 +364,8 @@ class Grader:
             s = boot.Settings(**b.emu, smp=b.smp, mem_mib=256, cmdline=cmdline,
                               topology=b.topology, timeout=b.timeout)
             run_dir = self.run_root / f"boot{len(self.boots)}-{len(done)}"
-            done.append(boot.run(s, self.kernel, run_dir))
+            kernel = self.inject_kernel if self.bug or b.probes else self.kernel
+            done.append(boot.run(s, kernel, run_dir))
         return done[:runs]
 
     def repeats(self, c: Check) -> int:
@@ -620,15 +631,15 @@ def environment_problem() -> str:
 PARTS = {"kernel": "the kernel", "host": "the host programs"}
 
 
-def build_parts(build: Path, parts: set[str]) -> tuple[str, dict[str, str]]:
+def build_parts(build: Path, parts: set[str], inject: bool) -> tuple[str, dict[str, str]]:
     """Builds the parts of the tree the checks need (kernel: make all, and
-    make inject with GRADE_BUG; host: make host-tests). Returns the
+    make inject with inject; host: make host-tests). Returns the
     compiler's errors ("" when it built) and, for a part whose tool is
     missing here (the Makefile's "no such command"), why it was not built."""
     unbuilt: dict[str, str] = {}
     for part in [p for p in PARTS if p in parts]:
         targets = ["host-tests"] if part == "host" else \
-            ["all"] + (["inject"] if os.environ.get("GRADE_BUG", "").strip() else [])
+            ["all"] + (["inject"] if inject else [])
         proc = subprocess.run(["make", "-s", f"BUILD={build}", *targets], cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         output = proc.stdout.decode("utf-8", "replace")
@@ -764,17 +775,15 @@ def main(argv: list[str]) -> int:
     build = (ROOT / args.build).resolve()
     if args.log:
         os.environ["GRADE_LOG"] = str(Path(args.log).resolve())
-    # The deliberate bugs live only in the injection kernel (make inject).
-    kernel = build / "inject" / "shootdown.elf" if os.environ.get("GRADE_BUG", "").strip() \
-        else build / "shootdown.elf"
-    grader = Grader(args.lab, kernel, build)
+    grader = Grader(args.lab, build)
     seed = grader.seed or "default"
     header = (f"grade: lab {args.lab}, {lab.title} ({lab.handout}); seed {seed}"
               + ("; quick" if grader.quick else "") + (f"; tlb_bug={grader.bug}" if grader.bug else ""))
     print(header, flush=True)
     started = time.monotonic()
     parts = {grader.part(c) for c in lab.checks if not missing_tools(grader.needs(c))}
-    errors, grader.unbuilt = build_parts(Path(args.build), parts)
+    inject = bool(grader.bug) or any(c.boot and c.boot.probes for c in lab.checks)
+    errors, grader.unbuilt = build_parts(Path(args.build), parts, inject)
     if errors:
         print("grade: the tree does not build:")
         shown = "\n".join("    | " + line for line in errors.rstrip().splitlines()[-20:])

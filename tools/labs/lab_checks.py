@@ -2,6 +2,8 @@
 (tools/labs/grade.py, docs/labs.md) and by hand:
 
     python3 -m tools.labs.lab_checks reach LOG        L1: the tlb_reach rows of a boot's serial log
+    python3 -m tools.labs.lab_checks samples LOG      L1: what each tlb_reach sample timed (the
+                                                      injection kernel's log: make inject)
     python3 -m tools.labs.lab_checks crossover LOG    L6: flush_local's crossover line
     python3 -m tools.labs.lab_checks hwcompare [ROOT] L8: tools/bench/hwcompare.py on its fixtures
     python3 -m tools.labs.lab_checks selftest         these checks on made-up logs
@@ -131,6 +133,107 @@ def check_tlb_reach(serial_text: str) -> list[str]:
             largest = max(largest, int(pages))
     expected = [f"pages={n},tlb=warm" for n in reach_counts(largest)]
     return check_bench_rows(serial_text, "tlb_reach", expected)
+
+
+# The injection kernel's record of a row's samples (bench/probe.h).
+PROBE = re.compile(r"^bench: probe (\S+) (\S+) batch=(\d+) shape=(\S+) samples=(\d+) "
+                   r"unlike=(\d+)$")
+# A shape's parts: a pass over N pages (i: interrupts on), a clock read,
+# or "..." for more than the record holds.
+SHAPE_PART = re.compile(r"(\d+)(i?)|([\[\]])|(\.\.\.)|,")
+
+
+def probes(serial_text: str, name: str) -> dict[str, dict]:
+    """The `bench: probe` lines of benchmark name, by the row's parameters."""
+    found = {}
+    for line in bench.clean_lines(serial_text):
+        m = PROBE.match(line)
+        if m and m.group(1) == name:
+            found[m.group(2)] = {"batch": int(m.group(3)), "shape": m.group(4),
+                                 "samples": int(m.group(5)), "unlike": int(m.group(6))}
+    return found
+
+
+def passes(count: int) -> str:
+    return f"{count} pass" + ("es" if count != 1 else "")
+
+
+def shape_problems(shape: str, pages: int, batch: int) -> list[str]:
+    """What is wrong with one tlb_reach sample of a row of `pages` pages,
+    recorded as shape (bench/probe.h), the row begun with batch. Each
+    problem is said without the row's numbers, so that the rows sharing it
+    can be named together."""
+    untimed, timed, after, clocks, on = [], [], [], 0, False
+    for m in SHAPE_PART.finditer(shape if shape != "-" else ""):
+        if m.group(1):
+            [untimed, timed, after][min(clocks, 2)].append(int(m.group(1)))
+            on = on or bool(m.group(2))
+        elif m.group(3):
+            clocks += 1
+        elif m.group(4):
+            return ["a sample does more than the record holds (over 8 passes and clock reads)"]
+    if clocks != 2:
+        return [f"a sample reads bench_clock() {clocks} times, not twice (start, end)"]
+    problems = []
+    if len(timed) != 1:
+        over = "over the pages" if set(timed) == {pages} else "over other page counts"
+        problems.append(f"the timed window holds {passes(len(timed))} {over}" +
+                        (": the warm-up pass is timed" if len(timed) > 1 and not untimed else
+                         ", not 1"))
+    elif timed[0] != pages:
+        problems.append("the timed pass reads another number of pages than the row's N")
+    if not untimed and len(timed) < 2:
+        problems.append("no untimed pass before the clock starts: the TLB is not warmed")
+    elif untimed and set(untimed) != {pages}:
+        problems.append("the untimed pass before the clock reads another number of pages "
+                        "than the row's N")
+    elif len(untimed) > 1:
+        problems.append(f"{passes(len(untimed))} untimed before the clock starts, not 1")
+    if after:
+        problems.append(f"{passes(len(after))} after the clock stops")
+    if on:
+        problems.append("a pass runs with interrupts on: both belong in one "
+                        "irq_save()/irq_restore() window")
+    if timed == [pages] and batch != pages:
+        problems.append(f"bench_begin's batch is {batch}, but the timed window reads the "
+                        "row's N pages: the row reports a whole pass, not one page (batch N)")
+    return problems
+
+
+def check_reach_samples(serial_text: str) -> list[str]:
+    """L1, on the injection kernel: every tlb_reach sample reads the row's N
+    pages once untimed, then once between the two clock reads, with
+    interrupts off, in a row whose batch is N. The same problem in many
+    rows is said once, naming the first."""
+    problems = [f"the kernel stopped: {line}" for line in unwritten(serial_text)]
+    b = bench.parse(serial_text).benchmarks.get("tlb_reach")
+    if b is None:
+        return problems + ["tlb_reach: did not run (no `bench: tlb_reach (...)` title line)"]
+    if not b["results"]:
+        return problems + ["tlb_reach: printed no rows"]
+    found = probes(serial_text, "tlb_reach")
+    if not found and not any("bench: probe " in line for line in bench.clean_lines(serial_text)):
+        return problems + ["no `bench: probe` lines: the log is not from the injection kernel "
+                           "(make inject), whose record of each sample this check reads"]
+    rows_with: dict[str, list[str]] = {}
+    for row in b["results"]:
+        pages = row["params"].get("pages", "")
+        if "na" in row or not pages.isdigit():
+            continue
+        probe = found.get(row["params_text"])
+        if probe is None:
+            said = ["no sample called reach_pass between bench_more() and bench_add()"]
+        else:
+            said = shape_problems(probe["shape"], int(pages), probe["batch"])
+            if probe["unlike"]:
+                said.append("some samples differ from the first: every sample must do the "
+                            "same")
+        for p in said:
+            rows_with.setdefault(p, []).append(row["params_text"])
+    for p, rows in rows_with.items():
+        more = f" and {len(rows) - 1} more rows" if len(rows) > 1 else ""
+        problems.append(f"tlb_reach {rows[0]}{more}: {p}")
+    return problems
 
 
 def crossover_index(by_page: list[int], full: list[int]) -> int:
@@ -278,13 +381,27 @@ def made_up_log(flush: dict[int, tuple[int, int]], crossover: str, ceiling: int 
         f"bench: end benchmarks=2 results={len(reach) + len(local)} seconds=0", ""])
 
 
+def probed_log(shape: str, batch: int = 0, unlike: int = 0) -> str:
+    """A made-up log of tlb_reach with the injection kernel's record of each
+    row: shape with {n} for the row's pages, batch (0: the pages)."""
+    lines = []
+    for line in made_up_log({1: (1, 2)}, "none").split("\n"):
+        lines.append(line)
+        m = re.match(r"^@ tlb_reach pages=(\d+),tlb=warm ", line)
+        if m:
+            n = int(m.group(1))
+            lines.append(f"bench: probe tlb_reach pages={n},tlb=warm batch={batch or n} "
+                         f"shape={shape.format(n=n)} samples=100 unlike={unlike}")
+    return "\n".join(lines)
+
+
 def made_up_census(accel: str, online: int, listed: int, benchmarks: str) -> str:
     """A boot log's census and boot line, then benchmark output."""
     rows = [f"cpus: {i if i < online else '-':>5} {i * 2:>8}  "
             + ("online" if i < online else "absent (not enabled in the MADT)")
             for i in range(listed)]
     return "\n".join(["cpus: index  APIC ID  state", *rows,
-                      f"boot: cpus={online} apic=xapic pcid=1 invpcid=1 accel={accel} mem_mib=8000",
+                      f"boot: cpus={online} apic=xapic pcid=1 invpcid=1 invlpgb=0 accel={accel} mem_mib=8000",
                       benchmarks])
 
 
@@ -308,6 +425,16 @@ def selftest() -> list[str]:
                                                       reach_largest=2048)), False),
         ("stubbed kernel", check_tlb_reach("panic: lab L1: reach_rows() is not written yet\n"),
          False),
+        ("samples as written", check_reach_samples(probed_log("{n}[{n}]")), True),
+        ("warm-up timed", check_reach_samples(probed_log("[{n},{n}]")), False),
+        ("no warm-up", check_reach_samples(probed_log("[{n}]")), False),
+        ("warm-up with interrupts on", check_reach_samples(probed_log("{n}i[{n}]")), False),
+        ("batch 1", check_reach_samples(probed_log("{n}[{n}]", batch=1)), False),
+        ("samples unlike", check_reach_samples(probed_log("{n}[{n}]", unlike=3)), False),
+        ("no probes", check_reach_samples(rows), False),
+        ("samples of a stubbed kernel", check_reach_samples(
+            "bench: tlb_reach (prim): made up\npanic: lab L1: reach_rows() is not written yet\n"),
+         False),
         ("a PC's log", check_hardware_log(made_up_census("none", 4, 5, rows)), True),
         ("a KVM log", check_hardware_log(made_up_census("kvm", 2, 2, rows)), True),
         ("an emulator's log", check_hardware_log(made_up_census("tcg", 2, 2, rows)), False),
@@ -321,13 +448,14 @@ def selftest() -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    usage = ("usage: tools/labs/lab_checks.py reach LOG | crossover LOG | hardware LOG | "
+    usage = ("usage: tools/labs/lab_checks.py reach LOG | samples LOG | crossover LOG | hardware LOG | "
              "hwcompare [ROOT] | selftest")
     if len(argv) < 2:
         print(usage, file=sys.stderr)
         return 2
     command, args = argv[1], argv[2:]
-    checks = {"reach": check_tlb_reach, "crossover": check_crossover,
+    checks = {"reach": check_tlb_reach, "samples": check_reach_samples,
+              "crossover": check_crossover,
               "hardware": check_hardware_log}
     if command in checks and len(args) == 1:
         problems = checks[command](Path(args[0]).read_text(errors="replace"))
