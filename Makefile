@@ -128,7 +128,7 @@ trap_asm := isr.asm
 boot_c := multiboot2.c boot_modules.c options.c
 mm_c := mm.c fault.c kstack.c memmap.c frame_alloc.c pmm.c pagetable.c \
 	kmap.c kmap_early.c heap.c tlb.c tlb_trace.c tlb_batch.c tlb_hw.c \
-	tlb_options.c tlb_stats.c
+	tlb_options.c tlb_stats.c tlb_global_asid.c
 acpi_c := acpi.c tables.c
 apic_c := lapic.c xapic.c x2apic.c pic.c ioapic.c tsc.c timer.c
 smp_c := call.c call_queue.c
@@ -514,7 +514,8 @@ TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
 	mm/tlb_options.c lib/cmdline.c lib/format.c
 TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/arch/x86.h \
 	mm/mm.c mm/kmap.c mm/kstack.c mm/tlb.h mm/tlb_cpu.h mm/tlb_stats.h \
-	mm/tlb_bug.h mm/tlb_trace.h lib/inject.h mm/tlb_options.h mm/tlb_hw.h \
+	mm/tlb_bug.h mm/tlb_trace.h mm/tlb_global_asid.c mm/tlb_global_asid.h \
+	lib/inject.h mm/tlb_options.h mm/tlb_hw.h \
 	mm/fault.h mm/tlb_batch.h mm/mm.h mm/pagetable.h arch/layout.h mm/kmap.h \
 	mm/kstack.h sync/shared.h sync/spinlock.h sync/cpumask.h smp/call.h \
 	smp/call_hw.h smp/call_queue.h boot/options.h trap/trap.h

@@ -65,6 +65,11 @@ struct mm {
 	/* CPUs that may hold its translations: each sets and clears its own
 	 * bit atomically; flushers read a snapshot. */
 	struct shared_cpumask cpu_mask;
+	/* Its global ASID's PCID (0: none), set once by a flusher and kept
+	 * until teardown; and whether CPUs may still run it under a dynamic
+	 * ASID (mm/tlb.c, "Global ASIDs"). */
+	SHARED(uint16_t) global_pcid;
+	SHARED(bool) asid_transition;
 
 	struct spinlock lock; /* guards the user half's tables and below */
 	/*

@@ -6,7 +6,8 @@
  * tables change. After a change, every CPU that may hold the old
  * translation must drop it before the old page (or page table) is reused,
  * and this file decides who must drop what, and when. It reads top to
- * bottom: ID spaces, states, invariants; switching; flushing; teardown.
+ * bottom: ID spaces, states, invariants; switching; flushing; how a TLB
+ * learns of a change; global ASIDs and broadcasts; teardown.
  *
  * ID spaces
  *   context id  mm->context_id: 64 bits, never reused, names an address
@@ -17,6 +18,10 @@
  *   PCID        what CR3 carries (12 bits): ASID + 1. PCID 0 is the kernel
  *               mm, and the only PCID when PCID is off (pcid=off or not in
  *               CPUID): then every CR3 load flushes and slot 0 alone is used.
+ *   global ASID with INVLPGB (AMD's broadcast invalidation): one PCID that
+ *               names an address space on every CPU at once, from the
+ *               range above the slots' (TLB_GLOBAL_PCID_FIRST and up:
+ *               mm->global_pcid; "Global ASIDs", below).
  *   generation  mm->tlb_gen, bumped once per change that needs a flush;
  *               slot.tlb_gen: the generation this CPU's entries tagged with
  *               the slot's PCID are current to.
@@ -39,6 +44,9 @@
  *        the change, then flushes every CPU that could use the old entry
  *        without first comparing generations, waits for each, and only
  *        then frees the old pages and tables.
+ *   A space running under its global ASID has no slot: (I1) and (I2) hold
+ *   for its dynamic slots, and (G1) below takes their place for the global
+ *   PCID.
  *   Example: CPU0 changes page P (gen 4 -> 5), then page Q (5 -> 6). CPU1,
  *   at gen 4, gets both requests. On the first it reads the mm's gen, 6:
  *   it is two behind, so it flushes the whole context and records 6, which
@@ -65,6 +73,8 @@
  *   3. choose the targets among mm->cpu_mask (below);
  *   4. send them the request, flush here if this CPU has mm loaded (while
  *      they flush, or after them with flush_concurrent=off), wait for all.
+ *      A space with a global ASID is flushed by broadcast instead, and only
+ *      during its transition gets requests too (Global ASIDs, below).
  *   A CPU handling the request (flush_tlb_here):
  *   - mm not loaded here any more: nothing (switching back compares gens);
  *   - LAZY: leave for kernel_mm (lazy=ipi, dynamic; or tables were freed);
@@ -84,10 +94,86 @@
  *     When tables were freed they are flushed all the same: the page
  *     walker may walk the user half speculatively through the tables of
  *     the loaded PCID, and must not read a freed one.
+ *   - CPUs running mm under its global ASID: a broadcast reaches them
+ *     (Global ASIDs, below), and a flush that found no global ASID does
+ *     not need them either: everything they cached under it was walked
+ *     after that flush's page-table stores.
  *   Never skipped: a SWITCHING CPU. It may have read tlb_gen before our
  *   bump and be about to load CR3 with the no-flush bit; it has not yet
  *   published loaded_mm = mm. (Treating it as a non-target is the window
  *   behind CVE-2025-37964.)
+ *
+ * How a CPU's TLB learns of a change: five ways
+ *   1. It made the change: the flusher flushes here too.
+ *   2. A request reaches it (an IPI, alone or in a batch round), and
+ *      flush_tlb_here compares generations.
+ *   3. It switches to the mm: the slot's generation is compared with the
+ *      mm's (step 5 of switching), or a recycled slot is flushed.
+ *   4. It leaves LAZY: the same comparison (leave_lazy).
+ *   5. A broadcast: the flusher's INVLPGB drops the entries of the mm's
+ *      global PCID in every CPU's TLB, loaded or not, lazy or not, and
+ *      TLBSYNC waits until it has. No request, no comparison: what replaces
+ *      the generation rules is
+ *      (G1) A TLB's entries tagged with a global PCID are never older than
+ *           the last broadcast that completed: they were either walked
+ *           after it, or dropped by it (it reaches every TLB).
+ *      So a CPU loads a global PCID with the no-flush bit, always, and a
+ *      request finds nothing to do there. (I2) becomes: bump tlb_gen after
+ *      the change (CPUs still on dynamic ASIDs compare it), broadcast, wait
+ *      for TLBSYNC, then free.
+ *
+ * Global ASIDs and broadcasts (tlb_policy.invlpgb: INVLPGB in CPUID, with
+ * PCID; the allocator is mm/tlb_global_asid.c)
+ *   When   a flush that had to reach at least global_asid_cpus CPUs by
+ *          request (this one included) gives the space a global ASID, if
+ *          one is free: broadcasting pays off for spaces that run on many CPUs at
+ *          once, and the others keep the cheaper local flushes and IPIs
+ *          to one or two CPUs (Linux's rule: four CPUs).
+ *   How many  global_asids=N (all of PCIDs TLB_GLOBAL_PCID_FIRST to 4095
+ *          unless told fewer); when all are held, spaces simply stay on
+ *          dynamic ASIDs and IPIs.
+ *   Kept   for the life of the space, freed at teardown into a "freed"
+ *          set: TLBs may still hold entries tagged with it.
+ *   Reclaimed  only when the allocator runs out of never-used ones: one
+ *          wrap-around flush (an INVLPGB of every non-global entry of every
+ *          PCID, then TLBSYNC) makes every freed one free again. Handing a
+ *          freed one out earlier would give the next space the dead one's
+ *          entries.
+ *   Transition  CPUs that loaded the space under a dynamic ASID before it
+ *          got its global one keep running on their slot's PCID, which no
+ *          broadcast names. While mm->asid_transition is set, a broadcast
+ *          flush also sends the request, with the usual rules, to the CPUs
+ *          of the mask that run it under a dynamic ASID or are SWITCHING
+ *          (a switcher may have read "no global ASID" and be about to load
+ *          a dynamic PCID: never treat it as done). A flusher that sees no
+ *          CPU of the mask in either state ends the transition.
+ *   Flushing a space with a global ASID (flush_tlb_mm_range)
+ *     1. the caller changes the page tables;
+ *     2. new_gen = ++mm->tlb_gen: a locked add, so the page-table stores
+ *        are visible before any INVLPGB below (a walk that refills after
+ *        the broadcast reads the new entries);
+ *     3. the targets as usual: a CPU under the global ASID is none;
+ *     4. one INVLPGB of the PCID per invlpgb_max_pages pages, or one of
+ *        the whole PCID beyond flush_ceiling pages; not "final
+ *        translations only" when tables were freed, so it drops the cached
+ *        walks as well; then TLBSYNC, on the same CPU (pinned from the
+ *        first INVLPGB: TLBSYNC waits only for this CPU's);
+ *     5. during the transition, the request to the targets of 3, and wait.
+ *   LAZY CPUs need nothing more: the broadcast drops the global PCID's
+ *   entries and cached walks from their TLBs as from every other, so no
+ *   walk through a freed table survives it (the reason lazy=skip sends
+ *   them requests when tables are freed).
+ *   Orderings of the transition (sync/shared.h; x86-TSO keeps the rest):
+ *     giver:    asid_transition = true; release store of global_pcid;
+ *     switcher: SWITCHING; locked BTS on the mask; acquire load of
+ *               global_pcid (after publishing SWITCHING);
+ *     flusher:  locked add on tlb_gen; acquire load of global_pcid; load
+ *               asid_transition; loads of the mask and of loaded_mm.
+ *   A switcher that read "none" did so before the giver's store, so its
+ *   bit and SWITCHING were visible before any flusher saw the global ASID;
+ *   that flusher sees asid_transition set (the release orders it first)
+ *   and the switcher in the mask, and cannot end the transition. A CPU
+ *   that joins after a flusher ended it reads the global ASID.
  *
  * Rights that grow need no flush
  *   A change that only gives rights (a page made writable, mapped where
@@ -119,12 +205,16 @@
 #include "arch/layout.h"
 #include "mm/mm.h"
 #include "mm/tlb_bug.h"
+#include "mm/tlb_global_asid.h"
 #include "mm/tlb_hw.h"
 #include "mm/tlb_trace.h"
 #include "sync/shared.h"
 
 _Static_assert(TLB_ASID_SLOTS_MAX + 1 <= CR3_PCID_MASK,
 	       "every slot needs a PCID (ASID + 1) that CR3 can carry");
+_Static_assert(TLB_GLOBAL_PCID_FIRST > TLB_ASID_SLOTS_MAX &&
+		       TLB_PCID_COUNT == CR3_PCID_MASK + 1,
+	       "global PCIDs lie above every slot's, within CR3's 12 bits");
 
 struct mm kernel_mm;
 struct tlb_cpu tlb_cpus[MAX_CPUS];
@@ -176,6 +266,27 @@ static uint64_t cr3_make(uint64_t root, uint16_t pcid, bool keep_entries)
 static unsigned slot_count(void)
 {
 	return tlb_policy.pcid ? tlb_policy.asid_slots : 1;
+}
+
+/*
+ * mm's global PCID, or 0: none, or INVLPGB not in use. Acquire: pairs with
+ * the release store that published it (mm/tlb_global_asid.c), so
+ * asid_transition, read after this, is no older than that.
+ */
+static uint16_t global_pcid(struct mm *mm)
+{
+	if (!tlb_policy.invlpgb)
+		return 0;
+	return shared_load(&mm->global_pcid, __ATOMIC_ACQUIRE);
+}
+
+/* The generation of the loaded context's slot, for the trace: none for
+ * the kernel mm, nor under a global ASID. */
+static uint64_t loaded_slot_gen(const struct tlb_cpu *c)
+{
+	if (c->loaded_asid >= TLB_ASID_SLOTS_MAX)
+		return TRACE_GEN_UNREAD;
+	return c->slots[c->loaded_asid].tlb_gen;
 }
 
 /* --- The lazy policy's three decisions ----------------------------------------- */
@@ -336,7 +447,7 @@ void load_mm(struct tlb_cpu *c, struct mm *next)
 {
 	struct mm *prev = loaded_mm(c);
 	unsigned cpu = tlb_hw_cpu();
-	uint16_t asid = TLB_ASID_KERNEL;
+	uint16_t asid = TLB_ASID_KERNEL, pcid;
 	uint64_t cr3;
 
 	/* A flusher that sees SWITCHING targets this CPU without looking at
@@ -354,6 +465,13 @@ void load_mm(struct tlb_cpu *c, struct mm *next)
 	if (next == &kernel_mm) {
 		/* PCID 0 holds no user entries: nothing to flush. */
 		cr3 = cr3_make(next->root, 0, true);
+	} else if ((pcid = global_pcid(next))) {
+		/* No slot, no generation: broadcasts keep every TLB's entries
+		 * of a global PCID current (G1). Read after the BTS above:
+		 * pairs with the flusher that ends a transition (Global
+		 * ASIDs). */
+		asid = TLB_ASID_GLOBAL;
+		cr3 = cr3_make(next->root, pcid, true);
 	} else {
 		uint64_t gen = read_gen(next);
 		bool flush;
@@ -363,6 +481,9 @@ void load_mm(struct tlb_cpu *c, struct mm *next)
 		c->slots[asid].tlb_gen = gen;
 		cr3 = cr3_make(next->root, asid_to_pcid(asid), !flush);
 	}
+	/* Seen with next: the release store of loaded_mm below orders it. */
+	shared_store(&c->on_global_asid, asid == TLB_ASID_GLOBAL,
+		     __ATOMIC_RELAXED);
 	trace_switch(c, next, asid, cr3);
 	tlb_hw_load_cr3(cr3);
 	c->loaded_asid = asid;
@@ -405,8 +526,8 @@ void enter_lazy(struct tlb_cpu *c)
 	/* No ordering needed: a flusher that still sees us ACTIVE only
 	 * sends an IPI we did not need. */
 	shared_store(&c->is_lazy, true, __ATOMIC_RELAXED);
-	trace("enter-lazy", mm, c->loaded_asid,
-	      c->slots[c->loaded_asid].tlb_gen, TRACE_GEN_UNREAD);
+	trace("enter-lazy", mm, c->loaded_asid, loaded_slot_gen(c),
+	      TRACE_GEN_UNREAD);
 	c->stats.lazy_entries++;
 	/* LAB(L4) end */
 }
@@ -414,7 +535,7 @@ void enter_lazy(struct tlb_cpu *c)
 /* A thread of the LAZY mm comes back: catch up on skipped flushes. */
 void leave_lazy(struct tlb_cpu *c)
 {
-	struct tlb_asid_slot *slot = &c->slots[c->loaded_asid];
+	struct tlb_asid_slot *slot;
 	struct mm *mm = loaded_mm(c);
 	uint64_t gen;
 
@@ -426,6 +547,11 @@ void leave_lazy(struct tlb_cpu *c)
 	 * above). */
 	tlb_hw_fence();
 	/* LAB(L4) end */
+	/* Nothing to catch up on under a global ASID: every broadcast
+	 * reached this CPU while it was LAZY (G1). */
+	if (c->loaded_asid == TLB_ASID_GLOBAL)
+		return;
+	slot = &c->slots[c->loaded_asid];
 	/* LAB(L5) begin: catch up on the flushes skipped while LAZY
 	 * keeps: slot, mm, gen */
 	gen = read_gen(mm);
@@ -473,6 +599,14 @@ static void flush_tlb_here(struct tlb_cpu *c, const struct tlb_flush_request *r)
 		trace_handling("not-loaded", r, TLB_ASID_KERNEL,
 			       TRACE_GEN_UNREAD, TRACE_GEN_UNREAD);
 		c->stats.ipis_not_loaded += r->sender != tlb_hw_cpu();
+		return;
+	}
+	/* A broadcast, or a flush older than the global ASID, covered it
+	 * (G1; Whom a flush skips, above). */
+	if (c->loaded_asid == TLB_ASID_GLOBAL) {
+		trace_handling("global", r, TLB_ASID_GLOBAL, TRACE_GEN_UNREAD,
+			       TRACE_GEN_UNREAD);
+		c->stats.flush_up_to_date++;
 		return;
 	}
 	/* LAB(L4) begin: a LAZY CPU that gets a request
@@ -557,6 +691,12 @@ static bool cpu_needs_flush(unsigned cpu, const struct tlb_flush_request *r,
 	if (loaded != r->mm)
 		return false;
 	/* LAB(L3) end */
+	/* Under its global ASID: reached by the broadcast, or had nothing
+	 * older than this change to drop (Whom a flush skips, above). */
+	if (shared_load(&c->on_global_asid, __ATOMIC_RELAXED)) {
+		stats->ipis_avoided++;
+		return false;
+	}
 	/* LAB(L4) begin: a LAZY CPU the policy lets us skip
 	 * keeps: lazy_skipped_by, stats */
 	if (lazy_skipped_by(r) && shared_load(&c->is_lazy, __ATOMIC_RELAXED)) {
@@ -662,6 +802,106 @@ static void request_done(struct tlb_cpu *c)
 	c->request_in_flight = false;
 }
 
+/* The larger of INVLPGB's two strides: 2 MiB pages. */
+#define STRIDE_2M_SHIFT 21
+
+/*
+ * Step 4 for a space with a global ASID (Global ASIDs, above): INVLPGBs
+ * of request r's range in PCID pcid, on every CPU. They complete in any
+ * order, at the latest when this CPU's TLBSYNC returns (broadcast_wait).
+ */
+static void broadcast_range(struct tlb_cpu *c,
+			    const struct tlb_flush_request *r, uint16_t pcid)
+{
+	struct tlb_hw_broadcast b = {
+		.has_pcid = true,
+		.pcid = pcid,
+		/* Freed tables: their cached walks must go too. */
+		.final_only = !r->freed_tables,
+	};
+	uint64_t pages = (r->end - r->start) >> r->stride_shift;
+	uint64_t step, va;
+
+	/* INVLPGB steps by 4 KiB or 2 MiB; any other stride, or a range
+	 * beyond the ceiling, is one INVLPGB of the whole PCID. */
+	if (pages > tlb_policy.flush_ceiling ||
+	    (r->stride_shift != PAGE_SHIFT &&
+	     r->stride_shift != STRIDE_2M_SHIFT)) {
+		tlb_hw_invlpgb(&b);
+		c->stats.broadcasts++;
+		return;
+	}
+	b.has_va = true;
+	b.stride_2m = r->stride_shift == STRIDE_2M_SHIFT;
+	for (va = r->start; va < r->end; va += step) {
+		b.va = va;
+		b.pages = (unsigned)MIN((r->end - va) >> r->stride_shift,
+					(uint64_t)tlb_policy.invlpgb_max_pages);
+		step = (uint64_t)b.pages << r->stride_shift;
+		tlb_hw_invlpgb(&b);
+		c->stats.broadcasts++;
+	}
+}
+
+/*
+ * Waits for this CPU's INVLPGBs. The caller stayed pinned since the first:
+ * on another CPU, TLBSYNC would wait for that CPU's INVLPGBs, not these.
+ */
+static void broadcast_wait(struct tlb_cpu *c)
+{
+	if (INJECTED(tlb, TLB_BUG_TLBSYNC_SKIPPED))
+		return;
+	if (INJECTED(tlb, TLB_BUG_TLBSYNC_AFTER_MIGRATE)) {
+		tlb_hw_unpin(); /* the scheduler may move the thread here */
+		tlb_hw_pin();
+	}
+	tlb_hw_tlbsync();
+	c->stats.tlbsyncs++;
+}
+
+/*
+ * Whether mm's transition goes on: some CPU of its mask may run it under a
+ * dynamic ASID, or is SWITCHING and may be about to. If none, this flusher
+ * ends it. Read after global_pcid's acquire (Global ASIDs, "Orderings").
+ */
+static bool transition_goes_on(struct tlb_cpu *c, struct mm *mm)
+{
+	struct cpumask mask;
+	unsigned cpu;
+
+	if (!shared_load(&mm->asid_transition, __ATOMIC_RELAXED))
+		return false;
+	cpumask_copy(&mask, &mm->cpu_mask);
+	for_each_cpu (cpu, &mask) {
+		const struct tlb_cpu *other = &tlb_cpus[cpu];
+		/* Acquire: pairs with load_mm's release stores of loaded_mm,
+		 * so on_global_asid is no older than the loaded_mm seen. */
+		struct mm *loaded =
+			shared_load(&other->loaded_mm, __ATOMIC_ACQUIRE);
+
+		if (loaded == TLB_MM_SWITCHING &&
+		    !INJECTED(tlb, TLB_BUG_TRANSITION_SKIPS_SWITCHING))
+			return true;
+		if (loaded == mm &&
+		    !shared_load(&other->on_global_asid, __ATOMIC_RELAXED))
+			return true;
+	}
+	/* Every CPU that joins from now on reads the global ASID. */
+	shared_store(&mm->asid_transition, false, __ATOMIC_RELAXED);
+	c->stats.transitions++;
+	return false;
+}
+
+/*
+ * After a flush of mm that reached `reached` CPUs by IPI or here: a space
+ * that busy gets a global ASID, if one is free (Global ASIDs, "When").
+ */
+static void consider_global_asid(struct mm *mm, unsigned reached)
+{
+	if (tlb_policy.invlpgb && reached >= tlb_policy.global_asid_cpus)
+		tlb_global_asid_give(mm);
+}
+
 void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 			unsigned stride_shift, enum tlb_freed_tables freed)
 {
@@ -676,7 +916,8 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	};
 	struct cpumask targets;
 	struct tlb_cpu *c;
-	unsigned self;
+	unsigned self, reached;
+	uint16_t pcid;
 	bool here;
 
 	if (start >= end)
@@ -696,13 +937,28 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	cpumask_clear_all(&targets);
 	choose_targets(&targets, self, &request, &c->stats);
 	/* LAB(L3) end */
-	here = loaded_mm(c) == mm;
+	/* Under its global ASID, the broadcast flushes this CPU too. */
+	here = loaded_mm(c) == mm && c->loaded_asid != TLB_ASID_GLOBAL;
+	pcid = global_pcid(mm);
+	if (pcid) {
+		broadcast_range(c, &request, pcid);
+		broadcast_wait(c);
+		/* Out of the transition, every CPU runs mm under the global
+		 * ASID or will: the targets left are SWITCHING ones. */
+		if (!transition_goes_on(c, mm)) {
+			c->stats.ipis_avoided += cpumask_weight(&targets);
+			cpumask_clear_all(&targets);
+		}
+	}
+	reached = cpumask_weight(&targets) + here;
 	trace_request(mm, here ? c->loaded_asid : TLB_ASID_KERNEL,
 		      request.new_gen, &targets);
 	send_request(c, self, &targets, here, flush_tlb_ipi,
 		     place_request(c, &on_stack, &c->request, &request,
 				   sizeof(request)));
 	request_done(c);
+	if (!pcid)
+		consider_global_asid(mm, reached);
 	tlb_hw_unpin();
 }
 
@@ -725,7 +981,10 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
  *      same skip rules: another mm loaded, LAZY under lazy=skip unless that
  *      space freed tables; never a SWITCHING CPU);
  *   4. one request per target for the whole batch, here too if this CPU has
- *      one of them loaded; wait for all.
+ *      one of them loaded; wait for all. Before it, the spaces holding a
+ *      global ASID are flushed by INVLPGB, with one TLBSYNC for all of them
+ *      (broadcast_batch); the round skips CPUs running those spaces under
+ *      their global ASID, and reaches the others as in step 3.
  *   A CPU handling the round (flush_multi_here) runs flush_tlb_here for
  *   each space in turn: every space but the one loaded there is "not
  *   loaded", a no-op, and the loaded one gets the usual decision (up to
@@ -787,6 +1046,35 @@ static void flush_mms_one_by_one(struct tlb_cpu *c,
 	c->stats.batch_ipis += c->stats.ipis_sent - sent;
 }
 
+/*
+ * The spaces of a batch that hold a global ASID: their INVLPGBs, one
+ * TLBSYNC for all, and each one's transition checked. The round that
+ * follows skips CPUs running them under the global ASID (cpu_needs_flush)
+ * and reaches the others, SWITCHING ones included, with the usual rules.
+ */
+static void broadcast_batch(struct tlb_cpu *c,
+			    const struct tlb_multi_request *request)
+{
+	uint16_t pcids[TLB_MULTI_MMS_MAX];
+	bool sent = false;
+
+	for (unsigned i = 0; i < request->count; i++) {
+		/* After step 2's locked adds, as in flush_tlb_mm_range. */
+		pcids[i] = global_pcid(request->mms[i].mm);
+		if (pcids[i]) {
+			broadcast_range(c, &request->mms[i], pcids[i]);
+			sent = true;
+		}
+	}
+	if (!sent)
+		return;
+	broadcast_wait(c);
+	for (unsigned i = 0; i < request->count; i++) {
+		if (pcids[i])
+			transition_goes_on(c, request->mms[i].mm);
+	}
+}
+
 void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count)
 {
 	tlb_multi_request_placed on_stack, *placed;
@@ -844,8 +1132,10 @@ void flush_tlb_mms(const struct tlb_mm_range *ranges, unsigned count)
 	for (unsigned i = 0; i < targets_of; i++)
 		choose_targets(&targets, self, &request.mms[i], &c->stats);
 	/* LAB(L3) end */
+	broadcast_batch(c, &request);
 	for (unsigned i = 0; i < request.count; i++) {
-		here = here || loaded_mm(c) == request.mms[i].mm;
+		here = here || (loaded_mm(c) == request.mms[i].mm &&
+				c->loaded_asid != TLB_ASID_GLOBAL);
 		trace_request(request.mms[i].mm, TLB_ASID_KERNEL,
 			      request.mms[i].new_gen, &targets);
 	}
@@ -955,8 +1245,7 @@ void flush_tlb_spurious_fault(struct mm *mm, uint64_t va)
 		tlb_hw_cpu(), (unsigned long long)mm->context_id);
 	tlb_hw_invlpg(va);
 	c->stats.spurious_faults++;
-	trace_spurious(mm, c->loaded_asid, c->slots[c->loaded_asid].tlb_gen,
-		       va);
+	trace_spurious(mm, c->loaded_asid, loaded_slot_gen(c), va);
 }
 
 /* --- Teardown ------------------------------------------------------------------- */
@@ -1006,6 +1295,8 @@ void tlb_mm_teardown(struct mm *mm)
 	KASSERT(cpumask_empty(&left),
 		"mm%llu torn down while %u CPUs still have it loaded",
 		(unsigned long long)mm->context_id, cpumask_weight(&left));
+	/* TLBs may keep its global PCID's entries: reused after a wrap. */
+	tlb_global_asid_take_back(mm);
 }
 
 /* --- Bring-up ------------------------------------------------------------------- */
@@ -1028,7 +1319,8 @@ struct tlb_policy tlb_policy_settle(const struct tlb_policy *asked,
 
 	p.pcid = asked->pcid && cpu_pcid_usable(cpu) && cpu->pge;
 	p.invpcid = asked->invpcid && p.pcid && cpu_invpcid_usable(cpu);
-	p.invlpgb = asked->invlpgb && cpu->invlpgb && p.pcid;
+	p.invlpgb = asked->invlpgb && cpu->invlpgb &&
+		    (p.pcid || INJECTED(tlb, TLB_BUG_INVLPGB_WITHOUT_PCID));
 	p.invlpgb_max_pages = cpu->invlpgb_max_pages;
 	return p;
 }

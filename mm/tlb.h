@@ -11,8 +11,9 @@
  * The files: mm/tlb.c (the protocol), mm/tlb_cpu.h (its per-CPU state),
  * mm/tlb_trace.c (tlb_trace's lines), mm/tlb_stats.c (the counters),
  * mm/tlb_options.c (the command-line options), mm/tlb_batch.c (batched
- * unmapping), mm/tlb_hw.c (the machine underneath) and mm/tlb_bug_ack.c
- * (one deliberate bug, in the injection build).
+ * unmapping), mm/tlb_global_asid.c (global ASIDs for broadcast flushes),
+ * mm/tlb_hw.c (the machine underneath) and mm/tlb_bug_ack.c (one
+ * deliberate bug, in the injection build).
  */
 #ifndef MM_TLB_H
 #define MM_TLB_H
@@ -69,6 +70,12 @@ enum tlb_unmap_batch {
  */
 #define TLB_FLUSH_CEILING_DEFAULT 33
 #define TLB_FLUSH_CEILING_MAX	  4096
+/*
+ * With INVLPGB, a space whose flush had to reach this many CPUs gets a
+ * global ASID: Linux's threshold (more than three), below which IPIs to
+ * one or two CPUs cost less than a broadcast every TLB must process.
+ */
+#define TLB_GLOBAL_ASID_CPUS_DEFAULT 4
 
 /*
  * The policies in force. Set once at boot (tlb_boot_init: the command line
@@ -91,7 +98,9 @@ struct tlb_policy {
 	bool kernel_mm_mask_touch; /* kernel_mm_mask=touch */
 	enum tlb_lazy_mm lazy_mm;
 	enum tlb_unmap_batch unmap_batch;
-	bool trace; /* tlb_trace: print every flush event */
+	unsigned global_asids;	   /* global_asids= (with invlpgb) */
+	unsigned global_asid_cpus; /* global_asid_cpus= */
+	bool trace;		   /* tlb_trace: print every flush event */
 };
 
 extern struct tlb_policy tlb_policy;

@@ -22,7 +22,15 @@ enum tlb_bug {
 	TLB_BUG_FREE_BEFORE_ACK,      /* free pages before the flush is done */
 	TLB_BUG_BATCH_FIRST_MM_ONLY,  /* a batch targets its first mm's CPUs */
 	TLB_BUG_REVOKE_SKIPS_CLEARED, /* revoke flushes present PTEs only */
-	TLB_BUG_MAP_NO_WAIT, /* map over a range whose flush is pending */
+	TLB_BUG_MAP_NO_WAIT,	 /* map over a range whose flush is pending */
+	TLB_BUG_TLBSYNC_SKIPPED, /* INVLPGB, and no TLBSYNC to wait for it */
+	/* a freed global ASID handed out without the wrap-around flush */
+	TLB_BUG_GLOBAL_ASID_REUSE_NOFLUSH,
+	TLB_BUG_INVLPGB_WITHOUT_PCID, /* INVLPGB kept on with PCID off */
+	/* a transition ends while a CPU is SWITCHING */
+	TLB_BUG_TRANSITION_SKIPS_SWITCHING,
+	/* unpinned between the INVLPGBs and their TLBSYNC */
+	TLB_BUG_TLBSYNC_AFTER_MIGRATE,
 	TLB_BUG_COUNT
 };
 

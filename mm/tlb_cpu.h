@@ -17,6 +17,11 @@ struct mm;
 
 /* The most ASID slots a CPU may have: PCIDs 1..TLB_ASID_SLOTS_MAX. */
 #define TLB_ASID_SLOTS_MAX 32
+/* PCIDs CR3 can carry: 12 bits. */
+#define TLB_PCID_COUNT 4096
+/* Global ASIDs (mm/tlb_global_asid.c) take the PCIDs above the slots'. */
+#define TLB_GLOBAL_PCID_FIRST (TLB_ASID_SLOTS_MAX + 1)
+#define TLB_GLOBAL_ASIDS_MAX  (TLB_PCID_COUNT - TLB_GLOBAL_PCID_FIRST)
 /* The most address spaces one flush_tlb_mms round covers. */
 #define TLB_MULTI_MMS_MAX 16
 
@@ -61,8 +66,10 @@ struct tlb_cpu {
 	loaded_mm;	      /* whose tables CR3 holds;
 					* TLB_MM_SWITCHING */
 	SHARED(bool) is_lazy; /* a kernel thread runs on loaded_mm */
+	/* loaded_mm runs under its global ASID (stored before loaded_mm) */
+	SHARED(bool) on_global_asid;
 
-	uint16_t loaded_asid; /* slot of loaded_mm; TLB_ASID_KERNEL */
+	uint16_t loaded_asid; /* slot of loaded_mm; TLB_ASID_KERNEL, _GLOBAL */
 	uint16_t next_asid;   /* round-robin victim for a new context */
 	unsigned backoff;     /* lazy=dynamic: switches left non-lazy */
 	struct mm *lazy_ref;  /* lazy_mm=refcount: the reference held */
@@ -84,6 +91,8 @@ struct tlb_cpu {
 #define TLB_MM_SWITCHING ((struct mm *)1)
 /* loaded_asid while the kernel mm is loaded (PCID 0). */
 #define TLB_ASID_KERNEL UINT16_MAX
+/* loaded_asid while loaded_mm runs under its global ASID: no slot. */
+#define TLB_ASID_GLOBAL (UINT16_MAX - 1)
 
 extern struct tlb_cpu tlb_cpus[MAX_CPUS];
 

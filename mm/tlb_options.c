@@ -15,6 +15,8 @@ struct tlb_policy tlb_policy = {
 	.lazy_backoff = TLB_LAZY_BACKOFF_DEFAULT,
 	.flush_ceiling = TLB_FLUSH_CEILING_DEFAULT,
 	.flush_concurrent = true,
+	.global_asids = TLB_GLOBAL_ASIDS_MAX,
+	.global_asid_cpus = TLB_GLOBAL_ASID_CPUS_DEFAULT,
 };
 
 enum tlb_bug tlb_bug_choice;
@@ -33,6 +35,11 @@ const char *const tlb_bug_names[TLB_BUG_COUNT + 1] = {
 	[TLB_BUG_BATCH_FIRST_MM_ONLY] = "batch_first_mm_only",
 	[TLB_BUG_REVOKE_SKIPS_CLEARED] = "revoke_skips_cleared",
 	[TLB_BUG_MAP_NO_WAIT] = "map_no_wait",
+	[TLB_BUG_TLBSYNC_SKIPPED] = "tlbsync_skipped",
+	[TLB_BUG_GLOBAL_ASID_REUSE_NOFLUSH] = "global_asid_reuse_noflush",
+	[TLB_BUG_INVLPGB_WITHOUT_PCID] = "invlpgb_without_pcid",
+	[TLB_BUG_TRANSITION_SKIPS_SWITCHING] = "transition_skips_switching",
+	[TLB_BUG_TLBSYNC_AFTER_MIGRATE] = "tlbsync_after_migrate",
 	[TLB_BUG_COUNT] = NULL,
 };
 
@@ -137,6 +144,24 @@ const struct option_desc tlb_option_descs[TLB_OPTION_COUNT] = {
 			 "to `flush_ceiling` (`pages`) or each whole context "
 			 "flushed (`all`, 2015's \"batchdirty\"); or one round "
 			 "per address space (`per_mm`) (docs/tlb.md)"},
+	[TLB_OPT_GLOBAL_ASIDS] =
+		{.name = "global_asids",
+		 .type = OPTION_UINT,
+		 .min = 1,
+		 .max = TLB_GLOBAL_ASIDS_MAX,
+		 .def = TLB_GLOBAL_ASIDS_MAX,
+		 .help = "with INVLPGB: how many global ASIDs (PCIDs above the "
+			 "slots') address spaces may hold; fewer make the "
+			 "allocator wrap around sooner"},
+	[TLB_OPT_GLOBAL_ASID_CPUS] =
+		{.name = "global_asid_cpus",
+		 .type = OPTION_UINT,
+		 .min = 1,
+		 .max = MAX_CPUS,
+		 .def = TLB_GLOBAL_ASID_CPUS_DEFAULT,
+		 .help = "with INVLPGB: an address space whose flush had to "
+			 "reach this many CPUs gets a global ASID and is "
+			 "flushed by broadcast from then on"},
 	[TLB_OPT_TLB_BUG] =
 		{.name = "tlb_bug",
 		 .type = OPTION_CHOICE,
@@ -185,6 +210,8 @@ void tlb_policy_from_values(struct tlb_policy *p,
 	p->lazy_mm = (enum tlb_lazy_mm)values[TLB_OPT_LAZY_MM].choice;
 	p->unmap_batch =
 		(enum tlb_unmap_batch)values[TLB_OPT_UNMAP_BATCH].choice;
+	p->global_asids = (unsigned)values[TLB_OPT_GLOBAL_ASIDS].number;
+	p->global_asid_cpus = (unsigned)values[TLB_OPT_GLOBAL_ASID_CPUS].number;
 	p->trace = values[TLB_OPT_TLB_TRACE].flag;
 }
 
@@ -208,6 +235,8 @@ static void values_from_policy(const struct tlb_policy *p,
 							: KERNEL_MM_MASK_SKIP;
 	values[TLB_OPT_LAZY_MM].choice = p->lazy_mm;
 	values[TLB_OPT_UNMAP_BATCH].choice = p->unmap_batch;
+	values[TLB_OPT_GLOBAL_ASIDS].number = p->global_asids;
+	values[TLB_OPT_GLOBAL_ASID_CPUS].number = p->global_asid_cpus;
 	values[TLB_OPT_TLB_BUG].choice = tlb_bug_choice;
 	values[TLB_OPT_TLB_TRACE].flag = p->trace;
 }

@@ -38,7 +38,15 @@
 	X(batch_mms, "batch-mm", "address spaces those rounds covered")        \
 	X(batch_ipis, "batch-ipi", "requests those rounds sent to others")     \
 	X(spurious_faults, "spurious",                                         \
-	  "faults the page tables allowed: retried")
+	  "faults the page tables allowed: retried")                           \
+	X(broadcasts, "invlpgb", "INVLPGBs issued")                            \
+	X(tlbsyncs, "tlbsync", "TLBSYNC waits for them")                       \
+	X(ipis_avoided, "ipi-avoid", "CPUs a broadcast reached without IPI")   \
+	X(global_asid_gets, "gasid-get", "global ASIDs given (in use: - put)") \
+	X(global_asid_puts, "gasid-put", "global ASIDs freed at teardown")     \
+	X(global_asid_wraps, "gasid-wrap",                                     \
+	  "wrap-around flushes of freed ones")                                 \
+	X(transitions, "transition", "transitions to a global ASID ended")
 
 /* One CPU's counters (tlb_cpu.stats), one field per entry of the list. */
 struct tlb_stats {

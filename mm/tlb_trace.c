@@ -91,15 +91,16 @@ void tlb_trace_request(const struct mm *mm, uint16_t asid, uint64_t new_gen,
 }
 
 /*
- * next may be kernel_mm too: no slot, no generations. The line says
+ * next may be kernel_mm too, or run under its global ASID: no slot, no
+ * generations. The line says
  * whether the CR3 load drops the PCID's entries (no no-flush bit: always
  * so without PCID).
  */
 void tlb_trace_switch(const struct tlb_cpu *c, const struct mm *next,
 		      uint16_t asid, uint64_t cr3)
 {
-	uint64_t gen = asid == TLB_ASID_KERNEL ? TRACE_GEN_UNREAD
-					       : c->slots[asid].tlb_gen;
+	uint64_t gen = asid >= TLB_ASID_SLOTS_MAX ? TRACE_GEN_UNREAD
+						  : c->slots[asid].tlb_gen;
 
 	trace_line("switch", next, asid, gen, gen,
 		   cr3 & CR3_NOFLUSH ? "cr3 keep" : "cr3 flush");

@@ -59,9 +59,11 @@
 /* two-behind: the same, its mistake by run 5000 */
 #define TWO_BEHIND_MAX_RUNS 8000
 /* unmap-map: the reader must be preempted between its two reads. */
-#define UNMAP_MAP_MAX_RUNS  5000
-#define TRACE_SHOWN	    30 /* trace lines printed after a failure */
-#define REPRODUCE_LINE_SIZE 1024
+#define UNMAP_MAP_MAX_RUNS 5000
+/* gasid-switch: two preemptions, far in; its mistake shows by run 10600 */
+#define GASID_SWITCH_MAX_RUNS 11000
+#define TRACE_SHOWN	      30 /* trace lines printed after a failure */
+#define REPRODUCE_LINE_SIZE   1024
 
 /*
  * Pages 0-3 are in page table 0, pages 4-7 in page table 1 (alone in its
@@ -424,6 +426,39 @@ static const struct sim_scenario scenarios[] = {
 			"kstack-touch 0, kstack-touch 1"},
 		.fail_each = true,
 	},
+	/*
+	 * Global ASIDs (INVLPGB; mm/tlb.c, "Global ASIDs"), under a policy
+	 * with one global ASID, handed out by any flush from a CPU that runs
+	 * the space. gasid-wrap: mm1 gets it and caches a page under it,
+	 * exits, and mm2 gets it back after the wrap-around; a TLB that kept
+	 * mm1's entries of that PCID would give mm2 mm1's freed frames.
+	 * gasid-switch: CPU 1 switches to mm1 while CPU 0's flush, waiting for
+	 * CPU 2, is about to give mm1 its global ASID; CPU 1 reads "none" and
+	 * loads its dynamic PCID, whose walker refills the page CPU 0 unmaps
+	 * next by broadcast. That flush must still send CPU 1 the request: it
+	 * was SWITCHING, so the transition is not over.
+	 */
+	{
+		.name = "gasid-wrap",
+		.why = "a global ASID freed at exit and handed out again",
+		.preemptions = 1,
+		.policy = "gasid",
+		.mms = 3,
+		.cpu = {"run 1, remap 1 1, run 3, run 1, read 0, run 3, "
+			"exit 1, run 2, remap 2 1, run 3, run 2, read 0",
+			"run 2, read 0, read 1, run 3"},
+	},
+	{
+		.name = "gasid-switch",
+		.why = "a CPU switches in while its space gets a global ASID",
+		.preemptions = 2,
+		.max_runs = GASID_SWITCH_MAX_RUNS,
+		.policy = "gasid",
+		.mms = 2,
+		.cpu = {"run 1, unmap 1 1 1, run 2, unmap 1 0 1",
+			"run 1, read 0", "run 1, run 2"},
+		.refill = true,
+	},
 	{
 		.name = "random",
 		.why = "2-8 CPUs, random workloads, schedules, TLB events",
@@ -449,16 +484,22 @@ struct policy_set {
  * Together they give every policy every value at least once, and pair
  * the risky ones: one or two ASID slots (recycling all the time) with
  * each lazy policy, INVPCID and CR3 reloads, requests on the stack.
+ * The simulated CPU has INVLPGB, which every set with PCID uses (global
+ * ASIDs from four CPUs on: random machines) but pcid1-ipi and
+ * pcid2-dynamic, kept to IPIs alone; gasid hands its one global ASID out
+ * at the first flush, so that allocation, transitions and the wrap-around
+ * happen in small scenarios.
  */
 static const struct policy_set policy_sets[] = {
 	{"nopcid-off", "pcid=off lazy=off"},
 	{"nopcid-skip", "pcid=off flush_ceiling=1 flush_info=stack "
 			"flush_concurrent=off kernel_mm_mask=touch "
 			"lazy_mm=refcount unmap_batch=per_mm"},
-	{"pcid1-ipi", "invpcid=off asid_slots=1 lazy=ipi flush_info=stack"},
+	{"pcid1-ipi", "invpcid=off invlpgb=off asid_slots=1 lazy=ipi "
+		      "flush_info=stack"},
 	{"pcid2-skip", "asid_slots=2 flush_ceiling=1 kernel_mm_mask=touch "
 		       "lazy_mm=refcount unmap_batch=all"},
-	{"pcid2-dynamic", "invpcid=off asid_slots=2 lazy=dynamic "
+	{"pcid2-dynamic", "invpcid=off invlpgb=off asid_slots=2 lazy=dynamic "
 			  "lazy_backoff=1 flush_concurrent=off "
 			  "lazy_mm=refcount"},
 	{"pcid1-off", "asid_slots=1 lazy=off flush_ceiling=0 "
@@ -468,6 +509,8 @@ static const struct policy_set policy_sets[] = {
 	{"pcid3-skip", "invpcid=off asid_slots=3 flush_ceiling=2 "
 		       "flush_info=stack kernel_mm_mask=touch "
 		       "unmap_batch=all"},
+	{"gasid", "invpcid=off asid_slots=3 flush_ceiling=2 unmap_batch=all "
+		  "global_asids=1 global_asid_cpus=1"},
 };
 
 /* -p with option words rather than a set's name. */
@@ -501,6 +544,18 @@ static const struct {
 	 "the frames are freed while the reader still maps them"},
 	{TLB_BUG_MAP_NO_WAIT, "unmap-map", "defaults",
 	 "the reader still sees the old frame after the map returned"},
+	{TLB_BUG_GLOBAL_ASID_REUSE_NOFLUSH, "gasid-wrap", "gasid",
+	 "mm2 loads the PCID whose entries still map mm1's freed frames"},
+	{TLB_BUG_INVLPGB_WITHOUT_PCID, "gasid-wrap",
+	 "pcid=off global_asids=1 global_asid_cpus=1",
+	 "a global PCID in CR3, or an INVLPGB naming one, with CR4.PCIDE "
+	 "clear: #GP"},
+	{TLB_BUG_TRANSITION_SKIPS_SWITCHING, "gasid-switch", "gasid",
+	 "the returning CPU keeps its old entry on its dynamic PCID"},
+	{TLB_BUG_TLBSYNC_SKIPPED, "shootdown", "gasid",
+	 "the flush returns while its INVLPGB is still outstanding"},
+	{TLB_BUG_TLBSYNC_AFTER_MIGRATE, "shootdown", "gasid",
+	 "the TLBSYNC may run on another CPU than its INVLPGBs"},
 };
 
 static const char *program = "tlb_sim";

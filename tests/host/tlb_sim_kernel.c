@@ -347,6 +347,13 @@ static void trace_state(unsigned cpu)
 		sim_trace("  now: kernel mm loaded, PCID %u", mmu_pcid(cpu));
 		return;
 	}
+	if (c->loaded_asid == TLB_ASID_GLOBAL) {
+		sim_trace("  now: mm%d loaded%s, global PCID %u, mm gen %llu",
+			  kern_mm_index(mm) + 1,
+			  SIM_PEEK(&c->is_lazy) ? " lazily" : "", mmu_pcid(cpu),
+			  (unsigned long long)SIM_PEEK(&mm->tlb_gen));
+		return;
+	}
 	sim_trace("  now: mm%d loaded%s, ASID %u PCID %u, slot gen %llu, "
 		  "mm gen %llu",
 		  kern_mm_index(mm) + 1, SIM_PEEK(&c->is_lazy) ? " lazily" : "",

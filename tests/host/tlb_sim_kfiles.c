@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * mm/kmap.c and mm/kstack.c, compiled unchanged for the simulator, with
- * a reset of their file-scope state between runs: a booted kernel runs
+ * mm/kmap.c, mm/kstack.c and mm/tlb_global_asid.c, compiled unchanged for
+ * the simulator, with a reset of their file-scope state between runs: a booted kernel runs
  * once, the simulator thousands of times in one process, and each run
  * must start from the same state so that it replays exactly (the same
  * stack addresses, the same ioremap window).
  */
 #include "mm/kmap.c"
 #include "mm/kstack.c"
+#include "mm/tlb_global_asid.c"
 
 #include "tests/host/tlb_sim.h"
+
+#include <string.h>
 
 void sim_kfiles_reset(uint64_t root)
 {
@@ -24,4 +27,10 @@ void sim_kfiles_reset(uint64_t root)
 	next_slot = KSTACK_BASE;
 	free_count = 0;
 	in_use = 0;
+
+	asids_lock = (struct spinlock)SPINLOCK_INIT;
+	memset(taken, 0, sizeof(taken));
+	memset(freed_set, 0, sizeof(freed_set));
+	next_free = 0;
+	held_count = 0;
 }
