@@ -287,7 +287,7 @@ static void settle(void)
 }
 
 /* On each CPU, once settle() has left it on the kernel mm. */
-static void apply_pcid_here(void *arg)
+static void restart_tlb_here(void *arg)
 {
 	(void)arg;
 	tlb_pcid_changed_here();
@@ -304,7 +304,13 @@ bool bench_pcid_possible(void)
 void bench_policy_set(const struct tlb_policy *p)
 {
 	struct tlb_policy in_force = tlb_policy_settle(p, &boot_cpu);
-	bool pcid_changes = in_force.pcid != tlb_policy.pcid;
+	/*
+	 * A space may keep its global PCID across invlpgb=off and back on,
+	 * and while off no broadcast reaches that PCID's entries on other
+	 * CPUs: starting every TLB empty, as a PCID change does, leaves none.
+	 */
+	bool tlb_restarts = in_force.pcid != tlb_policy.pcid ||
+			    in_force.invlpgb != tlb_policy.invlpgb;
 
 	KASSERT(!crew_running, "a policy change while %u benchmark threads run",
 		crew_running);
@@ -313,8 +319,8 @@ void bench_policy_set(const struct tlb_policy *p)
 		boot_cpu.pcid, boot_cpu.pge);
 	settle();
 	tlb_policy = in_force;
-	if (pcid_changes)
-		smp_call_function_all(apply_pcid_here, NULL, SMP_CALL_WAIT);
+	if (tlb_restarts)
+		smp_call_function_all(restart_tlb_here, NULL, SMP_CALL_WAIT);
 	policy_changed = true;
 }
 

@@ -144,8 +144,9 @@ void tlb_init_cpu(uint64_t kernel_root);
 void tlb_boot_init(uint64_t kernel_root);
 
 /*
- * After tlb_policy.pcid changed, on each CPU while it runs on kernel_mm
- * (benchmarks): CR4.PCIDE follows, and the TLB and ASID slots start empty.
+ * After tlb_policy.pcid or .invlpgb changed, on each CPU while it runs on
+ * kernel_mm (benchmarks): CR4.PCIDE follows, and the TLB (every PCID,
+ * global ones too) and the ASID slots start empty.
  */
 void tlb_pcid_changed_here(void);
 
