@@ -5,11 +5,13 @@
  *
  * Global ASID i is PCID TLB_GLOBAL_PCID_FIRST + i, for i below
  * tlb_policy.global_asids. Each is in one of three states:
- *   free     never handed out since the last wrap-around: no TLB holds
- *            an entry tagged with it;
- *   held_count     an address space has it (until its teardown);
- *   freed_set    its space is gone, but TLBs may still hold entries tagged
- *            with it, from that space's last days.
+ *   free   never handed out since the last wrap-around: no TLB holds an
+ *          entry tagged with it;
+ *   held   an address space has it (until its teardown): bit set in
+ *          taken, counted in held_count;
+ *   freed  its space is gone, but TLBs may still hold entries tagged
+ *          with it, from that space's last days: bit set in taken and in
+ *          freed_set.
  * Free ones are handed out in increasing order from `next_free`. When none is
  * left above `next_free`, the wrap-around: one INVLPGB drops every non-global
  * entry of every PCID on every CPU, TLBSYNC waits for it, and every freed
