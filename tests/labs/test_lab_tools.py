@@ -306,6 +306,36 @@ def case_mistakes_stay_in_their_regions() -> None:
     assert "make the mistake again" in lab_tests.outside_regions(stale), "stale line numbers passed"
 
 
+def case_stale_mistake_made_again() -> None:
+    # The file moves under a mistake (a line added above it) and the last
+    # context line of its last hunk changes (code after the region): remake
+    # finds the change by its lines and writes today's numbers, which the
+    # region check then accepts.
+    m = lab_tests.parse_mistake(lab_tests.mistake_paths("L3")[0], "L3")
+    path = lab_tests._file_changes(m.diff)[0][0]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / path).parent.mkdir(parents=True)
+        lines = (ROOT / path).read_text().split("\n")
+        last = re.findall(r"^@@ -(\d+),(\d+)", m.diff, flags=re.M)[-1]
+        start, end = int(last[0]) - 1, int(last[0]) - 1 + int(last[1])  # 0-based, end excluded
+        lines[end - 1] = lines[end - 1] + " /* changed */"
+        (root / path).write_text("\n".join(["/* moved */"] + lines))
+        moved = dataclasses.replace(m, diff=m.diff)
+        assert "make the mistake again" in lab_tests.outside_regions(moved, root)
+        (root / "again.patch").write_text(lab_tests.remake_mistake(m, root))
+        again = lab_tests.parse_mistake(root / "again.patch", "L3")
+        assert lab_tests.outside_regions(again, root) == "", "the remade mistake is refused"
+        assert again.description == m.description and again.caught_by == m.caught_by
+        (root / path).write_text("\n".join(lines[:start] + lines[end:]))
+        try:
+            lab_tests.remake_mistake(m, root)
+        except lab_tests.MistakeError as e:
+            assert "not found once" in str(e)
+        else:
+            raise AssertionError("a mistake whose lines are gone was made again")
+
+
 def case_mistakes_left_out_of_lab_trees() -> None:
     assert lab_tests.MISTAKES_DIR.startswith(lab_tree.TEACHER_DIR), \
         "the catalogue must sit under labs/teacher/, which make lab-tree leaves out"

@@ -13,6 +13,7 @@ tools/test/run_tests.py; results are named labs/<lab>/<what>.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import fnmatch
 import os
 import re
@@ -265,8 +266,8 @@ def outside_regions(m: Mistake, root: Path = ROOT) -> str:
         if line.startswith("+++ "):
             file = line[4:].strip()
             file = file[2:] if file.startswith("b/") else file
-            text = lab_tree.read_lines(file) if (root / file).is_file() else None
-            lines = text or []
+            lines = ((root / file).read_text(encoding="utf-8").split("\n")
+                     if (root / file).is_file() else [])
             regions = [r for r in lab_tree.regions_of(file, lines) if r.lab == m.lab]
             if not regions:
                 return f"{file} has no LAB({m.lab}) region"
@@ -283,7 +284,8 @@ def outside_regions(m: Mistake, root: Path = ROOT) -> str:
         # the regions are judged by these numbers, so they must be exact.
         if line[0] != "+" and (old >= len(lines) or lines[old] != line[1:]):
             return (f"{file}:{old + 1} is not the patch's line {line[1:].strip()!r}: make the "
-                    f"mistake again against the current file (git diff -U2)")
+                    f"mistake again against the current file (python3 -m tools.labs.lab_tests "
+                    f"remake {m.lab}, or git diff -U2 by hand)")
         if line[0] == "-" and not any(r.body <= old < r.last for r in regions):
             return f"{file}:{old + 1} is outside the LAB({m.lab}) regions"
         if line[0] == "+" and not any(r.body <= old <= r.last for r in regions):
@@ -291,6 +293,93 @@ def outside_regions(m: Mistake, root: Path = ROOT) -> str:
         if line[0] != "+":
             old += 1
     return ""
+
+
+def _file_changes(diff: str) -> list[tuple[str, list[list[str]]]]:
+    """diff's files, each with its hunks' lines (' ', '-', '+' kept)."""
+    files: list[tuple[str, list[list[str]]]] = []
+    for line in diff.split("\n"):
+        if line.startswith("+++ "):
+            path = line[4:].strip()
+            files.append((path[2:] if path.startswith("b/") else path, []))
+        elif HUNK.match(line) and files:
+            files[-1][1].append([])
+        elif line[:1] in (" ", "-", "+") and not line.startswith("--- ") and files \
+                and files[-1][1]:
+            files[-1][1][-1].append(line)
+    return files
+
+
+def _place_hunk(lines: list[str], hunk: list[str]) -> list[str] | None:
+    """lines with hunk applied where its old lines are found exactly once,
+    dropping up to two of its outer context lines (as patch's fuzz) if the
+    code around the region changed; None if no such place."""
+    for fuzz in range(3):
+        body = hunk[:]
+        for _ in range(fuzz):
+            if body and body[0][0] == " ":
+                body = body[1:]
+            if body and body[-1][0] == " ":
+                body = body[:-1]
+        old = [h[1:] for h in body if h[0] != "+"]
+        new = [h[1:] for h in body if h[0] != "-"]
+        places = [i for i in range(len(lines) - len(old) + 1) if lines[i:i + len(old)] == old]
+        if len(places) == 1:
+            at = places[0]
+            return lines[:at] + new + lines[at + len(old):]
+    return None
+
+
+def remake_mistake(m: Mistake, root: Path = ROOT) -> str:
+    """m's file made again against the current sources: the same change,
+    found by its lines, with today's line numbers (git diff -U2's form).
+    MistakeError if a change's lines are gone or found more than once."""
+    parts: list[str] = []
+    for path, hunks in _file_changes(m.diff):
+        before = (root / path).read_text(encoding="utf-8").split("\n")
+        after = before
+        for number, hunk in enumerate(hunks, 1):
+            placed = _place_hunk(after, hunk)
+            if placed is None:
+                raise MistakeError(f"{m.path.name}: change {number} to {path} is not found once "
+                                   "in the current file: make the mistake again by hand")
+            after = placed
+        parts += [f"diff --git a/{path} b/{path}\n"]
+        parts += [line + "\n" for line in difflib.unified_diff(
+            before, after, f"a/{path}", f"b/{path}", n=2, lineterm="")]
+    head = m.path.read_text(encoding="utf-8").split("\n")
+    described = []
+    for line in head:
+        if line != "#" and not line.startswith("# "):
+            break
+        described.append(line + "\n")
+    return "".join(described + parts)
+
+
+def remake(labs: list[str]) -> int:
+    """Rewrites every mistake of labs (all if none) whose line numbers went
+    stale; says which, and which it could not place."""
+    unknown = [lab for lab in labs if lab not in grade.LABS]
+    if unknown:
+        print(f"lab_tests: no lab {unknown[0]}: name one of {' '.join(grade.LABS)}", file=sys.stderr)
+        return 2
+    failed = 0
+    for lab in labs or list(grade.LABS):
+        for path in mistake_paths(lab):
+            try:
+                m = parse_mistake(path, lab)
+                if "make the mistake again" not in outside_regions(m):
+                    continue
+                path.write_text(remake_mistake(m), encoding="utf-8")
+                m = parse_mistake(path, lab)
+                problem = outside_regions(m)
+                if problem:
+                    raise MistakeError(f"{path.name}: made again, but {problem}")
+                print(f"remade {path.relative_to(ROOT)}")
+            except MistakeError as e:
+                print(f"lab_tests: {e}", file=sys.stderr)
+                failed += 1
+    return 1 if failed else 0
 
 
 def scratch_copy(dest: Path) -> None:
@@ -407,3 +496,11 @@ def lab_results(lab: str, work_dir: Path, rel, own_lab: str = "") -> list[Result
     results += [catches(lab, bug, log, rel(log)) for bug in grade.LABS[lab].bugs]
     results += mistake_results(lab, work, log, rel(log))
     return results + student_results(lab, work, log, rel(log))
+
+
+if __name__ == "__main__":
+    # python3 -m tools.labs.lab_tests remake [LAB ...]: the catalogue's
+    # mistakes made again after the code around their regions moved.
+    if sys.argv[1:2] != ["remake"]:
+        sys.exit("usage: python3 -m tools.labs.lab_tests remake [LAB ...]")
+    sys.exit(remake(sys.argv[2:]))
