@@ -213,9 +213,7 @@ static long threads(const struct orders *o)
  * frames; the one decoy takes them, with the pattern written in them;
  * the other decoy lets go of the frames it held, and the region is mapped
  * again with those. The region thus alternates between two sets of
- * frames, and a stale translation reads the pattern. Only odd threads
- * wait, and only for even ones, which wait for nobody: no cycle, no
- * deadlock.
+ * frames, and a stale translation reads the pattern.
  *
  * Each thread's region is even-numbered in `seq` while it is mapped and
  * reads zero, odd while its owner writes, unmaps and maps it. A witness
@@ -223,6 +221,17 @@ static long threads(const struct orders *o)
  * while `pinned` is set: sequentially consistent on both sides, so
  * either the owner sees the pin and waits, or the witness sees `seq` odd
  * and stays away (the two stores and loads of Dekker's algorithm).
+ *
+ * While thread 0 takes its samples, owners go straight on: `seq` is even
+ * for a few instructions per loop, and a witness reads only when it
+ * happens to catch one. Waiting for the witness would time the checker,
+ * not the flushes. Once the samples are taken, thread 0 sets `checking`
+ * and loops on until each witness has checked FLUSH2_WITNESSED_MIN
+ * cycles: a witness sets `wanted` while it waits, and its owner, the
+ * region mapped, stays until it is clear. `wanted` is only a hint for
+ * progress, relaxed: the pin alone keeps the read safe. An odd thread
+ * waits for an even one's `seq`; an even one waits for nothing but its
+ * witness's read of a region it holds mapped: no cycle, no deadlock.
  */
 #define FLUSH2_PAGES	    4
 #define FLUSH2_SPAN	    0x10000UL /* room of one region */
@@ -234,20 +243,32 @@ static long threads(const struct orders *o)
 #define FLUSH2_LEN	    (FLUSH2_PAGES * PAGE_BYTES)
 #define PATTERN_THREAD_BITS 8
 
-/* One thread: n, seq, moved and stopped are written by it alone; pinned
- * by its witness alone. */
+/*
+ * However the host schedules the CPUs, each witness checks this many of
+ * its owner's cycles before the test ends: a flush that skips its CPU is
+ * then always seen, not only when the witness happened to keep up.
+ */
+#define FLUSH2_WITNESSED_MIN 4
+
+/* One thread: n, seq, witnessed, moved and stopped are written by it
+ * alone; pinned and wanted by its witness alone. */
 static struct {
-	uint64_t n;   /* loops done */
-	uint64_t seq; /* even: its region is mapped and reads zero */
-	bool pinned;  /* its witness is reading its region */
-	bool moved;   /* it runs on its own CPU */
-	bool stopped; /* it has ended its loop */
+	uint64_t n;	    /* loops done */
+	uint64_t seq;	    /* even: its region is mapped and reads zero */
+	uint64_t witnessed; /* owner's cycles it checked (odd threads) */
+	bool pinned;	    /* its witness is reading its region */
+	bool wanted;	    /* its witness waits for it to be mapped */
+	bool moved;	    /* it runs on its own CPU */
+	bool stopped;	    /* it has ended its loop */
 } __aligned(64) flush2_threads[UBENCH_TLB_FLUSH2_THREADS_MAX];
 
 static char flush2_stacks[UBENCH_TLB_FLUSH2_THREADS_MAX]
 			 [FLUSH2_STACK_SIZE] __aligned(16);
 
-/* Thread 0 has its samples: the others stop. */
+/* Thread 0 has its samples: owners now wait for their witnesses. */
+static bool flush2_checking;
+
+/* Thread 0 has its samples and the witnesses their checks: all stop. */
 static bool flush2_stopping;
 
 /* The first failure: its status and, for a stale read, where. Only the
@@ -339,28 +360,30 @@ static bool flush2_cycle(unsigned thread, uint64_t loop)
 
 /*
  * The witness reads the region of thread `owner` while it is mapped.
- * Returns the owner's seq at the read, or false (*seq unset) when the
- * test is ending or has failed.
+ * Returns true when it read zero, with the owner's seq at the read; false
+ * on a stale read or when the test is ending or has failed.
  */
 static bool witness_read(unsigned owner, uint64_t *seq)
 {
-	while (!flush2_stop()) {
+	bool done = false, ok = false;
+
+	__atomic_store_n(&flush2_threads[owner].wanted, true, __ATOMIC_RELAXED);
+	while (!done && !flush2_stop()) {
 		uint64_t now;
-		bool ok;
 
 		__atomic_store_n(&flush2_threads[owner].pinned, true,
 				 __ATOMIC_SEQ_CST);
 		now = __atomic_load_n(&flush2_threads[owner].seq,
 				      __ATOMIC_SEQ_CST);
-		ok = now % 2 == 0 && reads_zero(own_region(owner));
+		done = now % 2 == 0;
+		ok = done && reads_zero(own_region(owner));
 		__atomic_store_n(&flush2_threads[owner].pinned, false,
 				 __ATOMIC_RELEASE);
-		if (now % 2 == 0) {
-			*seq = now;
-			return ok;
-		}
+		*seq = now;
 	}
-	return false;
+	__atomic_store_n(&flush2_threads[owner].wanted, false,
+			 __ATOMIC_RELAXED);
+	return ok;
 }
 
 /* Reads owner's region, waits for its next cycle, reads it again. */
@@ -373,7 +396,10 @@ static void witness(unsigned owner)
 	while (!flush2_stop() && __atomic_load_n(&flush2_threads[owner].seq,
 						 __ATOMIC_RELAXED) == first)
 		__builtin_ia32_pause();
-	witness_read(owner, &second);
+	if (witness_read(owner, &second))
+		__atomic_store_n(&flush2_threads[owner + 1].witnessed,
+				 flush2_threads[owner + 1].witnessed + 1,
+				 __ATOMIC_RELAXED);
 }
 
 /* One loop of one thread; false once the test has failed. */
@@ -390,6 +416,11 @@ static bool flush2_loop(unsigned thread, uint64_t loop)
 	/* Release: the new mapping is in place before a witness that sees
 	 * the even seq reads it. */
 	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&flush2_checking, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&flush2_threads[thread].wanted,
+			       __ATOMIC_RELAXED) &&
+	       !flush2_stop())
+		__builtin_ia32_pause();
 	if (ok && thread % 2)
 		witness(thread - 1);
 	return ok && !flush2_failed();
@@ -441,6 +472,19 @@ static void flush2_wait_moved(unsigned started)
 					__ATOMIC_RELAXED))
 			sys_yield();
 	}
+}
+
+/* Every witness among threads 1 .. started-1 has checked enough cycles. */
+static bool flush2_witnesses_done(unsigned started)
+{
+	for (unsigned t = 1; t < started; t += 2) {
+		if (__atomic_load_n(&flush2_threads[t].witnessed,
+				    __ATOMIC_RELAXED) < FLUSH2_WITNESSED_MIN &&
+		    !__atomic_load_n(&flush2_threads[t].stopped,
+				     __ATOMIC_RELAXED))
+			return false;
+	}
+	return true;
 }
 
 /* Waits for threads 1 .. started-1, so that no failure goes unreported. */
@@ -498,6 +542,11 @@ static long tlb_flush2(const struct orders *o, unsigned threads)
 		last = now;
 		last_total = total;
 	}
+	/* Past the samples: untimed loops that let the witnesses check. */
+	__atomic_store_n(&flush2_checking, true, __ATOMIC_RELAXED);
+	while (n == o->min_samples && !flush2_witnesses_done(started) &&
+	       flush2_loop(0, loop))
+		loop++;
 	flush2_wait(started);
 	if (flush2_failed())
 		return flush2_failure.status;
