@@ -607,6 +607,7 @@ static void flush_tlb_here(struct tlb_cpu *c, const struct tlb_flush_request *r)
 		trace_handling("global", r, TLB_ASID_GLOBAL, TRACE_GEN_UNREAD,
 			       TRACE_GEN_UNREAD);
 		c->stats.flush_up_to_date++;
+		c->stats.ipis_covered += r->sender != tlb_hw_cpu();
 		return;
 	}
 	/* LAB(L4) begin: a LAZY CPU that gets a request
