@@ -481,9 +481,13 @@ void load_mm(struct tlb_cpu *c, struct mm *next)
 		c->slots[asid].tlb_gen = gen;
 		cr3 = cr3_make(next->root, asid_to_pcid(asid), !flush);
 	}
-	/* Seen with next: the release store of loaded_mm below orders it. */
-	shared_store(&c->on_global_asid, asid == TLB_ASID_GLOBAL,
-		     __ATOMIC_RELAXED);
+	/* Seen with next: the release store of loaded_mm below orders it.
+	 * Only this CPU writes it; stored only when it changes, which
+	 * without global ASIDs is never. */
+	if (shared_load(&c->on_global_asid, __ATOMIC_RELAXED) !=
+	    (asid == TLB_ASID_GLOBAL))
+		shared_store(&c->on_global_asid, asid == TLB_ASID_GLOBAL,
+			     __ATOMIC_RELAXED);
 	trace_switch(c, next, asid, cr3);
 	tlb_hw_load_cr3(cr3);
 	c->loaded_asid = asid;
