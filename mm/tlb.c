@@ -163,6 +163,12 @@
  *   entries and cached walks from their TLBs as from every other, so no
  *   walk through a freed table survives it (the reason lazy=skip sends
  *   them requests when tables are freed).
+ *   Kernel ranges (flush_tlb_kernel_range) go by broadcast whenever
+ *   invlpgb is in use, with no global ASID needed: kernel entries are
+ *   global and shared by every PCID, so the INVLPGBs name no PCID and
+ *   include global entries, page by page or, beyond flush_ceiling, all of
+ *   them; then TLBSYNC. No CPU is interrupted, where the IPI path
+ *   interrupts every online one.
  *   Orderings of the transition (sync/shared.h; x86-TSO keeps the rest):
  *     giver:    asid_transition = true; release store of global_pcid;
  *     switcher: SWITCHING; locked BTS on the mask; acquire load of
@@ -810,17 +816,23 @@ static void request_done(struct tlb_cpu *c)
 /* The larger of INVLPGB's two strides: 2 MiB pages. */
 #define STRIDE_2M_SHIFT 21
 
+/* broadcast_range's PCID for the kernel half: every PCID, global entries
+ * too (Global ASIDs, "Kernel ranges"). */
+#define BROADCAST_KERNEL 0
+
 /*
  * Step 4 for a space with a global ASID (Global ASIDs, above): INVLPGBs
- * of request r's range in PCID pcid, on every CPU. They complete in any
- * order, at the latest when this CPU's TLBSYNC returns (broadcast_wait).
+ * of request r's range in PCID pcid (or the kernel's), on every CPU. They
+ * complete in any order, at the latest when this CPU's TLBSYNC returns
+ * (broadcast_wait).
  */
 static void broadcast_range(struct tlb_cpu *c,
 			    const struct tlb_flush_request *r, uint16_t pcid)
 {
 	struct tlb_hw_broadcast b = {
-		.has_pcid = true,
+		.has_pcid = pcid != BROADCAST_KERNEL,
 		.pcid = pcid,
+		.include_global = pcid == BROADCAST_KERNEL,
 		/* Freed tables: their cached walks must go too. */
 		.final_only = !r->freed_tables,
 	};
@@ -1197,6 +1209,27 @@ static void flush_kernel_here(void *arg)
 	flush_pages(c, r->start, r->end, PAGE_SHIFT, PAGE_FLUSH_INVLPG, 0);
 }
 
+/*
+ * A kernel range by broadcast: no CPU is interrupted. The request is only
+ * the range, for broadcast_range; it says tables were freed so that the
+ * cached walks go too, which costs a broadcast nothing.
+ */
+static void broadcast_kernel_range(struct tlb_cpu *c, uint64_t start,
+				   uint64_t end)
+{
+	const struct tlb_flush_request r = {
+		.start = start,
+		.end = end,
+		.stride_shift = PAGE_SHIFT,
+		.freed_tables = true,
+	};
+
+	broadcast_range(c, &r, BROADCAST_KERNEL);
+	broadcast_wait(c);
+	c->stats.flush_kernel++;
+	c->stats.ipis_avoided += cpumask_weight(tlb_hw_online()) - 1;
+}
+
 void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 {
 	tlb_flush_request_placed on_stack;
@@ -1209,6 +1242,12 @@ void flush_tlb_kernel_range(uint64_t start, uint64_t end)
 	tlb_hw_pin();
 	self = tlb_hw_cpu();
 	c = &tlb_cpus[self];
+	if (tlb_policy.invlpgb) {
+		broadcast_kernel_range(c, ALIGN_DOWN(start, PAGE_SIZE),
+				       ALIGN_UP(end, PAGE_SIZE));
+		tlb_hw_unpin();
+		return;
+	}
 	/* Every CPU may cache the kernel half, lazy or not. */
 	cpumask_clear_all(&targets);
 	if (!INJECTED(tlb, TLB_BUG_SKIP_REMOTE))

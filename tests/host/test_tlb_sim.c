@@ -485,8 +485,10 @@ struct policy_set {
  * the risky ones: one or two ASID slots (recycling all the time) with
  * each lazy policy, INVPCID and CR3 reloads, requests on the stack.
  * The simulated CPU has INVLPGB, which every set with PCID uses (global
- * ASIDs from four CPUs on: random machines) but pcid1-ipi and
- * pcid2-dynamic, kept to IPIs alone; gasid hands its one global ASID out
+ * ASIDs from four CPUs on: random machines; every kernel range) but
+ * pcid1-ipi, pcid1-off and pcid2-dynamic, kept to IPIs alone (the first
+ * two with INVPCID, which kernel ranges by IPI use, below and above the
+ * ceiling); gasid hands its one global ASID out
  * at the first flush, so that allocation, transitions and the wrap-around
  * happen in small scenarios.
  */
@@ -495,14 +497,13 @@ static const struct policy_set policy_sets[] = {
 	{"nopcid-skip", "pcid=off flush_ceiling=1 flush_info=stack "
 			"flush_concurrent=off kernel_mm_mask=touch "
 			"lazy_mm=refcount unmap_batch=per_mm"},
-	{"pcid1-ipi", "invpcid=off invlpgb=off asid_slots=1 lazy=ipi "
-		      "flush_info=stack"},
+	{"pcid1-ipi", "invlpgb=off asid_slots=1 lazy=ipi flush_info=stack"},
 	{"pcid2-skip", "asid_slots=2 flush_ceiling=1 kernel_mm_mask=touch "
 		       "lazy_mm=refcount unmap_batch=all"},
 	{"pcid2-dynamic", "invpcid=off invlpgb=off asid_slots=2 lazy=dynamic "
 			  "lazy_backoff=1 flush_concurrent=off "
 			  "lazy_mm=refcount"},
-	{"pcid1-off", "asid_slots=1 lazy=off flush_ceiling=0 "
+	{"pcid1-off", "invlpgb=off asid_slots=1 lazy=off flush_ceiling=0 "
 		      "flush_info=stack flush_concurrent=off "
 		      "kernel_mm_mask=touch"},
 	{"defaults", ""},
