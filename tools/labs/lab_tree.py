@@ -40,10 +40,10 @@ LAB_FILE = ".lab"
 C_LIKE = (".c", ".h", ".pml")
 PYTHON = (".py",)
 
-C_BEGIN = re.compile(r"^(\s*)/\* LAB\((L\d)\) begin: (.*)$")
-C_END = re.compile(r"^\s*/\* LAB\((L\d)\) end \*/\s*$")
-PY_BEGIN = re.compile(r"^(\s*)# LAB\((L\d)\) begin: (.*)$")
-PY_END = re.compile(r"^\s*# LAB\((L\d)\) end\s*$")
+C_BEGIN = re.compile(r"^(\s*)/\* LAB\((L\d+)\) begin: (.*)$")
+C_END = re.compile(r"^\s*/\* LAB\((L\d+)\) end \*/\s*$")
+PY_BEGIN = re.compile(r"^(\s*)# LAB\((L\d+)\) begin: (.*)$")
+PY_END = re.compile(r"^\s*# LAB\((L\d+)\) end\s*$")
 # A comment that starts like a marker but is not one (in strings, or in
 # prose, the words are only words).
 C_ALMOST = re.compile(r"^\s*/\*\s*LAB\(")
