@@ -554,7 +554,7 @@ mutants:
 # installs nothing (no deps): a check whose tools are missing says SKIP.
 # make grade-batch LAB=L3 SUBMISSIONS=dir OUT=dir [SEED= JOBS= TIME_LIMIT=]:
 # every submission in dir graded, OUT/grades.csv (tools/labs/batch.py).
-LAB_NAMES := L0 L1 L2 L3 L4 L5 L6 L7 L8
+LAB_NAMES := L0 L1 L2 L3 L4 L5 L6 L7 L8 L9
 lab-check-var = $(if $(filter $(LAB),$(LAB_NAMES)),,$(error LAB=$(if $(LAB),$(LAB),(unset)): name a lab, one of $(LAB_NAMES) (labs/README.md)))
 GRADE_FORMATS := text gradescope
 grade-check-format = $(if $(filter-out $(GRADE_FORMATS),$(FORMAT))$(word 2,$(FORMAT)),$(error FORMAT=$(FORMAT): use FORMAT=gradescope for Gradescope's results.json (OUT=path, default results.json), or leave it out for the text report))

@@ -829,6 +829,8 @@ static void request_done(struct tlb_cpu *c)
 static void broadcast_range(struct tlb_cpu *c,
 			    const struct tlb_flush_request *r, uint16_t pcid)
 {
+	/* LAB(L9) begin: INVLPGBs of r's range in PCID pcid: per page run
+	 * up to invlpgb_max_pages, or the whole PCID */
 	struct tlb_hw_broadcast b = {
 		.has_pcid = pcid != BROADCAST_KERNEL,
 		.pcid = pcid,
@@ -858,6 +860,7 @@ static void broadcast_range(struct tlb_cpu *c,
 		tlb_hw_invlpgb(&b);
 		c->stats.broadcasts++;
 	}
+	/* LAB(L9) end */
 }
 
 /*
@@ -866,6 +869,7 @@ static void broadcast_range(struct tlb_cpu *c,
  */
 static void broadcast_wait(struct tlb_cpu *c)
 {
+	/* LAB(L9) begin: wait until this CPU's INVLPGBs have completed */
 	if (INJECTED(tlb, TLB_BUG_TLBSYNC_SKIPPED))
 		return;
 	if (INJECTED(tlb, TLB_BUG_TLBSYNC_AFTER_MIGRATE)) {
@@ -874,6 +878,7 @@ static void broadcast_wait(struct tlb_cpu *c)
 	}
 	tlb_hw_tlbsync();
 	c->stats.tlbsyncs++;
+	/* LAB(L9) end */
 }
 
 /*

@@ -60,6 +60,8 @@ static unsigned first_free(unsigned from, unsigned count)
  */
 static void wrap_around(struct tlb_cpu *c)
 {
+	/* LAB(L9) begin: make every freed global ASID free again, after no
+	 * TLB can hold an entry tagged with one */
 	if (!INJECTED(tlb, TLB_BUG_GLOBAL_ASID_REUSE_NOFLUSH)) {
 		tlb_hw_invlpgb(&(struct tlb_hw_broadcast){0});
 		tlb_hw_tlbsync();
@@ -72,11 +74,15 @@ static void wrap_around(struct tlb_cpu *c)
 	}
 	next_free = 0;
 	c->stats.global_asid_wraps++;
+	/* LAB(L9) end */
 }
 
 /* A free one's PCID, taken; or 0 if all are held. Under asids_lock. */
 static uint16_t take_one(struct tlb_cpu *c)
 {
+	/* LAB(L9) begin: hand out the next free global ASID, wrapping around
+	 * when none is left above next_free; 0 when all are held
+	 * keeps: wrap_around, first_free, set_bit, next_free */
 	unsigned count = tlb_policy.global_asids, i;
 
 	if (held_count >= count)
@@ -92,6 +98,7 @@ static uint16_t take_one(struct tlb_cpu *c)
 	held_count++;
 	c->stats.global_asid_gets++;
 	return (uint16_t)(TLB_GLOBAL_PCID_FIRST + i);
+	/* LAB(L9) end */
 }
 
 void tlb_global_asid_give(struct mm *mm)

@@ -436,7 +436,10 @@ static const struct sim_scenario scenarios[] = {
 	 * CPU 2, is about to give mm1 its global ASID; CPU 1 reads "none" and
 	 * loads its dynamic PCID, whose walker refills the page CPU 0 unmaps
 	 * next by broadcast. That flush must still send CPU 1 the request: it
-	 * was SWITCHING, so the transition is not over.
+	 * was SWITCHING, so the transition is not over. gasid-range: CPU 1
+	 * runs mm1 under its global ASID and caches page 2 when CPU 0 unmaps
+	 * pages 0-2: under the ceiling (3 pages), but more than one INVLPGB
+	 * takes (the simulated CPU's limit is 2), so the range needs two.
 	 */
 	{
 		.name = "gasid-wrap",
@@ -458,6 +461,15 @@ static const struct sim_scenario scenarios[] = {
 		.cpu = {"run 1, unmap 1 1 1, run 2, unmap 1 0 1",
 			"run 1, read 0", "run 1, run 2"},
 		.refill = true,
+	},
+	{
+		.name = "gasid-range",
+		.why = "a range of more pages than one INVLPGB takes",
+		.preemptions = 2,
+		.policy = "gasid",
+		.mms = 2,
+		.cpu = {"run 1, remap 1 4, unmap 1 0 3",
+			"run 2, run 1, read 2, read 2"},
 	},
 	{
 		.name = "random",
@@ -510,7 +522,7 @@ static const struct policy_set policy_sets[] = {
 	{"pcid3-skip", "invpcid=off asid_slots=3 flush_ceiling=2 "
 		       "flush_info=stack kernel_mm_mask=touch "
 		       "unmap_batch=all"},
-	{"gasid", "invpcid=off asid_slots=3 flush_ceiling=2 unmap_batch=all "
+	{"gasid", "invpcid=off asid_slots=3 flush_ceiling=3 unmap_batch=all "
 		  "global_asids=1 global_asid_cpus=1"},
 };
 

@@ -140,7 +140,7 @@ def case_malformed_markers_refused() -> None:
     refused("x;\n/* LAB(L3) end */\n", "end without its begin")
     refused("/* LAB(L3) begin: a */\nx;\n", "never ends")
     refused("/* LAB(L3) begin: a */\nx;\n/* LAB(L4) end */\n", "end without its begin")
-    refused("/* LAB(L9) begin: a */\n/* LAB(L9) end */\n", "no lab L9")
+    refused("/* LAB(L10) begin: a */\n/* LAB(L10) end */\n", "no lab L10")
     refused("/* LAB(L3) begin: */\n/* LAB(L3) end */\n", "say what to write")
     refused("/* LAB(L3) begin: a; keeps: not a name */\n/* LAB(L3) end */\n", "is not a name")
     refused("/* LAB(L3) begin: a\n x;\n", "never closed")

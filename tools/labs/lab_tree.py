@@ -1,6 +1,6 @@
 """Writes a student tree for one lab from the reference (docs/labs.md).
 
-    python3 -m tools.labs.lab_tree LAB DEST      the tree for LAB (L0..L8) in DEST
+    python3 -m tools.labs.lab_tree LAB DEST      the tree for LAB (L0..L9) in DEST
     python3 -m tools.labs.lab_tree --list        each lab's marked regions
     python3 -m tools.labs.lab_tree --check       every marker in the tree well formed
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from tools import ROOT
 
-LABS = tuple(f"L{n}" for n in range(9))
+LABS = tuple(f"L{n}" for n in range(10))
 TEACHER_DIR = "labs/teacher/"
 # Instructor material outside labs/teacher/: the figures' script explains
 # the bugs it draws.
@@ -40,10 +40,10 @@ LAB_FILE = ".lab"
 C_LIKE = (".c", ".h", ".pml")
 PYTHON = (".py",)
 
-C_BEGIN = re.compile(r"^(\s*)/\* LAB\((L\d)\) begin: (.*)$")
-C_END = re.compile(r"^\s*/\* LAB\((L\d)\) end \*/\s*$")
-PY_BEGIN = re.compile(r"^(\s*)# LAB\((L\d)\) begin: (.*)$")
-PY_END = re.compile(r"^\s*# LAB\((L\d)\) end\s*$")
+C_BEGIN = re.compile(r"^(\s*)/\* LAB\((L\d+)\) begin: (.*)$")
+C_END = re.compile(r"^\s*/\* LAB\((L\d+)\) end \*/\s*$")
+PY_BEGIN = re.compile(r"^(\s*)# LAB\((L\d+)\) begin: (.*)$")
+PY_END = re.compile(r"^\s*# LAB\((L\d+)\) end\s*$")
 # A comment that starts like a marker but is not one (in strings, or in
 # prose, the words are only words).
 C_ALMOST = re.compile(r"^\s*/\*\s*LAB\(")
@@ -166,6 +166,40 @@ def crossover_index(by_page: list[int], full: list[int]) -> int:
     return next(i for i in range(n + 1)
                 if all(f <= p for f, p in zip(full[i:n], by_page[i:n])))
 
+
+"""),
+    Rewrite(("L9",), "mm/tlb_global_asid.c",
+            "* Free ones are handed out in increasing order from `next_free`. When none is", "*/", """\
+ * When a freed one may be handed out again, and at what cost, is lab L9's
+ * design (labs/L9-broadcast.md): a space that gets one must find no entry
+ * of an earlier holder in any TLB.
+"""),
+    Rewrite(("L9",), "mm/tlb_global_asid.c",
+            "* Every freed one becomes free: first no TLB may hold an entry tagged", "*/", """\
+ * Every freed one becomes free again (labs/L9-broadcast.md).
+"""),
+    Rewrite(("L9",), "mm/tlb.c", "*   Reclaimed  only when the allocator runs out of never-used ones: one",
+            "*   Transition", """\
+ *   Reclaimed  by the allocator, once no TLB can hold an entry tagged
+ *          with one (lab L9). Handing a freed one out earlier would give
+ *          the next space the dead one's entries.
+"""),
+    Rewrite(("L9",), "mm/tlb.c", "*     4. one INVLPGB of the PCID per invlpgb_max_pages pages, or one of",
+            "*     5. during the transition", """\
+ *     4. the INVLPGBs of the range in the PCID, then the wait for them
+ *        (lab L9, labs/L9-broadcast.md);
+"""),
+    Rewrite(("L9",), "docs/tlb.md",
+            "| reuse | only after a **wrap-around**: when no never-used one is left, one INVLPGB drops every non-global entry of every PCID on every CPU, TLBSYNC waits, and every freed one is free again (one broadcast per wrap, not one per teardown) |",
+            "", """\
+| reuse | only once no TLB can hold an entry tagged with it, at a cost that lab L9 bounds (`labs/L9-broadcast.md`) |
+"""),
+    Rewrite(("L9",), "docs/tlb.md",
+            "**Flushing** such a space: the page tables change; `tlb_gen` is bumped (a locked add, so the stores are visible before",
+            "**The transition.**", """\
+**Flushing** such a space: the page tables change; `tlb_gen` is bumped (a locked add, so the stores are visible before
+any INVLPGB, and CPUs still on dynamic ASIDs keep comparing it); then the INVLPGBs of the range in the PCID, and the
+wait for them, which lab L9 designs (`labs/L9-broadcast.md`).
 
 """),
 )
@@ -517,7 +551,7 @@ def list_regions() -> int:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("lab", nargs="?", help="L0..L8")
+    parser.add_argument("lab", nargs="?", help="L0..L9")
     parser.add_argument("dest", nargs="?", help="where to write the tree")
     parser.add_argument("--list", action="store_true", help="list each lab's regions")
     parser.add_argument("--check", action="store_true", help="check every marker")
