@@ -816,33 +816,34 @@ static void request_done(struct tlb_cpu *c)
 /* The larger of INVLPGB's two strides: 2 MiB pages. */
 #define STRIDE_2M_SHIFT 21
 
-/* broadcast_range's PCID for the kernel half: every PCID, global entries
- * too (Global ASIDs, "Kernel ranges"). */
-#define BROADCAST_KERNEL 0
+/* Whom a broadcast names: the entries of global PCID p, on every CPU; */
+#define BROADCAST_PCID(p) \
+	(&(const struct tlb_hw_broadcast){.has_pcid = true, .pcid = (p)})
+/* or the kernel half's: global, in every PCID (Global ASIDs, "Kernel
+ * ranges"). */
+#define BROADCAST_KERNEL \
+	(&(const struct tlb_hw_broadcast){.include_global = true})
 
 /*
  * Step 4 for a space with a global ASID (Global ASIDs, above): INVLPGBs
- * of request r's range in PCID pcid (or the kernel's), on every CPU. They
- * complete in any order, at the latest when this CPU's TLBSYNC returns
- * (broadcast_wait).
+ * of request r's range among the entries whom names (BROADCAST_PCID or
+ * BROADCAST_KERNEL), on every CPU. They complete in any order, at the
+ * latest when this CPU's TLBSYNC returns (broadcast_wait).
  */
 static void broadcast_range(struct tlb_cpu *c,
-			    const struct tlb_flush_request *r, uint16_t pcid)
+			    const struct tlb_flush_request *r,
+			    const struct tlb_hw_broadcast *whom)
 {
-	/* LAB(L9) begin: INVLPGBs of r's range in PCID pcid: per page run
-	 * up to invlpgb_max_pages, or the whole PCID */
-	struct tlb_hw_broadcast b = {
-		.has_pcid = pcid != BROADCAST_KERNEL,
-		.pcid = pcid,
-		.include_global = pcid == BROADCAST_KERNEL,
-		/* Freed tables: their cached walks must go too. */
-		.final_only = !r->freed_tables,
-	};
+	/* LAB(L9) begin: INVLPGBs of r's range among whom's entries: per
+	 * page run up to invlpgb_max_pages, or all of them */
+	struct tlb_hw_broadcast b = *whom;
 	uint64_t pages = (r->end - r->start) >> r->stride_shift;
 	uint64_t step, va;
 
+	/* Freed tables: their cached walks must go too. */
+	b.final_only = !r->freed_tables;
 	/* INVLPGB steps by 4 KiB or 2 MiB; any other stride, or a range
-	 * beyond the ceiling, is one INVLPGB of the whole PCID. */
+	 * beyond the ceiling, is one INVLPGB of all whom's entries. */
 	if (pages > tlb_policy.flush_ceiling ||
 	    (r->stride_shift != PAGE_SHIFT &&
 	     r->stride_shift != STRIDE_2M_SHIFT)) {
@@ -963,7 +964,7 @@ void flush_tlb_mm_range(struct mm *mm, uint64_t start, uint64_t end,
 	here = loaded_mm(c) == mm && c->loaded_asid != TLB_ASID_GLOBAL;
 	pcid = global_pcid(mm);
 	if (pcid) {
-		broadcast_range(c, &request, pcid);
+		broadcast_range(c, &request, BROADCAST_PCID(pcid));
 		broadcast_wait(c);
 		/* Out of the transition, every CPU runs mm under the global
 		 * ASID or will: the targets left are SWITCHING ones. */
@@ -1084,7 +1085,8 @@ static void broadcast_batch(struct tlb_cpu *c,
 		/* After step 2's locked adds, as in flush_tlb_mm_range. */
 		pcids[i] = global_pcid(request->mms[i].mm);
 		if (pcids[i]) {
-			broadcast_range(c, &request->mms[i], pcids[i]);
+			broadcast_range(c, &request->mms[i],
+					BROADCAST_PCID(pcids[i]));
 			sent = true;
 		}
 	}
