@@ -120,7 +120,7 @@ run_in() {
 	if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 		set -- "$@" --device /dev/kvm
 	fi
-	for v in TERM GRADE_SEED GRADE_QUICK GRADE_BUG GRADE_FIRST_FAILURE ONLY; do
+	for v in TERM GRADE_SEED GRADE_QUICK GRADE_BUG GRADE_FIRST_FAILURE GRADE_FIRST_CHECK ONLY; do
 		eval "isset=\${$v+x}"
 		[ -z "$isset" ] || set -- "$@" -e "$v"
 	done

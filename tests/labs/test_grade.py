@@ -79,7 +79,7 @@ def reduced_path(where: Path, record: Path) -> str:
 def make_env(**more: str) -> dict[str, str]:
     env = dict(os.environ, **more)
     for name in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "GRADE_BUG", "GRADE_SEED",
-                 "GRADE_FIRST_FAILURE", "GRADE_LOG"):
+                 "GRADE_FIRST_FAILURE", "GRADE_FIRST_CHECK", "GRADE_LOG"):
         env.pop(name, None)
     return env
 
@@ -99,7 +99,8 @@ class Environment:
         self.saved: dict[str, str | None] = {}
 
     def __enter__(self) -> None:
-        for name in ("GRADE_BUG", "GRADE_SEED", "GRADE_QUICK", "GRADE_FIRST_FAILURE", "GRADE_LOG",
+        for name in ("GRADE_BUG", "GRADE_SEED", "GRADE_QUICK", "GRADE_FIRST_FAILURE",
+                     "GRADE_FIRST_CHECK", "GRADE_LOG",
                      *self.values):
             self.saved[name] = os.environ.pop(name, None)
         os.environ.update(self.values)
@@ -181,6 +182,22 @@ def case_gate_caps_at_half_with_reproduce_and_log() -> None:
             failed
         log = failed.rsplit("(log: ", 1)[1].rstrip(")")
         assert "stale frame 17" in Path(log).read_text(), log
+
+
+def case_first_check_runs_first_and_stops_there() -> None:
+    with tempfile.TemporaryDirectory() as tmp, \
+            Environment(GRADE_FIRST_CHECK="stale", GRADE_FIRST_FAILURE="1"):
+        grader = fake_grader(Path(tmp))
+        lab = grade.Lab("a fake", "labs/L3-shootdown.md", FAKE_LAB.checks[:2])
+        lines: list[str] = []
+        result = grade.grade_checks(lab, grader, lines.append)
+        statuses = [(o.check.title, o.verdict.status) for o in result.outcomes]
+        assert statuses == [("simulator: stale", "FAIL"), ("simulator: fine", "SKIP")], lines
+        assert Path(tmp, "build", "grade", "L3", "check2-sim.log").exists(), \
+            "the check's log lost its number in the table"
+    with tempfile.TemporaryDirectory() as tmp, Environment(GRADE_FIRST_CHECK="no such title"):
+        result = grade.grade_checks(FAKE_LAB, fake_grader(Path(tmp)), lambda line: None)
+        assert [o.check for o in result.outcomes] == FAKE_LAB.checks, "the table order changed"
 
 
 def case_stub_is_no_violation() -> None:

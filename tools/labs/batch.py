@@ -171,7 +171,7 @@ def run_grade(lab: str, tree: Path, seed: str, limit: float) -> tuple[str, int |
     # The scratch tree's own make and tools (not this tree's through
     # PYTHONPATH); every student graded alike.
     for name in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "PYTHONPATH", "GRADE_BUG", "GRADE_LOG",
-                 "GRADE_FIRST_FAILURE"):
+                 "GRADE_FIRST_FAILURE", "GRADE_FIRST_CHECK"):
         env.pop(name, None)
     proc = subprocess.Popen([sys.executable, "-m", "tools.labs.grade", lab], cwd=tree, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -21,7 +21,9 @@ and a third of the simulator cases (make test does); GRADE_BUG=name boots
 the kernel with tlb_bug=name and searches the simulator's scenarios with
 that bug, for a teacher to see that the lab's checks catch it
 (labs/teacher/README.md); GRADE_FIRST_FAILURE=1 stops at the first failed
-check (make test's "catches" results need only one); GRADE_LOG= is --log.
+check (make test's "catches" results need only one); GRADE_FIRST_CHECK=text
+runs the check whose title contains text before the others (make test's
+mistakes start with the check that must catch each); GRADE_LOG= is --log.
 """
 
 from __future__ import annotations
@@ -320,6 +322,7 @@ class Grader:
         self.inject_kernel = build / "inject" / "shootdown.elf"
         self.log = os.environ.get("GRADE_LOG", "").strip()
         self.first_failure = os.environ.get("GRADE_FIRST_FAILURE", "").strip() not in ("", "0")
+        self.first_check = os.environ.get("GRADE_FIRST_CHECK", "").strip()
         self.boots: dict[tuple, list[boot.RunResult]] = {}
         self.number = 0  # the check being run, 1 first: its log's name
         # Why the kernel or the host programs could not be built here (a
@@ -710,11 +713,16 @@ def gate_line(outcomes: list[Outcome], score: int, counted: int) -> tuple[int, s
 
 
 def grade_checks(lab: Lab, grader: Grader, show=print) -> Grade:
-    """Runs lab's checks in order, showing each line as it is known."""
+    """Runs lab's checks in order (GRADE_FIRST_CHECK's first), showing each
+    line as it is known. Each check's log keeps its number in the table."""
     outcomes: list[Outcome] = []
     score = counted = 0
     failed = False
-    for number, c in enumerate(lab.checks, 1):
+    numbered = list(enumerate(lab.checks, 1))
+    if grader.first_check:
+        # A stable sort: the named check first, the others in table order.
+        numbered.sort(key=lambda nc: grader.first_check not in nc[1].title)
+    for number, c in numbered:
         if failed and grader.first_failure:
             v = Verdict("SKIP", "not run, a check failed (GRADE_FIRST_FAILURE=1)")
         else:

@@ -425,8 +425,10 @@ def mistake_result(m: Mistake, tree: Path, log: Path, rel: str) -> Result:
     if problem:
         return Result(name, "FAIL", f"{m.path.name} no longer applies: {problem[:200]}", rel)
     try:
+        # The check that must catch it first: one check's time, not the
+        # table's up to it (the others still run if it passes).
         text, status = run([sys.executable, "-m", "tools.labs.grade", m.lab], tree, log,
-                           GRADE_FIRST_FAILURE="1")
+                           GRADE_FIRST_FAILURE="1", GRADE_FIRST_CHECK=m.caught_by)
     finally:
         # Back to the reference; the files changed twice get new times, so
         # make rebuilds them for the next mistake.
