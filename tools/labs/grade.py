@@ -260,8 +260,7 @@ LABS: dict[str, Lab] = {
     ]),
     # No emulator has INVLPGB: the simulator's model of the AMD APM grades it
     # all. GRADE_QUICK=1 keeps every len//3-th case: lists of at most five
-    # keep every case in it. The cheap checks come first, so that make
-    # test's mistakes, graded to their first failure, stay quick.
+    # keep every case in it.
     "L9": Lab("broadcast", "labs/L9-broadcast.md", [
         Check(3, "simulator: a global ASID freed at exit and handed out again", "sim",
               cases=("gasid-wrap gasid",)),
