@@ -14,6 +14,11 @@
  * faults mark the task killed; each other thread notices on its next way
  * back to user mode (system-call return or interrupt from ring 3: every
  * running thread is interrupted at least once per time slice) and exits.
+ *
+ * The registry: a task stays in it, by id, while it runs and then until
+ * its parent takes its status. A parent that ends first leaves nobody to
+ * take it, so then the child goes as it ends (release_unwaitable); a full
+ * registry refuses new tasks rather than drop a status still wanted.
  */
 #include "proc/task.h"
 #include "boot/boot_modules.h"
@@ -144,12 +149,14 @@ static int start_thread(struct task *task, uint64_t entry, uint64_t stack,
 }
 
 static void unregister(struct task *task);
+static void release_unwaitable(struct task *task);
 
 /*
  * The task has no thread left. Everything it held goes back before it
  * counts as ended: a waiter that sees exited may count endpoints and
  * objects at once and must find them given back. No thread is left to
- * take new handles meanwhile.
+ * take new handles meanwhile. Then whatever nobody can wait for any more
+ * leaves the registry (release_unwaitable).
  */
 static void end_task(struct task *task)
 {
@@ -161,18 +168,19 @@ static void end_task(struct task *task)
 	task->exited = true;
 	spin_unlock_irqrestore(&task->exit_wait.lock, flags);
 	wake_all(&task->exit_wait);
+	release_unwaitable(task);
 }
 
 /*
- * Enters task in the registry. A full registry makes room by forgetting the
- * oldest task that ended and was never waited for. -EBUSY when the
- * registry is full of live tasks, or the parent (a task, not the kernel)
- * has TASK_CHILDREN_MAX children in it already.
+ * Enters task in the registry: -EBUSY when it is full, or the parent (a
+ * task, not the kernel) has TASK_CHILDREN_MAX children in it already.
+ * Only a live parent's children take room once they have ended (orphans
+ * leave as they end), so a full registry is one the tasks that are
+ * running filled, each within its share.
  */
 static int register_task(struct task *task)
 {
 	uint64_t flags = spin_lock_irqsave(&registry_lock);
-	struct task *forgotten = NULL;
 	int slot = -1, children = 0;
 
 	for (int i = 0; i < TASK_MAX && task->parent; i++)
@@ -185,19 +193,11 @@ static int register_task(struct task *task)
 		if (!registry[i])
 			slot = i;
 	}
-	for (int i = 0; i < TASK_MAX && slot < 0; i++) {
-		if (__atomic_load_n(&registry[i]->exited, __ATOMIC_RELAXED)) {
-			forgotten = registry[i];
-			slot = i;
-		}
-	}
 	if (slot >= 0) {
 		task->id = next_task_id++;
 		registry[slot] = task;
 	}
 	spin_unlock_irqrestore(&registry_lock, flags);
-	if (forgotten)
-		task_put(forgotten);
 	return slot < 0 ? -EBUSY : 0;
 }
 
@@ -294,7 +294,18 @@ static struct task *find_task(int id)
 	return found;
 }
 
-/* Drops the registry's reference: the id is free to be forgotten. */
+unsigned task_count(void)
+{
+	uint64_t flags = spin_lock_irqsave(&registry_lock);
+	unsigned count = 0;
+
+	for (int i = 0; i < TASK_MAX; i++)
+		count += registry[i] != NULL;
+	spin_unlock_irqrestore(&registry_lock, flags);
+	return count;
+}
+
+/* Drops the registry's reference, if task is still in it. */
 static void unregister(struct task *task)
 {
 	uint64_t flags = spin_lock_irqsave(&registry_lock);
@@ -309,6 +320,48 @@ static void unregister(struct task *task)
 	spin_unlock_irqrestore(&registry_lock, flags);
 	if (was_there)
 		task_put(task);
+}
+
+/*
+ * Called as task ends: nobody can wait for its children any more, nor for
+ * the task itself if its parent ended first, so those leave the registry
+ * once they have ended, with their memory. A child still running is
+ * marked an orphan and leaves as it ends. The kernel, parent 0, never
+ * ends: what it spawns stays until it waits.
+ *
+ * A parent and its child may end at the same time on two CPUs. Each sets
+ * its exited flag before it takes registry_lock here, so whichever comes
+ * second sees the other: the child marked an orphan, or the child ended.
+ * Both may then release it; the one that finds its slot empty does
+ * nothing. released has room for the task and all its children:
+ * register_task keeps them at TASK_CHILDREN_MAX.
+ */
+static void release_unwaitable(struct task *task)
+{
+	struct task *released[TASK_CHILDREN_MAX + 1];
+	unsigned count = 0;
+	uint64_t flags = spin_lock_irqsave(&registry_lock);
+
+	for (int i = 0; i < TASK_MAX; i++) {
+		struct task *t = registry[i];
+
+		if (!t || (t != task && t->parent != task->id))
+			continue;
+		if (t != task)
+			t->orphan = true;
+		if (t->orphan &&
+		    __atomic_load_n(&t->exited, __ATOMIC_RELAXED)) {
+			KASSERT(count < ARRAY_SIZE(released),
+				"task %d has more than %u children", task->id,
+				TASK_CHILDREN_MAX);
+			registry[i] = NULL;
+			released[count++] = t;
+		}
+	}
+	spin_unlock_irqrestore(&registry_lock, flags);
+	/* Their memory goes back outside the lock: mm_put may flush TLBs. */
+	while (count)
+		task_put(released[--count]);
 }
 
 /*

@@ -29,8 +29,8 @@ struct trap_frame;
  * needs (killrace runs 66 threads at once, race a few children and
  * objects per worker) and well below the system's table.
  *   threads: 128, of KSTACK_MAX (4096) kernel stacks;
- *   children spawned and not yet waited for or forgotten, ended or not
- *   (an ended child keeps its memory until then): 32, of TASK_MAX (256);
+ *   children spawned and not yet waited for, ended or not (an ended
+ *   child keeps its memory until then): 32, of TASK_MAX (256);
  *   endpoints and shared-memory objects it created that are still alive
  *   (held by it or by anyone it gave them to): 16 each, of 64 each.
  */
@@ -41,7 +41,8 @@ struct trap_frame;
 
 struct task {
 	int id;
-	int parent; /* the spawning task's id, 0 for the kernel; set once */
+	int parent;  /* the spawning task's id, 0 for the kernel; set once */
+	bool orphan; /* the parent ended: nobody waits; by registry_lock */
 	char name[24];
 	struct mm *mm;		     /* a reference */
 	struct handle_table handles; /* what it may use; closed as it ends */
@@ -85,6 +86,13 @@ int task_thread_create(uint64_t entry, uint64_t stack_top, uint64_t arg);
  * task.
  */
 int task_wait(int id, long *status);
+
+/*
+ * Tasks in the registry: running, or ended with a parent that may still
+ * wait for them. For tests: once every task a test started is waited for,
+ * and every orphan has ended, it is back where it was.
+ */
+unsigned task_count(void);
 
 /* The calling thread's task, or NULL for a kernel thread. */
 static inline struct task *task_current(void)

@@ -41,6 +41,10 @@
  *   8  the waited-for child: sleeps a little, exits with WAITED_STATUS.
  *   9  the sibling: bits 4-31 of arg are the mode-8 child's task id;
  *      SYS_WAIT on it must give -SYS_ESRCH: it is not this task's child.
+ *  10  the abandoner: spawns mode-8 children, lets the first half end,
+ *      spawns the second half and exits without waiting for any. The
+ *      kernel must let all of them go: the first at once, the second as
+ *      each ends (the test counts the tasks left).
  * The exit status is 0 when every answer was the right one.
  */
 #include "user/lib/ulib.h"
@@ -72,6 +76,7 @@
 #define MODE_FAMILY	7
 #define MODE_WAITED	8
 #define MODE_THIEF	9
+#define MODE_ABANDONER	10
 #define MODE_MASK	0xfUL
 #define ARG_SHIFT	4 /* above the mode: tries, or a task id */
 #define ARG_MASK	0xfffffffUL
@@ -82,6 +87,7 @@
 #define PRY_AT		0x540000000000UL
 #define WAITED_STATUS	42
 #define WAITED_SLEEP_NS 10000000UL /* 10 ms: the sibling tries meanwhile */
+#define ABANDONED	8	   /* children per half */
 
 static unsigned long wrong;
 
@@ -405,6 +411,18 @@ static int thief(long sibling)
 	return wrong != 0;
 }
 
+/* Returns before its second half of children ends, and never waits. */
+static int abandoner(void)
+{
+	for (int i = 0; i < 2 * ABANDONED; i++) {
+		if (spawn_mode("abandoner", MODE_WAITED, NULL, 0) < 0)
+			return 1;
+		if (i == ABANDONED - 1)
+			sys_sleep_ns(3 * WAITED_SLEEP_NS);
+	}
+	return 0;
+}
+
 int main(long arg)
 {
 	unsigned long high = ((unsigned long)arg >> ARG_SHIFT) & ARG_MASK;
@@ -430,6 +448,8 @@ int main(long arg)
 		return waited();
 	case MODE_THIEF:
 		return thief((long)high);
+	case MODE_ABANDONER:
+		return abandoner();
 	default:
 		printf("isolate: unknown mode %ld\n", arg & 0xf);
 		return 2;

@@ -438,7 +438,7 @@ static void wait_child(uint64_t *s)
 	if (!id)
 		return;
 	status = sys_wait(id);
-	/* Another thread of ours may have taken it, or the table forgot it. */
+	/* -ESRCH: another thread of ours took it, or our task is ending. */
 	if (status == STATUS_WRONG)
 		wrong("a child found the kernel wrong", id, status);
 	if (status != 0 && status != SYS_STATUS_FAULT && status != -SYS_ESRCH)
@@ -642,8 +642,14 @@ static void conductor_slot(long slot)
 			count(C_WORKERS_FAULTED, 1);
 		else if (status == STATUS_EXITED)
 			count(C_WORKERS_EXITED, 1);
-		else if (status != 0)
+		else if (status != 0) {
+			/* Its own wrong() said why; any other is the wait's. */
+			if (status != STATUS_WRONG)
+				printf("race: wrong: worker %ld ended with "
+				       "%ld\n",
+				       id, status);
 			count(C_WRONG, 1);
+		}
 	}
 	__atomic_fetch_add(&slots_done, 1, __ATOMIC_RELEASE);
 }

@@ -5,10 +5,9 @@
  * unmap and end under them, once with the IPC fast path off and once on.
  * The kernel must not panic or assert (the run would end there), every
  * answer must be one the ABI allows, every page a task reads must hold
- * what the fuzzer wrote, and once the tasks are gone every thread and
- * endpoint they used must be back. (Heap objects are not counted: a
- * child whose parent ended before waiting for it stays in the task table,
- * with its address space, until the table is full and forgets it.)
+ * what the fuzzer wrote, and once the tasks are gone every task, thread
+ * and endpoint they used must be back (a child whose parent ended without
+ * waiting for it goes as it ends).
  *
  * The suite runs only with heap_debug=on. Then a write after free in the
  * kernel panics where it happens, instead of corrupting memory unseen.
@@ -55,7 +54,7 @@ static void race(struct ktest_context *t, bool fast)
 {
 	bool was_on = ipc_fast_enabled();
 	unsigned endpoints = ipc_endpoints_in_use();
-	unsigned threads = threads_alive();
+	unsigned threads = threads_alive(), tasks = task_count();
 	uint64_t deadline;
 	long status = 0;
 	int id;
@@ -72,17 +71,20 @@ static void race(struct ktest_context *t, bool fast)
 	}
 	ipc_fast_set(fast);
 	id = task_spawn("race", race_arg(fast), NULL, 0);
-	if (KEXPECT(id > 0, "spawning race failed (%d)", id))
-		KEXPECT(task_wait(id, &status) == 0 && status == 0,
+	if (KEXPECT(id > 0, "spawning race failed (%d)", id)) {
+		int err = task_wait(id, &status);
+
+		KEXPECT(err == 0 && status == 0,
 			"the fuzzer found the kernel wrong, or could not run "
-			"(status %ld; see above)",
-			status);
+			"(wait %d, status %ld; see above)",
+			err, status);
+	}
 	ipc_fast_set(was_on);
 
 	/* Orphaned children end by themselves; threads are freed late. */
 	deadline = tsc_read_ordered() + ns_to_tsc(SETTLE_NS);
 	while ((threads_alive() != threads ||
-		ipc_endpoints_in_use() != endpoints) &&
+		ipc_endpoints_in_use() != endpoints || task_count() != tasks) &&
 	       tsc_read_ordered() < deadline)
 		sleep_ns(10000000);
 	KEXPECT(ipc_endpoints_in_use() == endpoints,
@@ -91,6 +93,10 @@ static void race(struct ktest_context *t, bool fast)
 	KEXPECT(threads_alive() == threads,
 		"%u threads before, %u after: some never ended", threads,
 		threads_alive());
+	KEXPECT(task_count() == tasks,
+		"%u tasks before, %u after: an orphan or an unwaited child "
+		"stayed",
+		tasks, task_count());
 }
 
 KTEST(RACE0001, race, "tasks race on every CPU: the general IPC path")

@@ -59,17 +59,31 @@ static bool have(struct ktest_context *t, const char *program)
 	return false;
 }
 
+/*
+ * Waits for task id (what names it): its exit status, or RUN_FAILED when
+ * the wait gave none (said here). The status is checked after the wait
+ * returns: a KEXPECT that waited in its condition could print the status
+ * from before, the order of a call's arguments being unspecified.
+ */
+static long wait_for(struct ktest_context *t, int id, const char *what)
+{
+	long status = 0;
+	int err = task_wait(id, &status);
+
+	if (!KEXPECT(err == 0, "waiting for %s (task %d) gave %d", what, id,
+		     err))
+		return RUN_FAILED;
+	return status;
+}
+
 /* Runs program with arg to its end; its exit status, or RUN_FAILED. */
 static long run(struct ktest_context *t, const char *program, uint64_t arg)
 {
-	long status = 0;
 	int id = task_spawn(program, arg, NULL, 0);
 
 	if (!KEXPECT(id > 0, "spawning %s failed (%d)", program, id))
 		return RUN_FAILED;
-	if (!KEXPECT(task_wait(id, &status) == 0, "waiting for %s", program))
-		return RUN_FAILED;
-	return status;
+	return wait_for(t, id, program);
 }
 
 KTEST(USER0001, user, "a user program runs, makes system calls and exits")
@@ -139,7 +153,7 @@ static void two_task_pingpong(struct ktest_context *t, unsigned server_cpu,
 {
 	struct endpoint *ep = ipc_endpoint_create();
 	uint64_t common = rounds << 4 | ARG_ENDPOINT_GIVEN;
-	long server_status = 0, client_status = 0;
+	long server_status, client_status;
 	struct handle_grant grant;
 	int server, client;
 
@@ -158,11 +172,13 @@ static void two_task_pingpong(struct ktest_context *t, unsigned server_cpu,
 	ipc_endpoint_put(ep); /* the tasks' handles keep it */
 	if (!KEXPECT(server > 0 && client > 0, "spawn: %d %d", server, client))
 		return;
-	KEXPECT(task_wait(client, &client_status) == 0 && client_status == 0,
+	client_status = wait_for(t, client, "the client");
+	KEXPECT(client_status == 0,
 		"client: a message was lost, repeated or reordered (status "
 		"%ld)",
 		client_status);
-	KEXPECT(task_wait(server, &server_status) == 0 && server_status == 0,
+	server_status = wait_for(t, server, "the server");
+	KEXPECT(server_status == 0,
 		"server: a message was lost, repeated or reordered (status "
 		"%ld)",
 		server_status);
@@ -594,8 +610,8 @@ KTEST(USER0012, user, "a task killed in an IPC receive leaves the queue whole")
 	if (!KEXPECT(th[1], "thread_create failed"))
 		return;
 	sched_start_thread(th[1]);
-	KEXPECT(task_wait(id, &status) == 0 && status == KILLRACE_STATUS,
-		"killrace ended with %ld", status);
+	status = wait_for(t, id, "killrace");
+	KEXPECT(status == KILLRACE_STATUS, "killrace ended with %ld", status);
 	sender = thread_create(killed_sender, NULL, "sender", NULL);
 	if (!KEXPECT(sender, "thread_create failed"))
 		return;
@@ -610,13 +626,17 @@ KTEST(USER0012, user, "a task killed in an IPC receive leaves the queue whole")
 	ipc_endpoint_put(killed_ep);
 }
 
-/* user/isolate.c: its modes, and how many handle values mode 0 tries. */
-#define ISOLATE_ALONE	0
-#define ISOLATE_PARENT	1
-#define ISOLATE_REVOKER 3
-#define ISOLATE_OWNER	5
-#define ISOLATE_FAMILY	7
-#define ISOLATE_TRIES	4096
+/* user/isolate.c: its modes, mode 8's status, and how many handle values
+ * mode 0 tries. */
+#define ISOLATE_ALONE	      0
+#define ISOLATE_PARENT	      1
+#define ISOLATE_REVOKER	      3
+#define ISOLATE_OWNER	      5
+#define ISOLATE_FAMILY	      7
+#define ISOLATE_WAITED	      8
+#define ISOLATE_ABANDONER     10
+#define ISOLATE_WAITED_STATUS 42
+#define ISOLATE_TRIES	      4096
 
 KTEST(USER0013, user, "a task with no handles reaches no object")
 {
@@ -660,6 +680,68 @@ KTEST(USER0020, user, "only the parent waits for a task, once")
 	KEXPECT(run(t, "isolate", ISOLATE_FAMILY) == 0,
 		"a sibling took a child's status, or the parent lost it "
 		"(see above)");
+}
+
+/*
+ * The kernel spawns until the registry is full, without waiting, while
+ * the children end. Each must keep its status until the kernel waits: a
+ * full registry refuses a spawn (-EBUSY) rather than drop an ended child
+ * its parent may still wait for.
+ */
+KTEST(USER0025, user, "ended children keep their status through a full table")
+{
+	static int ids[TASK_MAX + 1]; /* one more than can fit */
+	unsigned spawned = 0, tasks = task_count();
+	int refused = 0;
+
+	if (!have(t, "isolate"))
+		return;
+	while (spawned < ARRAY_SIZE(ids) && !refused) {
+		int id = task_spawn("isolate", ISOLATE_WAITED, NULL, 0);
+
+		if (id > 0)
+			ids[spawned++] = id;
+		else
+			refused = id;
+		/* Let the first ones end before the table fills. */
+		if (spawned == 1)
+			sleep_ns(50000000);
+	}
+	KEXPECT(refused == -EBUSY,
+		"%u spawns into a table of %u holding %u: the last gave %d, "
+		"not -EBUSY",
+		spawned, TASK_MAX, tasks, refused);
+	for (unsigned i = 0; i < spawned; i++) {
+		long status = wait_for(t, ids[i], "a child");
+
+		KEXPECT(status == ISOLATE_WAITED_STATUS,
+			"child %u of %u (task %d) ended with %ld", i + 1,
+			spawned, ids[i], status);
+	}
+	KEXPECT(task_count() == tasks, "%u tasks before, %u after", tasks,
+		task_count());
+}
+
+/*
+ * A task ends without waiting for its children: nobody can take their
+ * statuses, so those that ended go with it and the rest as they end.
+ * Nothing else would ever free them.
+ */
+KTEST(USER0026, user, "a task's children that nobody can wait for are freed")
+{
+	unsigned tasks = task_count();
+	uint64_t deadline;
+
+	if (!have(t, "isolate"))
+		return;
+	KEXPECT(run(t, "isolate", ISOLATE_ABANDONER) == 0,
+		"the abandoner could not spawn its children (see above)");
+	deadline = tsc_read_ordered() + ns_to_tsc(5000000000ULL);
+	while (task_count() != tasks && tsc_read_ordered() < deadline)
+		sleep_ns(10000000);
+	KEXPECT(task_count() == tasks,
+		"%u tasks before, %u once the orphans ended: they stayed",
+		tasks, task_count());
 }
 
 /*
@@ -843,8 +925,9 @@ static void replyrace_once(struct ktest_context *t, unsigned run,
 	/* The server holds the call: its caller's task ends, and the
 	 * caller's structs are freed before new threads are made. */
 	ipc_send(kill, &word, NULL);
-	KEXPECT(task_wait(caller, &status) == 0 && status == REPLYRACE_KILLED,
-		"run %u: the caller ended with %ld", run, status);
+	status = wait_for(t, caller, "the caller");
+	KEXPECT(status == REPLYRACE_KILLED, "run %u: the caller ended with %ld",
+		run, status);
 	KEXPECT(reap_down_to(before + 1),
 		"run %u: the caller's threads were "
 		"never freed",
@@ -870,8 +953,8 @@ static void replyrace_once(struct ktest_context *t, unsigned run,
 		      REPLYRACE_HUNG)
 		      ? 0
 		      : -EINVAL;
-	KEXPECT(task_wait(server, &status) == 0 && status == 0,
-		"run %u: the server ended with %ld", run, status);
+	status = wait_for(t, server, "the server");
+	KEXPECT(status == 0, "run %u: the server ended with %ld", run, status);
 	/* The reply went somewhere: the bystanders may not all be there to
 	 * stop, and the test stops here, failed. */
 	if (err)
