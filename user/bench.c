@@ -386,9 +386,13 @@ static bool witness_read(unsigned owner, uint64_t *seq)
 	return ok;
 }
 
-/* Reads owner's region, waits for its next cycle, reads it again. */
-static void witness(unsigned owner)
+/*
+ * Thread `self` reads its owner's region (the thread before it), waits
+ * for the owner's next cycle, and reads it again.
+ */
+static void witness(unsigned self)
 {
+	unsigned owner = self - 1;
 	uint64_t first, second;
 
 	if (!witness_read(owner, &first))
@@ -397,8 +401,8 @@ static void witness(unsigned owner)
 						 __ATOMIC_RELAXED) == first)
 		__builtin_ia32_pause();
 	if (witness_read(owner, &second))
-		__atomic_store_n(&flush2_threads[owner + 1].witnessed,
-				 flush2_threads[owner + 1].witnessed + 1,
+		__atomic_store_n(&flush2_threads[self].witnessed,
+				 flush2_threads[self].witnessed + 1,
 				 __ATOMIC_RELAXED);
 }
 
@@ -422,7 +426,7 @@ static bool flush2_loop(unsigned thread, uint64_t loop)
 	       !flush2_stop())
 		__builtin_ia32_pause();
 	if (ok && thread % 2)
-		witness(thread - 1);
+		witness(thread);
 	return ok && !flush2_failed();
 }
 
