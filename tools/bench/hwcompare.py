@@ -55,14 +55,15 @@ def load(path: str | Path) -> dict:
 
 
 # compare_rows(a, b) pairs the rows of two results records (load()) by
-# (benchmark name, parameters text: row["name"], row["params_text"]); a
-# record holds each pair once. It returns (both, only_a, only_b):
-#   both    one dict per pair present in both records, in A's order, with
-#           "name", "params", "unit" (A's row's, or B's where A's row is
-#           n/a; None if both are), "a" and "b" (the medians; None for an
-#           n/a row), "ratio"
-#           (b / a as a float; None when a or b is None or a is 0) and
-#           "b_ns" (B's median_ns; None where B has none);
+# (benchmark name, parameters text: row["name"], row["params_text"]); where
+# a record holds a pair twice, its first row counts and the later one is
+# ignored. It returns (both, only_a, only_b):
+#   both    one dict per pair present in both records, in A's order
+#           whatever B's, with "name", "params", "unit" (A's row's, or B's
+#           where A's row is n/a; None if both are), "a" and "b" (the
+#           medians; None for an n/a row), "ratio" (b / a as a float; None
+#           when a or b is None or a is 0) and "b_ns" (B's median_ns; None
+#           where B has none);
 #   only_a  (name, params) of the rows only A has, in A's order;
 #   only_b  the same for B.
 # Rows are record["benchmarks"][i]["results"][j]; an n/a row has "na"
