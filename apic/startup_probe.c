@@ -94,6 +94,14 @@ static const char *init_wait(const struct probe_cpu *c, uint64_t wait_ns)
 	return "none";
 }
 
+/* Microseconds from IPI a to IPI b, for a reader of the line. */
+static unsigned long long us_between(const struct probe_ipi *a,
+				     const struct probe_ipi *b)
+{
+	return tsc_to_ns(b->tsc - a->tsc) / NSEC_PER_USEC;
+}
+
+/* c's IPIs as apic/startup_probe.h spells them. */
 static void format_ipis(const struct probe_cpu *c, char *buf, size_t size)
 {
 	size_t at = 0;
@@ -105,11 +113,8 @@ static void format_ipis(const struct probe_cpu *c, char *buf, size_t size)
 		at += ksnprintf(buf + at, size - at, "%s%s", i ? "," : "",
 				p->startup ? "STARTUP" : "INIT");
 		if (i && at < size)
-			at += ksnprintf(
-				buf + at, size - at, "+%lluus",
-				(unsigned long long)(tsc_to_ns(p->tsc -
-							       p[-1].tsc) /
-						     NSEC_PER_USEC));
+			at += ksnprintf(buf + at, size - at, "+%lluus",
+					us_between(p - 1, p));
 	}
 	if (c->overflow && at < size)
 		ksnprintf(buf + at, size - at, ",...");
