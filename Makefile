@@ -150,10 +150,11 @@ init_c := main.c smp_boot.c
 init_asm := trampoline.asm
 KERNEL_C := $(foreach d,$(KERNEL_FOLDERS),$(addprefix $(d)/,$($(d)_c)))
 # The injection kernel's own files (INJECT=1): emulations of deliberate bugs
-# too large for an INJECTED() check in place, and the record of benchmark
-# samples the labs' grade reads (bench/probe.h). The default kernel reaches
-# none of their functions, so it does not build them.
-INJECT_C := mm/tlb_bug_ack.c bench/probe.c
+# too large for an INJECTED() check in place, and the records the labs'
+# grade reads: of benchmark samples (bench/probe.h) and of how each AP was
+# started (apic/startup_probe.h). The default kernel reaches none of their
+# functions, so it does not build them.
+INJECT_C := mm/tlb_bug_ack.c bench/probe.c apic/startup_probe.c
 ifeq ($(INJECT),1)
   KERNEL_C += $(INJECT_C)
 endif

@@ -17,6 +17,7 @@
  */
 #include "apic/lapic.h"
 #include "apic/lapic_backend.h"
+#include "apic/startup_probe.h"
 #include "acpi/acpi.h"
 #include "cpu/cpu.h"
 #include "console/kprintf.h"
@@ -86,6 +87,10 @@ void lapic_send_ipi(uint32_t destination, uint32_t command)
 	uint64_t flags = irq_save();
 
 	backend->send_ipi(destination, command);
+	/* The injection kernel notes INIT and STARTUP for the grade
+	 * (apic/startup_probe.h). */
+	if (INJECT_BUILT)
+		startup_probe_ipi(destination, command);
 	irq_restore(flags);
 }
 

@@ -27,6 +27,7 @@
 #define LAPIC_SPURIOUS_ENABLE 0x100 /* APIC software enable */
 #define LAPIC_ESR	      0x280 /* error status: write, then read */
 #define LAPIC_ICR_LOW	      0x300
+#define ICR_DELIVERY_MODE     0x00700 /* bits 10:8: one of the four below */
 #define ICR_FIXED	      0x00000
 #define ICR_NMI		      0x00400
 #define ICR_INIT	      0x00500

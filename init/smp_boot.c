@@ -18,6 +18,7 @@
  */
 #include "init/smp_boot.h"
 #include "apic/lapic.h"
+#include "apic/startup_probe.h"
 #include "apic/timer.h"
 #include "apic/tsc.h"
 #include "acpi/tables.h"
@@ -42,11 +43,15 @@
 #include "sched/sched.h"
 #include "smp/call.h"
 #include "cpu/percpu.h"
+#include "lib/inject.h"
+#include "sync/shared.h"
 
 #define INIT_DELAY_NS	 10000000ULL /* 10 ms after INIT */
 #define STARTUP_DELAY_NS 200000ULL   /* 200 us after each STARTUP */
 /* Generous: TCG with many vCPUs on a loaded host, and Bochs, are slow. */
 #define AP_TIMEOUT_NS 2000000000ULL /* 2 s */
+/* ap_bug=late: well inside AP_TIMEOUT_NS, far longer than a start-up. */
+#define AP_LATE_NS (AP_TIMEOUT_NS / 4)
 
 struct trampoline_params {
 	uint64_t cr3;
@@ -73,6 +78,47 @@ static size_t report_count;
 
 __noreturn void ap_entry(struct percpu *p);
 
+/*
+ * ap_bug=: the first AP to run ap_entry misbehaves, so that the grade of
+ * lab L0 sees whether the boot CPU waits for an AP that answers late and
+ * gives up on one that never answers (lib/inject.h).
+ */
+enum ap_bug { AP_BUG_NONE, AP_BUG_LATE, AP_BUG_SILENT };
+static const char *const ap_bug_words[] = {[AP_BUG_NONE] = "none",
+					   [AP_BUG_LATE] = "late",
+					   [AP_BUG_SILENT] = "silent",
+					   NULL};
+static const struct option_desc ap_bug_desc = {
+	.name = "ap_bug",
+	.type = OPTION_CHOICE,
+	.choices = ap_bug_words,
+	.help = "make the first AP to start misbehave on purpose (labs): "
+		"`late` announces itself 0.5 s late, `silent` never does; "
+		"the boot CPU must wait for the one and report the other as "
+		"not answering"};
+static struct option_value ap_bug_option;
+static enum ap_bug ap_bug_choice;
+
+static void ap_bug_set(const struct option_value *value)
+{
+	ap_bug_choice = (enum ap_bug)value->choice;
+}
+OPTION(42, ap_bug, &ap_bug_desc, &ap_bug_option, NULL, ap_bug_set);
+
+/* APs that ran ap_entry: the first one is ap_bug='s. */
+static SHARED(uint32_t) aps_entered;
+
+static void ap_bug_first_entry(void)
+{
+	/* Relaxed: the count orders nothing else. */
+	if (shared_fetch_add(&aps_entered, 1, __ATOMIC_RELAXED))
+		return;
+	if (INJECTED(ap, AP_BUG_LATE))
+		tsc_delay_ns(AP_LATE_NS);
+	if (INJECTED(ap, AP_BUG_SILENT))
+		halt_forever();
+}
+
 static void announce(uint32_t value)
 {
 	__atomic_store_n(&ap_alive, value, __ATOMIC_RELEASE);
@@ -84,6 +130,8 @@ __noreturn void ap_entry(struct percpu *p)
 	struct cpu_features f;
 	enum lfence_setting lfence;
 
+	if (INJECT_BUILT)
+		ap_bug_first_entry();
 	/* The trampoline's tables identity-map low memory; drop them. */
 	tlb_load_kernel_root(kernel_root);
 	gdt_load(p->tables);
@@ -174,6 +222,11 @@ static enum cpu_state start_cpu(uint32_t apic_id, unsigned index,
 	p->index = index;
 	p->apic_id = apic_id;
 	smp_call_init_cpu(p);
+	/* The injection kernel notes whether the CPU started before has
+	 * announced itself: its parameters are about to be overwritten. */
+	if (INJECT_BUILT)
+		startup_probe_moved_on(
+			__atomic_load_n(&ap_alive, __ATOMIC_ACQUIRE) != 0);
 
 	*params = (struct trampoline_params){
 		.cr3 = trampoline_root,
@@ -341,6 +394,11 @@ void smp_boot_cpus(const struct madt_info *madt)
 					: "lacks features the boot CPU has");
 		}
 		/* LAB(L0) end */
+	}
+	if (INJECT_BUILT) {
+		startup_probe_moved_on(
+			__atomic_load_n(&ap_alive, __ATOMIC_ACQUIRE) != 0);
+		startup_probe_report(INIT_DELAY_NS);
 	}
 	report_left_out(madt, &left);
 }

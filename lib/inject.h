@@ -16,9 +16,10 @@
  * them by their name and refuses the rest with a message that names `make
  * inject`.
  *
- * The injection kernel also keeps the grade's record of what each
- * benchmark sample did (bench/probe.h), behind `if (INJECT_BUILT)`: the
- * default kernel measures without it.
+ * The injection kernel also keeps the grade's records of what each
+ * benchmark sample did (bench/probe.h) and of how each AP was started
+ * (apic/startup_probe.h), behind `if (INJECT_BUILT)`: the default kernel
+ * measures and starts its CPUs without them.
  */
 #ifndef LIB_INJECT_H
 #define LIB_INJECT_H

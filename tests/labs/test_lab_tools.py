@@ -7,7 +7,7 @@ when the tests it names passed; a stub's message is the reason given),
 tools/labs/lab_tests.py's reading of the catalogue of student mistakes (a
 malformed one is refused, saying why; the catalogue itself is well formed
 and stays inside its labs' regions), and
-tools/labs/lab_checks.py on made-up benchmark and hardware logs.
+tools/labs/lab_checks.py on made-up benchmark, hardware and start-up logs.
 
 Prints KTAP, one result per case (tools/test/run_tests.py runs it as
 host/lab-tools). Python 3.11 standard library; the compile case needs gcc.
@@ -341,7 +341,7 @@ def case_mistakes_left_out_of_lab_trees() -> None:
         "the catalogue must sit under labs/teacher/, which make lab-tree leaves out"
 
 
-# --- the benchmark labs' functional checks ------------------------------------------
+# --- the functional checks (benchmark labs, L0's start-up) ---------------------
 
 
 def case_bench_checks_on_made_up_logs() -> None:

@@ -1,4 +1,5 @@
-"""The functional checks of the benchmark labs (L1, L6, L8), for the grader
+"""The functional checks of the benchmark labs (L1, L6, L8) and of L0's
+start-up record, for the grader
 (tools/labs/grade.py, docs/labs.md) and by hand:
 
     python3 -m tools.labs.lab_checks reach LOG        L1: the tlb_reach rows of a boot's serial log
@@ -6,6 +7,8 @@
                                                       injection kernel's log: make inject)
     python3 -m tools.labs.lab_checks crossover LOG    L6: flush_local's crossover line
     python3 -m tools.labs.lab_checks hwcompare [ROOT] L8: tools/bench/hwcompare.py on its fixtures
+    python3 -m tools.labs.lab_checks startup LOG      L0: how each AP was started (the injection
+                                                      kernel's log: make inject)
     python3 -m tools.labs.lab_checks selftest         these checks on made-up logs
 
 Each check returns the problems it found, one line each; none is a pass.
@@ -375,6 +378,50 @@ def check_hardware_log(serial_text: str) -> list[str]:
     return problems
 
 
+# The injection kernel's record of each AP's start-up (apic/startup_probe.h).
+START_PROBE = re.compile(r"^smp: probe apic_id=(\d+) ipis=(\S*) init_wait=(\w+) answered=(\S+)$")
+NO_ANSWER = "no answer to INIT-SIPI-SIPI"  # the census's state (init/smp_boot.c)
+
+
+def check_start_up(serial_text: str) -> list[str]:
+    """L0, on the injection kernel: every AP the census shows online or not
+    answering got an INIT, then its first STARTUP at least 10 ms later by the
+    kernel's own TSC delay; one shown online had announced itself before the
+    boot CPU moved on; one not answering got INIT again last (parked)."""
+    lines = bench.clean_lines(serial_text)
+    problems = [f"the kernel stopped: {line}" for line in unwritten(serial_text)]
+    found = {m.group(1): m for m in map(START_PROBE.match, lines) if m}
+    rows = [m for m in map(CPU_ROW.match, lines) if m and m.group(1) != "index"]
+    if not found:
+        return problems + ["no `smp: probe` lines: the log is not from the injection kernel "
+                           "(make inject), whose record of each start-up this check reads"]
+    if not rows:
+        return problems + ["no census: the `cpus: index  APIC ID  state` table is missing"]
+    for row in rows:
+        apic_id, state = row.group(2), row.group(3).strip()
+        if state != NO_ANSWER and (state != "online" or row.group(1) == "0"):
+            continue
+        probe = found.get(apic_id)
+        if probe is None:
+            problems.append(f"APIC ID {apic_id} is {state!r} but was sent no INIT or STARTUP")
+            continue
+        ipis, wait, answered = probe.group(2), probe.group(3), probe.group(4)
+        if wait == "none":
+            problems.append(f"APIC ID {apic_id}: no INIT before the first STARTUP ({ipis})")
+        elif wait != "ok":
+            problems.append(f"APIC ID {apic_id}: the first STARTUP came less than 10 ms after "
+                            f"the INIT ({ipis}): the AP may not be ready for it")
+        if state == "online" and answered != "yes":
+            problems.append(f"APIC ID {apic_id} is reported online, but had not announced "
+                            f"itself when the boot CPU moved on ({ipis}): an AP is online "
+                            "once it says so")
+        last = ipis.split(",")[-1]
+        if state == NO_ANSWER and not last.startswith("INIT") and last != "...":
+            problems.append(f"APIC ID {apic_id} did not answer and was left as it was "
+                            f"({ipis}): it may still wake later, on the next CPU's stack")
+    return problems
+
+
 # --- Self-test: the checks on logs made up to pass or fail -----------------------
 
 def made_up_log(flush: dict[int, tuple[int, int]], crossover: str, ceiling: int = 33,
@@ -424,9 +471,22 @@ def made_up_census(accel: str, online: int, listed: int, benchmarks: str) -> str
                       benchmarks])
 
 
+def made_up_start_up(online: str, silent: str = "") -> str:
+    """A census of the boot CPU, APIC ID 1 (state online, its probe line
+    online) and, with silent, APIC ID 2 not answering (its probe line)."""
+    rows = ["cpus: index  APIC ID  state", "cpus:     0        0  online",
+            "cpus:     1        1  online"]
+    probes = [f"smp: probe apic_id=1 {online}"]
+    if silent:
+        rows.append(f"cpus:     -        2  {NO_ANSWER}")
+        probes.append(f"smp: probe apic_id=2 {silent}")
+    return "\n".join(probes + rows)
+
+
 def selftest() -> list[str]:
     """The checks pass on consistent made-up logs and fail on broken ones."""
     cheap_late = {1: (10, 50), 2: (20, 50), 33: (60, 50), 64: (40, 50), 128: (90, 50)}
+    started = "ipis=INIT,STARTUP+10001us,STARTUP+202us init_wait=ok answered=yes"
     rows = made_up_log(cheap_late, "pages=128")
     cases = [
         ("crossover at the last win", check_crossover(made_up_log(cheap_late, "pages=128")),
@@ -460,6 +520,19 @@ def selftest() -> list[str]:
         ("a census that disagrees", check_hardware_log(made_up_census("none", 3, 3, rows)
                                                        .replace("cpus=3", "cpus=2")), False),
         ("no benchmarks", check_hardware_log(made_up_census("none", 2, 2, "")), False),
+        ("start-up as written", check_start_up(made_up_start_up(
+            started, "ipis=INIT,STARTUP+10001us,STARTUP+202us,INIT+2000001us init_wait=ok "
+            "answered=no")), True),
+        ("no wait after INIT", check_start_up(made_up_start_up(
+            started.replace("init_wait=ok", "init_wait=short"))), False),
+        ("no INIT", check_start_up(made_up_start_up(
+            "ipis=STARTUP,STARTUP+202us init_wait=none answered=yes")), False),
+        ("online before it answered", check_start_up(made_up_start_up(
+            started.replace("answered=yes", "answered=no"))), False),
+        ("a silent AP left running", check_start_up(made_up_start_up(
+            started, "ipis=INIT,STARTUP+10001us,STARTUP+202us init_wait=ok answered=no")),
+         False),
+        ("start-up not probed", check_start_up(made_up_census("none", 2, 2, "")), False),
     ]
     return [f"selftest {name}: expected {'a pass' if want else 'problems'}, got "
             f"{problems or 'a pass'}" for name, problems, want in cases
@@ -468,14 +541,14 @@ def selftest() -> list[str]:
 
 def main(argv: list[str]) -> int:
     usage = ("usage: tools/labs/lab_checks.py reach LOG | samples LOG | crossover LOG | hardware LOG | "
-             "hwcompare [ROOT] | selftest")
+             "startup LOG | hwcompare [ROOT] | selftest")
     if len(argv) < 2:
         print(usage, file=sys.stderr)
         return 2
     command, args = argv[1], argv[2:]
     checks = {"reach": check_tlb_reach, "samples": check_reach_samples,
               "crossover": check_crossover,
-              "hardware": check_hardware_log}
+              "hardware": check_hardware_log, "startup": check_start_up}
     if command in checks and len(args) == 1:
         problems = checks[command](Path(args[0]).read_text(errors="replace"))
     elif command == "hwcompare" and len(args) <= 1:
