@@ -60,6 +60,13 @@ sources() {
 	EOF
 }
 
+# apt-get update only warns when a list cannot be fetched, and the install
+# then blames the lock: stop here and name the network instead.
+update_lists() {
+	apt-get update --error-on=any ||
+		die "cannot fetch the package lists of $1: no network inside the build? (docs/container.md)"
+}
+
 installed() {
 	dpkg-query -W -f '${db:Status-Abbrev} ${Package}=${Version}\n' |
 		awk '$1 == "ii" { print $2 }' | sort
@@ -76,7 +83,7 @@ install_lock() {
 	want=$(sed -n 's/^# release: *//p' "$lock")
 	[[ $want == "$rel" ]] || die "$lock is for Debian $want; this base is $rel (BASE=debian:$want)"
 	sources "$rel"
-	apt-get update
+	update_lists "$rel"
 	local before
 	before=$(installed)
 	mapfile -t wanted < <(pins "$lock")
@@ -110,7 +117,7 @@ resolve() {
 	local rel before
 	rel=$(release)
 	sources "$rel"
-	apt-get update >&2
+	update_lists "$rel" >&2
 	before=$(installed)
 	# shellcheck disable=SC2086
 	apt_install "$@" $EXTRA_PACKAGES >&2

@@ -11,7 +11,8 @@
 #
 # The tree is mounted at its own path, and the working directory is the
 # same inside, so paths in logs and messages are the host's. The user
-# inside is the caller (uid and gid), except for root.
+# inside is the caller (uid and gid), except for root, and under
+# rootless Docker, whose root is the caller.
 #
 # Environment: CONTAINER_ENGINE (podman or docker; the first found),
 # BASE (the Debian image, default debian:bookworm), SNAPSHOT (build from
@@ -110,11 +111,13 @@ run_in() {
 	fi
 	uid=$(id -u)
 	if [ "$uid" != 0 ]; then
-		if [ "$kind" = podman ] && [ "$("$engine" info --format '{{.Host.Security.Rootless}}' 2>/dev/null)" = true ]; then
-			set -- "$@" --userns=keep-id
-		else
-			set -- "$@" --user "$uid:$(id -g)"
-		fi
+		case $kind/$(rootless) in
+		podman/true) set -- "$@" --userns=keep-id ;;
+		# Rootless Docker maps its root to the caller and any other
+		# user inside to a subordinate uid that cannot write the tree.
+		docker/true) ;;
+		*) set -- "$@" --user "$uid:$(id -g)" ;;
+		esac
 		set -- "$@" -e HOME=/tmp
 	fi
 	if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
@@ -126,6 +129,19 @@ run_in() {
 	done
 	# shellcheck disable=SC2086
 	exec "$engine" run "$@" ${CONTAINER_RUN_ARGS:-} "$image:$tag" "${cmd[@]}"
+}
+
+# true when the engine runs as the caller, not as root: each engine says
+# so in its own field of `info`.
+rootless() {
+	if [ "$kind" = podman ]; then
+		"$engine" info --format '{{.Host.Security.Rootless}}' 2>/dev/null || true
+		return
+	fi
+	case $("$engine" info --format '{{.SecurityOptions}}' 2>/dev/null || true) in
+	*name=rootless*) echo true ;;
+	*) echo false ;;
+	esac
 }
 
 # The caller's directory when it is inside the tree, else the tree.

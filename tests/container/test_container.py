@@ -8,7 +8,8 @@ form apt-get takes; container/install.sh must read the same pins from it
 as this test does; the Containerfile must install from the lock and from
 nothing else, on a base of the lock's release. container/run.sh and the
 make targets must refuse a missing engine, a bad variable or a missing
-command with a message that says what to do.
+command with a message that says what to do, and run the container as the
+caller (rootful Docker with --user, rootless Docker as its own root).
 
 Prints KTAP, one result per case (tools/test/run_tests.py runs it as
 host/container). Under a second: no image is built or run.
@@ -49,6 +50,37 @@ def header(text: str, key: str) -> str | None:
 def pins(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines()
             if line.strip() and not line.lstrip().startswith("#")]
+
+
+# A stand-in docker: its `info` gives the security options the test
+# chooses, it has every image, and its `run` prints what it was given.
+FAKE_DOCKER = """#!/bin/sh
+case $1 in
+info) echo "$FAKE_SECURITY_OPTIONS" ;;
+image) exit 0 ;;
+run) shift; echo "run: $*" ;;
+esac
+"""
+
+
+def user_mapping(cases: Cases) -> None:
+    """Who the caller is inside, for a caller of uid and gid 1000 (a
+    stand-in id): rootful Docker runs as them with --user, rootless
+    Docker as its own root, which is them outside."""
+    with tempfile.TemporaryDirectory() as bin_dir:
+        for name, text in (("docker", FAKE_DOCKER), ("id", "#!/bin/sh\necho 1000\n")):
+            (Path(bin_dir) / name).write_text(text)
+            (Path(bin_dir) / name).chmod(0o755)
+        env = {"CONTAINER_ENGINE": "docker", "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
+        rootful = "[name=seccomp,profile=default]"
+        status, out = run(["bash", str(RUN), "run", "true"], dict(env, FAKE_SECURITY_OPTIONS=rootful))
+        cases.check("rootful docker runs as the caller",
+                    status == 0 and " --user 1000:1000 " in out, f"{status}: {out[-300:]}")
+        rootless = f"{rootful[:-1]} name=rootless]"
+        status, out = run(["bash", str(RUN), "run", "true"], dict(env, FAKE_SECURITY_OPTIONS=rootless))
+        cases.check("rootless docker runs as its root, the caller outside",
+                    status == 0 and out.startswith("run: ") and "--user" not in out,
+                    f"{status}: {out[-300:]}")
 
 
 def main() -> int:
@@ -133,6 +165,8 @@ def main() -> int:
         status, out = run(["bash", str(RUN), "run"], env)
         cases.check("run without a command says what to give",
                     status == 2 and "usage" in out, f"{status}: {out[-300:]}")
+
+    user_mapping(cases)
 
     status, out = run(["make", "-s", "container-run"])
     cases.check("make container-run without CMD says what to give",
