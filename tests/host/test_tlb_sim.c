@@ -440,6 +440,15 @@ static const struct sim_scenario scenarios[] = {
 	 * runs mm1 under its global ASID and caches page 2 when CPU 0 unmaps
 	 * pages 0-2: under the ceiling (3 pages), but more than one INVLPGB
 	 * takes (the simulated CPU's limit is 2), so the range needs two.
+	 * gasid-wrap-remote: the dead space's entries sit on another CPU than
+	 * the one that wraps around. CPU 1 runs mm1 under its global ASID
+	 * and caches page 0; mm1 exits; CPU 0 wraps around and gives the
+	 * PCID to mm2, which CPU 1 then loads with the no-flush bit (in the
+	 * sweep): only a broadcast at the wrap-around reaches CPU 1's TLB.
+	 * The giver's store of global_pcid waits in its store buffer until
+	 * something serializing drains it, so CPU 0 switches away (a CR3
+	 * load) right after the first give, or CPU 1 would read "none" and
+	 * run mm1 on a dynamic PCID; the end of the phase drains the second.
 	 */
 	{
 		.name = "gasid-wrap",
@@ -470,6 +479,16 @@ static const struct sim_scenario scenarios[] = {
 		.mms = 2,
 		.cpu = {"run 1, remap 1 4, unmap 1 0 3",
 			"run 2, run 1, read 2, read 2"},
+	},
+	{
+		.name = "gasid-wrap-remote",
+		.why = "a global ASID reused while another CPU holds its "
+		       "entries",
+		.preemptions = 1,
+		.policy = "gasid",
+		.mms = 3,
+		.cpu = {"run 1, remap 1 1, run 3, exit 1, run 2, remap 2 1",
+			"run 1, read 0, run 3"},
 	},
 	{
 		.name = "random",
