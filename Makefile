@@ -500,9 +500,12 @@ $(BUILD)/host/qr_tool: tests/host/qr_tool.c lib/qr.c lib/qr.h lib/deflate.c \
 # which reset their state between runs). INJECT_BUILT=1: the simulator sets
 # the tlb_bug= it searches with itself, and builds mm/tlb_bug_ack.c.
 # tests/host/sim_include comes first on the include path: its arch/x86.h is
-# the simulated CPU's. mm_get/mm_put are wrapped (--wrap) so the simulator
-# checks every reference taken and dropped, and tlb_trace_handling, so that
-# -v follows each handler's line with the values it compared.
+# the simulated CPU's. --wrap puts the simulator in front of mm_get/mm_put,
+# to check every reference taken and dropped; of tlb_trace_handling and
+# tlb_trace_request, so that -v follows each handler's line with the values
+# it compared and each request's with why each CPU was sent it or skipped;
+# and of flush_tlb_mm_range and flush_tlb_mms, whose calls bound the loads
+# a request's line is about.
 TLB_SIM_C := tests/host/test_tlb_sim.c tests/host/tlb_sim_sched.c \
 	tests/host/tlb_sim_mmu.c tests/host/tlb_sim_kernel.c \
 	tests/host/tlb_sim_oracle.c tests/host/tlb_sim_workload.c \
@@ -526,7 +529,9 @@ TLB_SIM_DEPS := tests/host/tlb_sim.h tests/host/sim_include/arch/x86.h \
 TLB_SIM_CFLAGS ?= $(HOST_TEST_CFLAGS)
 TLB_SIM_FLAGS = -Itests/host/sim_include $(TLB_SIM_CFLAGS) \
 	-DSHOOTDOWN_SIM -DINJECT_BUILT=1 -DMAX_CPUS=64 -pthread \
-	-Wl,--wrap=mm_get,--wrap=mm_put,--wrap=tlb_trace_handling
+	-Wl,--wrap=mm_get,--wrap=mm_put,--wrap=tlb_trace_handling \
+	-Wl,--wrap=tlb_trace_request,--wrap=flush_tlb_mm_range \
+	-Wl,--wrap=flush_tlb_mms
 HOST_TEST_BINS += $(BUILD)/host/tlb_sim
 
 quiet_cmd_hostcc_sim = HOSTCC $@

@@ -1287,15 +1287,19 @@ static bool case_faults(void)
  * -v's explanations (tlb_sim_explain.c), on the default schedule of
  * "shootdown nopcid-off" with bug (no_wait), which fails: the flusher
  * reads cpu1.loaded_mm while cpu1's store of mm1 is still in its buffer
- * (the window a flusher that skips SWITCHING CPUs falls into), and the
- * handler says what it compared. With them or without, the run takes the
- * same steps to the same failure.
+ * (the window a flusher that skips SWITCHING CPUs falls into), the
+ * request line says it sent cpu1 the request for the SWITCHING it read,
+ * and the handler says what it compared. With them or without, the run
+ * takes the same steps to the same failure.
  */
 static bool case_explain(enum tlb_bug bug)
 {
 	static const char *const wanted[] = {
 		"read cpu1.loaded_mm = SWITCHING (memory); cpu1's store "
 		"buffer holds mm1, not yet visible",
+		"  request: cpu_mask {0,1} as read; cpu0 this CPU, flushes "
+		"here; cpu1 sent: loaded_mm SWITCHING as read (cpu1's store "
+		"buffer still held mm1)",
 		"  flush-pages: slot gen 0 + 1 = request gen 1 = "
 		"mm1.tlb_gen, 1 page <= flush_ceiling 33",
 	};

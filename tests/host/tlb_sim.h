@@ -26,7 +26,8 @@
  *   tlb_sim_policy.c  policies as kernel command-line words
  *   tlb_sim_trace.c   the trace of the last events
  *   tlb_sim_explain.c what -v adds to it: loads of the protocol's shared
- *                     variables, handlers' comparisons
+ *                     variables, why each CPU was sent a request or
+ *                     skipped, handlers' comparisons
  *   tlb_sim_search.c  runs, replays, exhaustive and random search
  *   test_tlb_sim.c    scenarios, policy sets, bug cases, KTAP
  *
@@ -164,6 +165,8 @@ void sim_check_unpinned(const char *where);
  * moments a move would become possible instead.
  */
 bool sim_movable(void);
+/* Whether this CPU runs its call interrupt's handler. */
+bool sim_in_interrupt(void);
 /* The CPU this thread simulates. */
 unsigned sim_cpu(void);
 /* The same, or -1 outside the simulated CPUs. */
@@ -232,6 +235,8 @@ bool sim_memory_pending(unsigned cpu, const void *p, size_t size,
  * (and as they happen when sim_verbose is set).
  */
 #define SIM_TRACE_LINES 400
+/* The longest line: a failure message, or -v's line of 8 CPUs' targets. */
+#define SIM_TRACE_WIDTH 1024
 void sim_trace(const char *fmt, ...) __printf(1, 2);
 void sim_trace_print(const char *prefix, unsigned last);
 void sim_trace_reset(void);
@@ -245,9 +250,11 @@ extern bool sim_verbose;
  * Set by -v: the trace also shows each load of the protocol's shared
  * variables (cpuN.loaded_mm, cpuN.is_lazy, mmN.tlb_gen, mmN.cpu_mask) with
  * the value it returned, where from, and the stores to the same variable
- * still in other CPUs' buffers; and after each of mm/tlb.c's handling
- * lines, the values the handler compared. It reads no shared variable
- * through an access, so a run takes the same steps with it or without.
+ * still in other CPUs' buffers; after each of mm/tlb.c's request lines,
+ * each CPU sent the request or skipped, with the value the flusher read
+ * that decided; and after each handling line, the values the handler
+ * compared. It reads no shared variable through an access, so a run takes
+ * the same steps with it or without.
  */
 extern bool sim_explain;
 /* cpu's load of [p, p+size) returned v: a line if p is a named variable. */

@@ -554,6 +554,11 @@ static void check_stays(const char *what)
 			 self, what, n);
 }
 
+bool sim_in_interrupt(void)
+{
+	return S.cpu[sim_cpu()].handling > 0;
+}
+
 bool sim_movable(void)
 {
 	const struct sim_cpu *me = &S.cpu[sim_cpu()];

@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SIM_TRACE_WIDTH 240 /* the longest failure message fits */
-
 static char trace_ring[SIM_TRACE_LINES][SIM_TRACE_WIDTH];
 static unsigned trace_next, trace_count;
 
