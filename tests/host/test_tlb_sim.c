@@ -490,6 +490,43 @@ static const struct sim_scenario scenarios[] = {
 		.cpu = {"run 1, remap 1 1, run 3, exit 1, run 2, remap 2 1",
 			"run 1, read 0, run 3"},
 	},
+	/*
+	 * Two global ASIDs (gasid2); CPU 0 does the work, switching to mm5
+	 * between the steps (a space it runs again is loaded under its new
+	 * global PCID). gasid-wrap-second: mm1 holds global ASID 0 throughout;
+	 * mm2 gets global ASID 1, caches page 0 under it and exits; mm3's
+	 * flush wraps around, which frees only ASID 1, and gets it. A
+	 * wrap-around that flushes one PCID, the first global one (all that
+	 * global_asids=1 has), leaves mm2's entries and cached walks tagged
+	 * with ASID 1. gasid-wrap-twice: an ASID held across a wrap-around
+	 * must stay held at the next. mm1 gets ASID 0 and exits; mm2 gets 1;
+	 * mm3's flush wraps around and gets 0 back; mm2 exits; mm4's flush
+	 * wraps around again and must get 1. An allocator that left 0 in
+	 * its freed set at the first wrap-around frees it at the second
+	 * while mm3 holds it and gives mm4 the same PCID: in the sweep, mm4
+	 * loads it with the no-flush bit and reads mm3's pages.
+	 */
+	{
+		.name = "gasid-wrap-second",
+		.why = "a wrap-around that frees the second global ASID",
+		.preemptions = 1,
+		.policy = "gasid2",
+		.mms = 5,
+		.cpu = {"run 1, remap 1 1, run 5, run 2, remap 2 1, run 5, "
+			"run 2, read 0, run 5, exit 2, run 3, remap 3 1, run 5",
+			"run 5"},
+	},
+	{
+		.name = "gasid-wrap-twice",
+		.why = "a global ASID held across two wrap-arounds",
+		.preemptions = 1,
+		.policy = "gasid2",
+		.mms = 5,
+		.cpu = {"run 1, remap 1 1, run 5, exit 1, run 2, remap 2 1, "
+			"run 5, run 3, remap 3 1, run 5, exit 2, run 4, "
+			"remap 4 1, run 5",
+			"run 5"},
+	},
 	{
 		.name = "random",
 		.why = "2-8 CPUs, random workloads, schedules, TLB events",
@@ -521,7 +558,10 @@ struct policy_set {
  * two with INVPCID, which kernel ranges by IPI use, below and above the
  * ceiling); gasid hands its one global ASID out
  * at the first flush, so that allocation, transitions and the wrap-around
- * happen in small scenarios.
+ * happen in small scenarios. gasid2 has two, for the wrap-arounds that
+ * free one of them while the other is held; it runs only the scenarios
+ * that name it (the others run under gasid, which differs from it only in
+ * that count).
  */
 static const struct policy_set policy_sets[] = {
 	{"nopcid-off", "pcid=off lazy=off"},
@@ -543,7 +583,12 @@ static const struct policy_set policy_sets[] = {
 		       "unmap_batch=all"},
 	{"gasid", "invpcid=off asid_slots=3 flush_ceiling=3 unmap_batch=all "
 		  "global_asids=1 global_asid_cpus=1"},
+	{"gasid2", "invpcid=off asid_slots=3 flush_ceiling=3 unmap_batch=all "
+		   "global_asids=2 global_asid_cpus=1"},
 };
+
+/* The sets that only the scenarios naming them run under. */
+static const char *const named_only_policies = "gasid2";
 
 /* -p with option words rather than a set's name. */
 static struct policy_set custom_policy = {"custom", ""};
@@ -1398,9 +1443,11 @@ static size_t list_cases(struct test_case *cases)
 		for (size_t p = 0; p < ARRAY_SIZE(policy_sets); p++) {
 			struct test_case *t;
 
-			if (scenarios[s].policy &&
-			    !policy_listed(scenarios[s].policy,
-					   policy_sets[p].name))
+			if (scenarios[s].policy
+				    ? !policy_listed(scenarios[s].policy,
+						     policy_sets[p].name)
+				    : policy_listed(named_only_policies,
+						    policy_sets[p].name))
 				continue;
 			t = &cases[n++];
 
