@@ -76,7 +76,8 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # Scenarios not listed go after the listed exhaustive ones.
 SCENARIO_ORDER = ["asid", "exit", "switch", "three", "crossfire", "lazy", "shootdown",
                   "upgrade", "revoke-unmap", "unmap-map", "unmap-unmap", "rejoin",
-                  "kstack-reuse", "fail-map", "fail-shm", "fail-kstack"]
+                  "kstack-reuse", "fail-map", "fail-shm", "fail-kstack", "gasid-wrap-second",
+                  "gasid-wrap-twice"]
 # What report_failure (tests/host/test_tlb_sim.c) prints first:
 # "# <scenario> under <policy>: <violation>".
 FAILURE_LINE = re.compile(r"^# \S+ under .+?: ")
