@@ -277,7 +277,8 @@ LABS: dict[str, Lab] = {
     # keep every case in it.
     "L9": Lab("broadcast", "labs/L9-broadcast.md", [
         Check(3, "simulator: a global ASID freed at exit and handed out again", "sim",
-              cases=("gasid-wrap gasid", "gasid-wrap-remote gasid")),
+              cases=("gasid-wrap gasid", "gasid-wrap-remote gasid",
+                     "gasid-wrap-second gasid2", "gasid-wrap-twice gasid2")),
         Check(2, "simulator: INVLPGB and TLBSYNC against accesses, a range of many pages", "sim",
               cases=("shootdown gasid", "gasid-range gasid")),
         Check(2, "simulator: random machines with INVLPGB, tables freed", "sim",
